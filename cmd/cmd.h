@@ -1,0 +1,17 @@
+/*
+ * The memprof commands. Adding a command:
+ *  1. write cmd/<name>.c exporting only cmd_<name>(), its options in a
+ *     struct mp_cmd_spec at the top (cmd/options.h), logic in lib/;
+ *  2. declare it below and add it, in sorted order, to commands[] in
+ *     cmd/memprof.c;
+ *  3. add the file to memprof_SOURCES in Makefile.am;
+ *  4. write man/memprof-<name>.1 and add it to dist_man1_MANS;
+ *  5. add e2e tests in tests/e2e/; tests/e2e/help.sh checks that -h works,
+ *     the man page exists and completions list the command.
+ */
+#ifndef MEMPROF_CMD_CMD_H
+#define MEMPROF_CMD_CMD_H
+
+int cmd_parse(int argc, char **argv);
+
+#endif

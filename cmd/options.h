@@ -1,0 +1,58 @@
+/*
+ * Option tables for commands: one declaration per command drives getopt_long,
+ * the -h usage text, --help (the man page) and --list-opts (completions).
+ */
+#ifndef MEMPROF_CMD_OPTIONS_H
+#define MEMPROF_CMD_OPTIONS_H
+
+#include <stdint.h>
+
+struct mp_opt {
+	int id;                /* returned by mp_getopt; a short option letter or a value >= 256 */
+	int short_name;        /* 0 when there is none */
+	const char *long_name; /* NULL when there is none */
+	const char *argname;   /* NULL for flags */
+	const char *help;
+};
+
+enum mp_cmd_flags {
+	/* Stop at the first non-option (everything after the program belongs to it). */
+	MP_CMD_STOP_AT_NONOPT = 1 << 0,
+};
+
+struct mp_cmd_spec {
+	const char *name;      /* "stats" */
+	const char *synopsis;  /* "[options] FILE" */
+	const char *summary;   /* one line */
+	const struct mp_opt *opts; /* terminated by an entry with id 0 */
+	unsigned flags;
+	int min_args, max_args; /* operands after options; max -1 for any */
+};
+
+struct mp_getopt {
+	int argc;
+	char **argv;
+	int optind;            /* first operand, valid once mp_getopt returned -1 */
+	const char *arg;       /* argument of the last option */
+	int started;
+};
+
+/*
+ * Parse the next option of argv (argv[0] is the command name). Handles -h
+ * (usage on stdout, exit 0), --help (man page), --list-opts (exit 0) and
+ * unknown options (usage error, exit 2). Returns the option's id, or -1 when
+ * options end; then checks the operand count.
+ */
+int mp_getopt(const struct mp_cmd_spec *spec, struct mp_getopt *g);
+/* Print "usage: memprof NAME SYNOPSIS" and the option list. */
+void mp_print_usage(const struct mp_cmd_spec *spec, FILE *out);
+/* A usage error in a command: "memprof NAME: msg", then exit 2. */
+void mp_usage_error(const struct mp_cmd_spec *spec, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* Parse an integer option argument in [min, max] or exit 2 naming the option. */
+uint64_t mp_opt_uint(const struct mp_cmd_spec *spec, const char *opt, const char *arg,
+		     uint64_t min, uint64_t max);
+/* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
+void mp_show_manpage(const char *name) __attribute__((noreturn));
+
+#endif

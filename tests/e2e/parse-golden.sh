@@ -1,0 +1,23 @@
+#!/bin/bash
+# memprof parse on the golden captures; the writer reproduces them.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+for f in basic raw; do
+	mp parse "$TESTDATA/$f.mprof"
+	expect_rc 0 "parse $f.mprof"
+	expect_no_err "parse $f.mprof"
+	match_diff "$TESTDATA/$f.expected" out
+done
+# The uncompressed golden file pins the encoder byte for byte.
+"$MKCAPTURE" -r -o raw.mprof "$TESTDATA/basic.txt" || fail_ "mkcapture"
+cmp raw.mprof "$TESTDATA/raw.mprof" || fail_ "the writer no longer produces tests/data/raw.mprof"
+# Standard input.
+"$MEMPROF" parse - < "$TESTDATA/basic.mprof" > out 2> err; rc=$?
+expect_rc 0 "parse -"
+match_diff "$TESTDATA/basic.expected" out
+# The text form is complete: compiling it back gives the same records.
+"$MKCAPTURE" -o again.mprof out || fail_ "mkcapture of parse output"
+mp parse again.mprof
+expect_rc 0 "parse of the round trip"
+match_diff "$TESTDATA/basic.expected" out
+exit 0

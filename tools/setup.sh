@@ -1,0 +1,41 @@
+#!/bin/sh
+# Set up memprof on Debian 12 from a fresh clone, then run the demo or the tests.
+#   tools/setup.sh demo    build dependencies, build, profile the bundled demo program
+#   tools/setup.sh check   build and test dependencies, build, run the whole test suite
+set -eu
+mode=${1:-demo}
+cd "$(dirname "$0")/.."
+
+build_deps="ca-certificates build-essential autoconf automake libtool pkg-config
+	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev"
+# The tests also use oracles (heaptrack, valgrind), real programs to profile,
+# a debugger for attach, man for --help, bash-completion and a headless browser.
+test_deps="man-db bash-completion valgrind heaptrack gdb python3 sqlite3 gzip xz-utils
+	chromium procps psmisc"
+
+case $mode in
+demo) deps=$build_deps ;;
+check) deps="$build_deps $test_deps" ;;
+*) echo "usage: tools/setup.sh demo|check" >&2; exit 2 ;;
+esac
+
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+missing=
+for p in $deps; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure --enable-werror
+make -j"$jobs"
+case $mode in
+demo) make demo ;;
+check) make -j"$jobs" check ;;
+esac
