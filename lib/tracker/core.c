@@ -1,0 +1,1197 @@
+/*
+ * The tracker's recording core: configuration, the output stream, per-thread
+ * state, the trace tree that deduplicates stacks, ticks, fork and exit.
+ * Everything here runs inside the target, often inside malloc: no malloc,
+ * no stdio, and the main lock is never held while taking the loader's lock.
+ */
+#include <config.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/encode.h"
+#include "lib/tracker/tracker.h"
+
+struct mp_real mp_real;
+__thread int mp_in_hook MP_IE_TLS;
+volatile int mp_state;
+
+#define MAX_DEPTH_LIMIT 1024
+#define OWN_FRAMES 16          /* room for the tracker's own frames at the top of a stack */
+#define OUT_CAP (1u << 20)     /* stream buffer */
+#define HEADER_CAP (160u << 10)
+
+static struct {
+	int follow_fork, force, direct;
+	unsigned interval_ms, max_depth;
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char output[4096];
+} cfg;
+
+/* ---- the stream (all under main_lock) ---- */
+static pthread_mutex_t main_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sink_fd = -1, sink_is_socket;
+static uint8_t *out_buf;
+static size_t out_len;
+static uint32_t stream_gen = 1;     /* a followed fork child starts generation + 1 */
+static uint32_t enc_cur_thread;
+static struct mp_enc_thread *enc_threads;
+static size_t enc_threads_cap;     /* entries */
+static uint64_t last_trace_ip;
+static int final_mode;             /* after the exit handler: write every record at once */
+static uint64_t n_allocs, n_frees, bytes_allocated, n_traces_total, n_records;
+static uint64_t start_mono_ns, last_tick_ns, start_wall_us;
+static int exit_status_known, exit_status_value;
+static int statm_fd = -1;
+static long page_size = 4096;
+static char exe_path[4096];
+static uint64_t self_lo, self_hi;
+
+/* ---- per-thread state ---- */
+struct tstate {
+	struct tstate *next;       /* all live threads, under main_lock */
+	struct tstate *next_dying; /* threads whose key destructor ran */
+	uint32_t index;            /* thread index in the stream of generation gen */
+	uint32_t gen;              /* 0: not declared in the current stream */
+	uint32_t cache_gen;        /* generation of the cached stack's nodes */
+	int depth;                 /* cached stack depth */
+	int dying;
+	pid_t tid;
+	unsigned long pthread;
+	char name[16];
+	uint64_t *ips;             /* cached stack, root first */
+	uint32_t *nodes;           /* its trace nodes */
+	uint64_t *scratch;         /* the stack being recorded, root first */
+	void **raw;                /* unw_backtrace output, innermost first */
+};
+static __thread struct tstate *tls_ts MP_IE_TLS;
+static struct tstate *all_threads, *dying_threads, *free_tstates;
+static pthread_key_t ts_key;
+static size_t ts_size;
+static uint32_t next_thread_index;
+static uint32_t *free_indices;
+static size_t n_free_indices, free_indices_cap;
+
+/* ---- the trace tree (under main_lock) ---- */
+struct tt_entry {
+	uint64_t ip;
+	uint32_t parent;
+	uint32_t index; /* 0: empty slot */
+};
+static struct tt_entry *tt;
+static size_t tt_size; /* slots, a power of two */
+static uint32_t tt_count;
+
+static pthread_t timer_thread;
+static int timer_running;
+static volatile int timer_stop;
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- bootstrap arena ---- */
+
+static char boot_arena[64 * 1024] __attribute__((aligned(64)));
+static size_t boot_used;
+
+void *mp_boot_alloc(size_t size, size_t align)
+{
+	/* A size header before each block lets realloc copy it out. */
+	size_t start, *hdr;
+	if (align < 16)
+		align = 16;
+	start = (__atomic_load_n(&boot_used, __ATOMIC_RELAXED) + sizeof(size_t) + align - 1) &
+		~(align - 1);
+	for (;;) {
+		size_t cur = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+		start = (cur + sizeof(size_t) + align - 1) & ~(align - 1);
+		if (start + size > sizeof(boot_arena))
+			return NULL;
+		if (__atomic_compare_exchange_n(&boot_used, &cur, start + size, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	hdr = (size_t *)(boot_arena + start) - 1;
+	*hdr = size;
+	return boot_arena + start;
+}
+
+int mp_is_boot(const void *p)
+{
+	return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof(boot_arena);
+}
+
+size_t mp_boot_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+/* ---- output ---- */
+
+static void sink_failed(int err)
+{
+	int fd = sink_fd;
+	sink_fd = -1;
+	mp_state = MP_STATE_OFF;
+	if (fd >= 0)
+		close(fd);
+	if (cfg.direct)
+		mp_write_stderr("cannot write the capture '", cfg.output,
+				err == ENOSPC ? "': no space left on device; tracking stopped"
+					      : "'; tracking stopped");
+	else if (err != EPIPE && err != ECONNRESET)
+		mp_write_stderr("lost the connection to the collector", "; tracking stopped", NULL);
+	/* A collector that went away (EPIPE) already reported why; the program just runs on. */
+}
+
+static void sink_write(const uint8_t *p, size_t n)
+{
+	while (n && sink_fd >= 0) {
+		ssize_t w = sink_is_socket ? send(sink_fd, p, n, MSG_NOSIGNAL) : write(sink_fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			sink_failed(errno);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void flush_locked(void)
+{
+	if (out_len) {
+		sink_write(out_buf, out_len);
+		out_len = 0;
+	}
+}
+
+static inline uint8_t *room(size_t n)
+{
+	if (unlikely(out_len + n > OUT_CAP))
+		flush_locked();
+	return out_buf + out_len;
+}
+
+static inline void commit(uint8_t *end)
+{
+	out_len = (size_t)(end - out_buf);
+	n_records++;
+}
+
+void mp_stream_locked(void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&main_lock);
+	fn(arg);
+	pthread_mutex_unlock(&main_lock);
+}
+
+void mp_stream_append(const uint8_t *rec, size_t len)
+{
+	pthread_mutex_lock(&main_lock);
+	if (sink_fd >= 0 && len <= OUT_CAP) {
+		memcpy(room(len), rec, len);
+		commit(out_buf + out_len + len);
+		if (final_mode)
+			flush_locked();
+	}
+	pthread_mutex_unlock(&main_lock);
+}
+
+/* ---- threads ---- */
+
+static void release_index(uint32_t index)
+{
+	if (n_free_indices == free_indices_cap) {
+		size_t cap = free_indices_cap ? free_indices_cap * 2 : 1024;
+		uint32_t *n = mp_pages(cap * sizeof(*n));
+		if (!n)
+			return;
+		if (free_indices) {
+			memcpy(n, free_indices, n_free_indices * sizeof(*n));
+			mp_pages_free(free_indices, free_indices_cap * sizeof(*n));
+		}
+		free_indices = n;
+		free_indices_cap = cap;
+	}
+	free_indices[n_free_indices++] = index;
+}
+
+static int grow_enc_threads(uint32_t index)
+{
+	size_t cap;
+	struct mp_enc_thread *n;
+	if (index < enc_threads_cap)
+		return 0;
+	if (index >= MP_MAX_THREADS)
+		return -1;
+	cap = enc_threads_cap ? enc_threads_cap : 256;
+	while (cap <= index)
+		cap *= 2;
+	n = mp_pages(cap * sizeof(*n));
+	if (!n)
+		return -1;
+	if (enc_threads) {
+		memcpy(n, enc_threads, enc_threads_cap * sizeof(*n));
+		mp_pages_free(enc_threads, enc_threads_cap * sizeof(*n));
+	}
+	enc_threads = n;
+	enc_threads_cap = cap;
+	return 0;
+}
+
+/* THREAD record for ts's index; both sides reset the index's deltas (under main_lock). */
+static void emit_thread(struct tstate *ts)
+{
+	uint8_t *p, *rec;
+	memset(&enc_threads[ts->index], 0, sizeof(enc_threads[ts->index]));
+	rec = p = room(64);
+	p = mp_enc_sized_begin(p, MP_TAG_THREAD);
+	p = mp_put_uvarint(p, ts->index);
+	p = mp_put_uvarint(p, (uint64_t)ts->tid);
+	p = mp_enc_bytes(p, ts->name, strnlen(ts->name, sizeof(ts->name)));
+	commit(mp_enc_sized_end(rec, p));
+}
+
+/* Declare ts in the current stream (under main_lock). */
+static int declare_thread(struct tstate *ts)
+{
+	uint32_t index;
+	if (likely(ts->gen == stream_gen))
+		return 0;
+	index = n_free_indices ? free_indices[--n_free_indices] : next_thread_index++;
+	if (grow_enc_threads(index)) {
+		release_index(index);
+		return -1;
+	}
+	ts->index = index;
+	ts->gen = stream_gen;
+	emit_thread(ts);
+	return 0;
+}
+
+static void ts_destroy(void *arg)
+{
+	struct tstate *ts = arg;
+	/* Late frees in other TLS destructors still use ts; the timer reclaims it. */
+	pthread_mutex_lock(&main_lock);
+	if (!ts->dying) {
+		ts->dying = 1;
+		ts->next_dying = dying_threads;
+		dying_threads = ts;
+	}
+	pthread_mutex_unlock(&main_lock);
+}
+
+static void unlink_thread(struct tstate *ts)
+{
+	for (struct tstate **pp = &all_threads; *pp; pp = &(*pp)->next)
+		if (*pp == ts) {
+			*pp = ts->next;
+			break;
+		}
+}
+
+/* Reclaim the state of threads that are gone (timer thread, under main_lock). */
+static void reap_dying(void)
+{
+	struct tstate **pp = &dying_threads;
+	pid_t pid = getpid();
+	while (*pp) {
+		struct tstate *ts = *pp;
+		if (syscall(SYS_tgkill, pid, ts->tid, 0) == -1 && errno == ESRCH) {
+			*pp = ts->next_dying;
+			unlink_thread(ts);
+			if (ts->gen == stream_gen)
+				release_index(ts->index);
+			ts->next = free_tstates;
+			free_tstates = ts;
+		} else {
+			pp = &ts->next_dying;
+		}
+	}
+}
+
+static struct tstate *get_tstate(void)
+{
+	struct tstate *ts = tls_ts;
+	char *mem;
+	if (likely(ts != NULL))
+		return ts;
+	pthread_mutex_lock(&main_lock);
+	ts = free_tstates;
+	if (ts)
+		free_tstates = ts->next;
+	pthread_mutex_unlock(&main_lock);
+	if (!ts) {
+		mem = mp_pages(ts_size);
+		if (!mem)
+			return NULL;
+		ts = (struct tstate *)mem;
+		mem += sizeof(*ts);
+		ts->ips = (uint64_t *)mem;
+		mem += (MAX_DEPTH_LIMIT + 1) * sizeof(uint64_t);
+		ts->scratch = (uint64_t *)mem;
+		mem += (MAX_DEPTH_LIMIT + 1) * sizeof(uint64_t);
+		ts->raw = (void **)mem;
+		mem += (MAX_DEPTH_LIMIT + OWN_FRAMES + 1) * sizeof(void *);
+		ts->nodes = (uint32_t *)mem;
+	}
+	ts->gen = ts->cache_gen = 0;
+	ts->depth = 0;
+	ts->dying = 0;
+	ts->tid = (pid_t)syscall(SYS_gettid);
+	ts->pthread = (unsigned long)pthread_self();
+	memset(ts->name, 0, sizeof(ts->name));
+	syscall(SYS_prctl, PR_GET_NAME, ts->name, 0, 0, 0);
+	pthread_mutex_lock(&main_lock);
+	ts->next = all_threads;
+	all_threads = ts;
+	pthread_mutex_unlock(&main_lock);
+	tls_ts = ts;
+	pthread_setspecific(ts_key, ts);
+	return ts;
+}
+
+void mp_record_thread_name(unsigned long pthread, const char *name)
+{
+	int saved = errno;
+	if (mp_state != MP_STATE_ON || !name)
+		return;
+	pthread_mutex_lock(&main_lock);
+	for (struct tstate *ts = all_threads; ts; ts = ts->next) {
+		if (ts->pthread != pthread || ts->dying)
+			continue;
+		strncpy(ts->name, name, sizeof(ts->name) - 1);
+		ts->name[sizeof(ts->name) - 1] = '\0';
+		if (sink_fd >= 0 && ts->gen == stream_gen)
+			emit_thread(ts);
+		break;
+	}
+	pthread_mutex_unlock(&main_lock);
+	errno = saved;
+}
+
+/* ---- the trace tree ---- */
+
+static inline size_t tt_hash(uint32_t parent, uint64_t ip)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull ^ ((uint64_t)parent * 0xc2b2ae3d27d4eb4full);
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int tt_grow(void)
+{
+	size_t size = tt_size ? tt_size * 2 : 1u << 16;
+	struct tt_entry *n = mp_pages(size * sizeof(*n));
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < tt_size; i++) {
+		size_t j;
+		if (!tt[i].index)
+			continue;
+		for (j = tt_hash(tt[i].parent, tt[i].ip) & (size - 1); n[j].index; j = (j + 1) & (size - 1))
+			;
+		n[j] = tt[i];
+	}
+	if (tt)
+		mp_pages_free(tt, tt_size * sizeof(*tt));
+	tt = n;
+	tt_size = size;
+	return 0;
+}
+
+/* The node for (parent, ip), created (and its TRACE record written) if new; 0 on failure. */
+static uint32_t tt_node(uint32_t parent, uint64_t ip)
+{
+	size_t j;
+	if (unlikely((size_t)tt_count * 2 >= tt_size) && tt_grow())
+		return 0;
+	for (j = tt_hash(parent, ip) & (tt_size - 1); tt[j].index; j = (j + 1) & (tt_size - 1))
+		if (tt[j].ip == ip && tt[j].parent == parent)
+			return tt[j].index;
+	tt[j].ip = ip;
+	tt[j].parent = parent;
+	tt[j].index = ++tt_count;
+	commit(mp_enc_trace(room(MP_ENC_MAX_EVENT), tt_count, parent, ip, &last_trace_ip));
+	n_traces_total++;
+	/* Code outside every known module means the loader mapped something new. */
+	if (ip != MP_IP_TRUNCATED && !mp_modules_contains(ip))
+		mp_modules_mark_dirty();
+	return tt_count;
+}
+
+static void tt_reset(void)
+{
+	if (tt)
+		memset(tt, 0, tt_size * sizeof(*tt));
+	tt_count = 0;
+	last_trace_ip = 0;
+}
+
+/* ---- recording ---- */
+
+/* Unwind the caller's stack into ts->scratch, root first; returns the depth. */
+static int unwind(struct tstate *ts)
+{
+	int cap = (int)cfg.max_depth + OWN_FRAMES + 1;
+	int n = unw_backtrace(ts->raw, cap), i = 0, count, k = 0;
+	int truncated;
+	while (i < n && (uint64_t)ts->raw[i] >= self_lo && (uint64_t)ts->raw[i] < self_hi)
+		i++;
+	count = n - i;
+	truncated = count > (int)cfg.max_depth || n == cap;
+	if (count > (int)cfg.max_depth)
+		count = (int)cfg.max_depth;
+	if (truncated)
+		ts->scratch[k++] = MP_IP_TRUNCATED;
+	for (int j = i + count - 1; j >= i; j--)
+		ts->scratch[k++] = (uint64_t)ts->raw[j];
+	return k;
+}
+
+/* Emit the event's thread context (under main_lock); returns its delta state or NULL. */
+static inline struct mp_enc_thread *event_thread(struct tstate *ts, uint8_t **p)
+{
+	if (unlikely(ts->gen != stream_gen) && declare_thread(ts))
+		return NULL;
+	*p = room(2 * MP_ENC_MAX_EVENT);
+	if (unlikely(ts->index != enc_cur_thread)) {
+		*p = mp_enc_thread_switch(*p, ts->index);
+		enc_cur_thread = ts->index;
+		n_records++;
+	}
+	return &enc_threads[ts->index];
+}
+
+void mp_record_alloc(unsigned kind, void *addr, size_t size)
+{
+	int saved = errno;
+	struct tstate *ts = get_tstate();
+	struct mp_enc_thread *t;
+	uint8_t *p;
+	uint32_t node = 0;
+	int depth, k = 0;
+
+	if (unlikely(!ts))
+		goto out;
+	depth = unwind(ts);
+	if (unlikely(mp_modules_dirty()))
+		mp_modules_refresh(0);
+	/* The thread's previous stack usually shares everything but the last frames. */
+	if (likely(ts->cache_gen == stream_gen)) {
+		int m = depth < ts->depth ? depth : ts->depth;
+		while (k < m && ts->ips[k] == ts->scratch[k])
+			k++;
+	}
+	pthread_mutex_lock(&main_lock);
+	if (unlikely(sink_fd < 0))
+		goto unlock;
+	if (unlikely(ts->cache_gen != stream_gen))
+		k = 0;
+	node = k ? ts->nodes[k - 1] : 0;
+	for (int j = k; j < depth; j++) {
+		node = tt_node(node, ts->scratch[j]);
+		if (unlikely(!node)) {
+			depth = 0;
+			break;
+		}
+		ts->ips[j] = ts->scratch[j];
+		ts->nodes[j] = node;
+	}
+	ts->depth = depth;
+	ts->cache_gen = stream_gen;
+	t = event_thread(ts, &p);
+	if (unlikely(!t))
+		goto unlock;
+	commit(mp_enc_alloc(p, t, kind, (uint64_t)addr, size, node));
+	n_allocs++;
+	bytes_allocated += size;
+	if (unlikely(final_mode))
+		flush_locked();
+unlock:
+	pthread_mutex_unlock(&main_lock);
+out:
+	errno = saved;
+}
+
+static void record_free(unsigned kind, void *addr, int ranged, size_t size)
+{
+	int saved = errno;
+	struct tstate *ts = get_tstate();
+	struct mp_enc_thread *t;
+	uint8_t *p;
+	if (unlikely(!ts))
+		goto out;
+	pthread_mutex_lock(&main_lock);
+	if (likely(sink_fd >= 0) && (t = event_thread(ts, &p))) {
+		commit(mp_enc_free(p, t, kind, (uint64_t)addr, ranged, size));
+		n_frees++;
+		if (unlikely(final_mode))
+			flush_locked();
+	}
+	pthread_mutex_unlock(&main_lock);
+out:
+	errno = saved;
+}
+
+void mp_record_free(unsigned kind, void *addr)
+{
+	record_free(kind, addr, 0, 0);
+}
+
+void mp_record_free_range(unsigned kind, void *addr, size_t size)
+{
+	record_free(kind, addr, 1, size);
+}
+
+static uint64_t since_start_us(void)
+{
+	return (now_ns(CLOCK_MONOTONIC) - start_mono_ns) / 1000;
+}
+
+
+/* ---- header and trailer ---- */
+
+static size_t read_cmdline(uint8_t *buf, size_t cap)
+{
+	ssize_t n = mp_read_file("/proc/self/cmdline", (char *)buf, cap);
+	if (n <= 0)
+		return 0;
+	/* Keep whole arguments: a cut one would be misleading. */
+	if ((size_t)n == cap) {
+		while (n > 0 && buf[n - 1])
+			n--;
+	}
+	return (size_t)n;
+}
+
+static size_t build_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forked_from)
+{
+	static uint8_t cmdline[64 * 1024];
+	uint8_t *p = buf, *rec;
+	struct utsname uts;
+	char cwd[4096];
+	size_t clen = read_cmdline(cmdline, sizeof(cmdline));
+
+	memcpy(p, MP_MAGIC, MP_MAGIC_LEN);
+	p[MP_MAGIC_LEN] = MP_FORMAT_MAJOR;
+	p[MP_MAGIC_LEN + 1] = MP_FORMAT_MINOR;
+	p += MP_MAGIC_LEN + 2;
+	rec = p;
+	p = mp_enc_sized_begin(p, MP_TAG_HEADER);
+	p = mp_enc_field_uint(p, MP_H_PID, (uint64_t)getpid());
+	p = mp_enc_field_uint(p, MP_H_PPID, (uint64_t)getppid());
+	p = mp_enc_field_bytes(p, MP_H_ARGV, cmdline, clen);
+	p = mp_enc_field_bytes(p, MP_H_EXE, exe_path, strlen(exe_path));
+	p = mp_enc_field_uint(p, MP_H_START_TIME, start_wall_us);
+	if (uname(&uts) == 0)
+		p = mp_enc_field_bytes(p, MP_H_HOSTNAME, uts.nodename, strlen(uts.nodename));
+	p = mp_enc_field_uint(p, MP_H_PAGE_SIZE, (uint64_t)page_size);
+	p = mp_enc_field_uint(p, MP_H_MODE, mode);
+	p = mp_enc_field_uint(p, MP_H_MAX_DEPTH, cfg.max_depth);
+	p = mp_enc_field_uint(p, MP_H_INTERVAL_MS, cfg.interval_ms);
+	p = mp_enc_field_uint(p, MP_H_FLAGS, flags);
+	p = mp_enc_field_uint(p, MP_H_MAIN_TID, (uint64_t)syscall(SYS_gettid));
+#if defined(__x86_64__)
+	p = mp_enc_field_uint(p, MP_H_MACHINE, EM_X86_64);
+#elif defined(__aarch64__)
+	p = mp_enc_field_uint(p, MP_H_MACHINE, EM_AARCH64);
+#endif
+	p = mp_enc_field_uint(p, MP_H_POINTER_SIZE, sizeof(void *));
+	p = mp_enc_field_bytes(p, MP_H_TRACKER_VERSION, PACKAGE_VERSION, strlen(PACKAGE_VERSION));
+	if (getcwd(cwd, sizeof(cwd)))
+		p = mp_enc_field_bytes(p, MP_H_CWD, cwd, strlen(cwd));
+	if (forked_from)
+		p = mp_enc_field_uint(p, MP_H_FORKED_FROM, (uint64_t)forked_from);
+	p = mp_enc_sized_end(rec, p);
+	return (size_t)(p - buf);
+}
+
+/* A marker record with a time and one optional field (under main_lock). */
+static void marker_locked(unsigned tag, unsigned field, uint64_t value, int is_signed)
+{
+	uint8_t *rec = room(64), *p;
+	p = mp_enc_sized_begin(rec, tag);
+	p = mp_enc_field_uint(p, MP_M_TIME, since_start_us());
+	if (is_signed)
+		p = mp_enc_field_sint(p, field, (int64_t)value);
+	else
+		p = mp_enc_field_uint(p, field, value);
+	commit(mp_enc_sized_end(rec, p));
+}
+
+/* Direct mode writes its own trailer: the collector is not there to do it. */
+static void trailer_locked(void)
+{
+	uint8_t *rec = room(256), *p;
+	uint64_t end_us = now_ns(CLOCK_REALTIME) / 1000;
+	p = mp_enc_sized_begin(rec, MP_TAG_TRAILER);
+	p = mp_enc_field_uint(p, MP_T_END_TIME, end_us);
+	p = mp_enc_field_uint(p, MP_T_DURATION, since_start_us());
+	p = mp_enc_field_uint(p, MP_T_END_REASON, exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT);
+	if (exit_status_known)
+		p = mp_enc_field_uint(p, MP_T_EXIT_CODE, (uint64_t)(exit_status_value & 0xff));
+	p = mp_enc_field_uint(p, MP_T_N_ALLOCS, n_allocs);
+	p = mp_enc_field_uint(p, MP_T_N_FREES, n_frees);
+	p = mp_enc_field_uint(p, MP_T_BYTES_ALLOCATED, bytes_allocated);
+	p = mp_enc_field_uint(p, MP_T_N_TRACES, n_traces_total);
+	p = mp_enc_field_uint(p, MP_T_N_RECORDS, n_records + 1);
+	commit(mp_enc_sized_end(rec, p));
+}
+
+/* ---- the sink ---- */
+
+/* Expand the output pattern: %p is the pid, %% a percent sign; a followed child gets .<pid>. */
+static int output_path(char *out, size_t cap, int child)
+{
+	const char *s = cfg.output;
+	size_t n = 0;
+	int had_pid = 0;
+	char num[24];
+	for (; *s; s++) {
+		const char *add = s;
+		size_t alen = 1;
+		if (s[0] == '%' && s[1] == 'p') {
+			alen = mp_u64_to_dec(num, (uint64_t)getpid());
+			add = num;
+			had_pid = 1;
+			s++;
+		} else if (s[0] == '%' && s[1] == '%') {
+			s++;
+		}
+		if (n + alen >= cap)
+			return -1;
+		memcpy(out + n, add, alen);
+		n += alen;
+	}
+	if (child && !had_pid) {
+		size_t l = mp_u64_to_dec(num, (uint64_t)getpid());
+		if (n + 1 + l >= cap)
+			return -1;
+		out[n++] = '.';
+		memcpy(out + n, num, l);
+		n += l;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Open the stream's destination and write preamble and header. */
+static int open_sink(unsigned mode, unsigned flags, pid_t forked_from)
+{
+	static uint8_t header[HEADER_CAP];
+	size_t hlen;
+	if (cfg.direct) {
+		char path[4096];
+		int oflags = O_WRONLY | O_CREAT | O_CLOEXEC | (cfg.force ? O_TRUNC : O_EXCL);
+		if (output_path(path, sizeof(path), forked_from != 0)) {
+			mp_write_stderr("MEMPROF_OUTPUT is too long; the program runs untracked", NULL, NULL);
+			return -1;
+		}
+		sink_fd = open(path, oflags, 0644);
+		if (sink_fd < 0) {
+			mp_write_stderr("cannot create the capture '", path,
+					errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
+							  "the program runs untracked"
+							: "'; the program runs untracked");
+			return -1;
+		}
+		sink_is_socket = 0;
+	} else {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int size = 4 << 20;
+		sink_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (sink_fd < 0)
+			return -1;
+		memcpy(sa.sun_path, cfg.socket_path, sizeof(sa.sun_path));
+		if (connect(sink_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			mp_write_stderr("cannot connect to the collector at '", cfg.socket_path,
+					"'; the program runs untracked");
+			close(sink_fd);
+			sink_fd = -1;
+			return -1;
+		}
+		setsockopt(sink_fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		sink_is_socket = 1;
+	}
+	start_mono_ns = last_tick_ns = now_ns(CLOCK_MONOTONIC);
+	start_wall_us = now_ns(CLOCK_REALTIME) / 1000;
+	hlen = build_header(header, mode, flags, forked_from);
+	sink_write(header, hlen);
+	return sink_fd >= 0 ? 0 : -1;
+}
+
+/* ---- start-up ---- */
+
+/*
+ * The next definition after ours; when the C library was preloaded before us
+ * there is none after, and the default one is right unless it is our own.
+ */
+static void *next_symbol(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	Dl_info a, b;
+	if (p)
+		return p;
+	p = dlsym(RTLD_DEFAULT, name);
+	if (p && dladdr(p, &a) && dladdr((void *)&next_symbol, &b) && a.dli_fbase == b.dli_fbase)
+		return NULL;
+	return p;
+}
+
+#define RESOLVE(name) (mp_real.name = (__typeof__(mp_real.name))next_symbol(#name))
+
+static void resolve_real(void)
+{
+	RESOLVE(malloc);
+	RESOLVE(calloc);
+	RESOLVE(realloc);
+	RESOLVE(reallocarray);
+	RESOLVE(free);
+	RESOLVE(free_sized);
+	RESOLVE(free_aligned_sized);
+	RESOLVE(posix_memalign);
+	RESOLVE(aligned_alloc);
+	RESOLVE(memalign);
+	RESOLVE(valloc);
+	RESOLVE(pvalloc);
+	RESOLVE(malloc_usable_size);
+	RESOLVE(mmap);
+	RESOLVE(munmap);
+	RESOLVE(mremap);
+	RESOLVE(fork);
+	RESOLVE(exit);
+	RESOLVE(_exit);
+	RESOLVE(_Exit);
+	RESOLVE(abort);
+	RESOLVE(execve);
+	RESOLVE(execv);
+	RESOLVE(execvp);
+	RESOLVE(execvpe);
+	RESOLVE(fexecve);
+	RESOLVE(pthread_setname_np);
+	RESOLVE(prctl);
+}
+
+static int read_config(void)
+{
+	const char *sock = mp_getenv("MEMPROF_SOCKET"), *out = mp_getenv("MEMPROF_OUTPUT");
+	cfg.interval_ms = (unsigned)mp_env_u64("MEMPROF_INTERVAL_MS", 10);
+	if (cfg.interval_ms < 1 || cfg.interval_ms > 3600 * 1000)
+		cfg.interval_ms = 10;
+	cfg.max_depth = (unsigned)mp_env_u64("MEMPROF_MAX_DEPTH", 128);
+	if (cfg.max_depth < 1 || cfg.max_depth > MAX_DEPTH_LIMIT)
+		cfg.max_depth = 128;
+	cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
+	cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
+	if (sock && *sock) {
+		if (strlen(sock) >= sizeof(cfg.socket_path))
+			return -1;
+		strcpy(cfg.socket_path, sock);
+		cfg.direct = 0;
+		return 0;
+	}
+	if (out && *out) {
+		if (strlen(out) >= sizeof(cfg.output))
+			return -1;
+		strcpy(cfg.output, out);
+		cfg.direct = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int self_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uint64_t addr = (uint64_t)data;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int mine = 0;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (addr >= start && addr < end)
+			mine = 1;
+		if (ph->p_flags & PF_X) {
+			if (start < lo)
+				lo = start;
+			if (end > hi)
+				hi = end;
+		}
+	}
+	if (!mine)
+		return 0;
+	self_lo = lo;
+	self_hi = hi;
+	return 1;
+}
+
+static void new_stream_state(void)
+{
+	tt_reset();
+	stream_gen++;
+	enc_cur_thread = 0;
+	if (enc_threads)
+		memset(enc_threads, 0, enc_threads_cap * sizeof(*enc_threads));
+	next_thread_index = 0;
+	n_free_indices = 0;
+	out_len = 0;
+	n_allocs = n_frees = bytes_allocated = n_traces_total = n_records = 0;
+	exit_status_known = 0;
+	final_mode = 0;
+	mp_modules_reset();
+}
+
+void mp_init_stage1(void)
+{
+	static int initializing;
+	ssize_t n;
+	if (__atomic_exchange_n(&initializing, 1, __ATOMIC_ACQ_REL))
+		return; /* re-entered from dlsym's allocations, or another thread races us */
+	mp_in_hook++;
+	resolve_real();
+	if (!mp_real.malloc || !mp_real.free || !mp_real.calloc || !mp_real.realloc) {
+		mp_write_stderr("cannot find the C library's allocator; the program runs untracked",
+				NULL, NULL);
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	if (read_config()) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	page_size = sysconf(_SC_PAGESIZE);
+	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = '\0';
+	dl_iterate_phdr(self_range_cb, (void *)(uintptr_t)&mp_init_stage1);
+	ts_size = sizeof(struct tstate) + 2 * (MAX_DEPTH_LIMIT + 1) * sizeof(uint64_t) +
+		  (MAX_DEPTH_LIMIT + OWN_FRAMES + 1) * sizeof(void *) +
+		  (MAX_DEPTH_LIMIT + 1) * sizeof(uint32_t);
+	out_buf = mp_pages(OUT_CAP);
+	if (!out_buf || pthread_key_create(&ts_key, ts_destroy) || tt_grow()) {
+		mp_write_stderr("cannot allocate the tracker's buffers; the program runs untracked",
+				NULL, NULL);
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	mp_modules_reset();
+	if (open_sink(cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
+		      cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	mp_state = MP_STATE_ON;
+out:
+	mp_in_hook--;
+}
+
+/* ---- ticks ---- */
+
+static uint64_t read_rss(void)
+{
+	char buf[128];
+	ssize_t n;
+	uint64_t pages = 0;
+	const char *s;
+	if (statm_fd < 0)
+		return 0;
+	n = pread(statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	s = strchr(buf, ' '); /* size, then resident */
+	if (!s)
+		return 0;
+	for (s++; *s >= '0' && *s <= '9'; s++)
+		pages = pages * 10 + (uint64_t)(*s - '0');
+	return pages * (uint64_t)page_size;
+}
+
+static void tick_locked(void)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t delta_us = (now - start_mono_ns) / 1000 - (last_tick_ns - start_mono_ns) / 1000;
+	commit(mp_enc_tick(room(MP_ENC_MAX_EVENT), delta_us, read_rss()));
+	last_tick_ns = now;
+}
+
+static void *timer_main(void *arg)
+{
+	struct timespec ts = { cfg.interval_ms / 1000, (long)(cfg.interval_ms % 1000) * 1000000L };
+	(void)arg;
+	mp_in_hook = 1; /* this thread is the tracker's: never record it */
+	syscall(SYS_prctl, PR_SET_NAME, "memprof-timer", 0, 0, 0);
+	while (!timer_stop && mp_state == MP_STATE_ON) {
+		nanosleep(&ts, NULL);
+		if (timer_stop || mp_state != MP_STATE_ON)
+			break;
+		/* The module map first, outside the main lock (see modules.c). */
+		mp_modules_refresh(0);
+		pthread_mutex_lock(&main_lock);
+		if (sink_fd >= 0) {
+			tick_locked();
+			reap_dying();
+			flush_locked();
+		}
+		pthread_mutex_unlock(&main_lock);
+	}
+	return NULL;
+}
+
+static void start_timer(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	sigfillset(&all);
+	/* All signals blocked, so the program's signals never land on our thread. */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	timer_stop = 0;
+	timer_running = pthread_create(&timer_thread, &attr, timer_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- exit, exec, abort ---- */
+
+void mp_flush_now(void)
+{
+	int saved = errno;
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	pthread_mutex_lock(&main_lock);
+	if (sink_fd >= 0) {
+		tick_locked();
+		flush_locked();
+	}
+	pthread_mutex_unlock(&main_lock);
+	mp_in_hook--;
+	errno = saved;
+}
+
+void mp_record_exit(int status, int final)
+{
+	int saved = errno;
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	pthread_mutex_lock(&main_lock);
+	if (sink_fd >= 0) {
+		exit_status_known = 1;
+		exit_status_value = status;
+		marker_locked(MP_TAG_EXIT, MP_M_STATUS, (uint64_t)(int64_t)status, 1);
+		if (final) {
+			/* _exit: nothing else runs after us. */
+			tick_locked();
+			if (cfg.direct)
+				trailer_locked();
+			flush_locked();
+			final_mode = 1;
+		}
+	}
+	pthread_mutex_unlock(&main_lock);
+	mp_in_hook--;
+	errno = saved;
+}
+
+/* Registered from our constructor, so it runs after the program's own exit handlers. */
+static void at_exit(void)
+{
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	pthread_mutex_lock(&main_lock);
+	if (sink_fd >= 0) {
+		tick_locked();
+		if (cfg.direct)
+			trailer_locked();
+		flush_locked();
+		/* Frees in later destructors are written one by one. */
+		final_mode = 1;
+	}
+	pthread_mutex_unlock(&main_lock);
+	mp_in_hook--;
+}
+
+void mp_record_fork(pid_t child)
+{
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	pthread_mutex_lock(&main_lock);
+	if (sink_fd >= 0)
+		marker_locked(MP_TAG_FORK, MP_M_CHILD_PID, (uint64_t)child, 0);
+	pthread_mutex_unlock(&main_lock);
+	mp_in_hook--;
+}
+
+/* ---- fork ---- */
+
+static int fork_locked;
+
+static void atfork_prepare(void)
+{
+	/* No thread may be half-way through a record when the child is cloned. */
+	fork_locked = mp_state == MP_STATE_ON;
+	if (fork_locked) {
+		mp_modules_lock();
+		pthread_mutex_lock(&main_lock);
+	}
+}
+
+static void atfork_parent(void)
+{
+	if (fork_locked) {
+		pthread_mutex_unlock(&main_lock);
+		mp_modules_unlock();
+	}
+}
+
+static void atfork_child(void)
+{
+	struct tstate *self = tls_ts;
+	if (!fork_locked)
+		return;
+	pthread_mutex_init(&main_lock, NULL);
+	mp_modules_reinit_lock();
+	mp_in_hook++;
+	/* The parent's connection stays the parent's: the child never writes to it. */
+	if (sink_fd >= 0)
+		close(sink_fd);
+	sink_fd = -1;
+	timer_running = 0;
+	if (!cfg.follow_fork) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	/* A new stream for the child: its own file, its own trace tree and threads. */
+	all_threads = dying_threads = NULL;
+	if (self) {
+		self->next = NULL;
+		self->tid = (pid_t)syscall(SYS_gettid);
+		all_threads = self;
+	}
+	new_stream_state();
+	if (statm_fd >= 0)
+		close(statm_fd);
+	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (open_sink(cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
+		      MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	start_timer();
+out:
+	mp_in_hook--;
+}
+
+/* ---- the environment of child programs ---- */
+
+/*
+ * The environment is edited in place in `environ`, never with setenv/unsetenv:
+ * a program may define its own (bash does, for its variable table), and ours
+ * would then call the program's before it is initialised.
+ */
+extern char **environ;
+
+static void env_remove_at(char **e)
+{
+	do
+		e[0] = e[1];
+	while (*++e);
+}
+
+/* Remove our own library from LD_PRELOAD and our variables, unless children are followed. */
+static void clean_environment(void)
+{
+	static char value[8192] = "LD_PRELOAD=";
+	Dl_info info;
+	char **e;
+	if (cfg.follow_fork || !environ || !dladdr((void *)&clean_environment, &info) ||
+	    !info.dli_fname)
+		return;
+	for (e = environ; *e;) {
+		if (!strncmp(*e, "MEMPROF_", 8)) {
+			env_remove_at(e);
+			continue;
+		}
+		if (!strncmp(*e, "LD_PRELOAD=", 11)) {
+			const char *s = *e + 11;
+			size_t n = 11, ourlen = strlen(info.dli_fname);
+			while (*s) {
+				size_t len = strcspn(s, ": ");
+				const char *base = s + len;
+				int ours;
+				while (base > s && base[-1] != '/')
+					base--;
+				ours = (len == ourlen && !strncmp(s, info.dli_fname, len)) ||
+				       ((size_t)(s + len - base) == 13 && !strncmp(base, "libmemprof.so", 13));
+				if (!ours && len && n + len + 2 < sizeof(value)) {
+					if (n > 11)
+						value[n++] = ':';
+					memcpy(value + n, s, len);
+					n += len;
+				}
+				s += len;
+				while (*s == ':' || *s == ' ')
+					s++;
+			}
+			value[n] = '\0';
+			if (n == 11) {
+				env_remove_at(e);
+				continue;
+			}
+			*e = value;
+		}
+		e++;
+	}
+}
+
+__attribute__((constructor(101))) static void stage2(void)
+{
+	void *warm[4];
+	mp_in_hook++;
+	if (mp_state == MP_STATE_INIT)
+		mp_init_stage1();
+	if (mp_state == MP_STATE_ON) {
+		/* The unwinder allocates on first use (libgcc_s, caches): do it now, unrecorded. */
+		unw_backtrace(warm, 4);
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atexit(at_exit);
+		start_timer();
+	}
+	if (mp_getenv("MEMPROF_SOCKET") || mp_getenv("MEMPROF_OUTPUT"))
+		clean_environment();
+	mp_in_hook--;
+}

@@ -1,0 +1,508 @@
+/*
+ * The functions libmemprof.so interposes: the malloc family, the mmap family,
+ * and the process-lifecycle calls after which buffered events would be lost
+ * (exit, _exit, abort, exec) or that the capture records (fork, thread names).
+ * Each hook calls the real function; recording happens only when tracking is
+ * on and the thread is not already inside a hook.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <alloca.h>
+#include <dlfcn.h>
+#include <malloc.h>
+#include <pthread.h>
+
+#include "lib/format.h"
+#include "lib/tracker/tracker.h"
+
+/* C23 functions our C library may not declare yet. */
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t alignment, size_t size);
+int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
+
+static inline int recording(void)
+{
+	if (unlikely(mp_state == MP_STATE_INIT) && !mp_in_hook)
+		mp_init_stage1();
+	return likely(mp_state == MP_STATE_ON) && !mp_in_hook;
+}
+
+static inline size_t page_round(size_t n)
+{
+	size_t ps = 4096;
+	return (n + ps - 1) & ~(ps - 1);
+}
+
+MP_EXPORT void *malloc(size_t size)
+{
+	void *p;
+	if (!recording()) {
+		if (unlikely(!mp_real.malloc))
+			return mp_boot_alloc(size, 16);
+		return mp_real.malloc(size);
+	}
+	mp_in_hook = 1;
+	p = mp_real.malloc(size);
+	if (likely(p != NULL))
+		mp_record_alloc(MP_KIND_MALLOC, p, size);
+	mp_in_hook = 0;
+	return p;
+}
+
+MP_EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	void *p;
+	if (!recording()) {
+		if (unlikely(!mp_real.calloc)) {
+			size_t n;
+			/* The arena is static and never reused, hence already zeroed. */
+			return __builtin_mul_overflow(nmemb, size, &n) ? NULL : mp_boot_alloc(n, 16);
+		}
+		return mp_real.calloc(nmemb, size);
+	}
+	mp_in_hook = 1;
+	p = mp_real.calloc(nmemb, size);
+	if (likely(p != NULL))
+		mp_record_alloc(MP_KIND_CALLOC, p, nmemb * size);
+	mp_in_hook = 0;
+	return p;
+}
+
+MP_EXPORT void free(void *p)
+{
+	if (unlikely(!p || mp_is_boot(p)))
+		return;
+	if (!recording()) {
+		if (likely(mp_real.free != NULL))
+			mp_real.free(p);
+		return;
+	}
+	mp_in_hook = 1;
+	/* Recorded before the memory is released: no later allocation can reuse it first. */
+	mp_record_free(MP_KIND_FREE, p);
+	mp_real.free(p);
+	mp_in_hook = 0;
+}
+
+/* realloc of a bootstrap block: move it to the real heap. */
+static void *boot_realloc(void *p, size_t size)
+{
+	size_t old = mp_boot_size(p);
+	void *q = malloc(size);
+	if (q)
+		memcpy(q, p, old < size ? old : size);
+	return q;
+}
+
+static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(void *, size_t))
+{
+	void *q;
+	mp_in_hook = 1;
+	if (p)
+		mp_record_free(kind, p);
+	q = real(p, size);
+	if (q)
+		mp_record_alloc(kind, q, size);
+	else if (p && size)
+		/* Failed: the old block lives on (its size as the allocator knows it). */
+		mp_record_alloc(kind, p, mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0);
+	mp_in_hook = 0;
+	return q;
+}
+
+MP_EXPORT void *realloc(void *p, size_t size)
+{
+	if (unlikely(p && mp_is_boot(p)))
+		return boot_realloc(p, size);
+	if (!recording()) {
+		if (unlikely(!mp_real.realloc))
+			return p ? NULL : mp_boot_alloc(size, 16);
+		return mp_real.realloc(p, size);
+	}
+	/* glibc's realloc(p, 0) frees p and returns NULL: recorded as a free. */
+	return realloc_common(MP_KIND_REALLOC, p, size, mp_real.realloc);
+}
+
+static void *reallocarray_fallback(void *p, size_t size)
+{
+	return mp_real.realloc(p, size);
+}
+
+MP_EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
+{
+	size_t n;
+	if (__builtin_mul_overflow(nmemb, size, &n)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(p && mp_is_boot(p)))
+		return boot_realloc(p, n);
+	if (!recording())
+		return mp_real.realloc ? mp_real.realloc(p, n) : (p ? NULL : mp_boot_alloc(n, 16));
+	/* glibc implements it with a call to realloc, which the guard keeps unrecorded. */
+	return realloc_common(MP_KIND_REALLOCARRAY, p, n, reallocarray_fallback);
+}
+
+static void free_kind(unsigned kind, void *p, void (*real)(void *))
+{
+	if (unlikely(!p || mp_is_boot(p)))
+		return;
+	if (!recording()) {
+		real(p);
+		return;
+	}
+	mp_in_hook = 1;
+	mp_record_free(kind, p);
+	real(p);
+	mp_in_hook = 0;
+}
+
+MP_EXPORT void free_sized(void *p, size_t size)
+{
+	if (!mp_real.free_sized) {
+		/* C libraries without it: free_sized(p, n) is free(p). */
+		free_kind(MP_KIND_FREE_SIZED, p, mp_real.free);
+		return;
+	}
+	if (unlikely(!p || mp_is_boot(p)))
+		return;
+	if (!recording()) {
+		mp_real.free_sized(p, size);
+		return;
+	}
+	mp_in_hook = 1;
+	mp_record_free(MP_KIND_FREE_SIZED, p);
+	mp_real.free_sized(p, size);
+	mp_in_hook = 0;
+}
+
+MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
+{
+	if (!mp_real.free_aligned_sized) {
+		free_kind(MP_KIND_FREE_ALIGNED_SIZED, p, mp_real.free);
+		return;
+	}
+	if (unlikely(!p || mp_is_boot(p)))
+		return;
+	if (!recording()) {
+		mp_real.free_aligned_sized(p, alignment, size);
+		return;
+	}
+	mp_in_hook = 1;
+	mp_record_free(MP_KIND_FREE_ALIGNED_SIZED, p);
+	mp_real.free_aligned_sized(p, alignment, size);
+	mp_in_hook = 0;
+}
+
+MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
+{
+	int r;
+	if (!recording()) {
+		if (unlikely(!mp_real.posix_memalign)) {
+			void *p = mp_boot_alloc(size, alignment);
+			if (!p)
+				return ENOMEM;
+			*out = p;
+			return 0;
+		}
+		return mp_real.posix_memalign(out, alignment, size);
+	}
+	mp_in_hook = 1;
+	r = mp_real.posix_memalign(out, alignment, size);
+	if (r == 0)
+		mp_record_alloc(MP_KIND_POSIX_MEMALIGN, *out, size);
+	mp_in_hook = 0;
+	return r;
+}
+
+#define ALIGNED_HOOK(name, kind, params, args, boot)                 \
+	MP_EXPORT void *name params                                  \
+	{                                                            \
+		void *p;                                             \
+		if (!recording()) {                                  \
+			if (unlikely(!mp_real.name))                 \
+				return boot;                         \
+			return mp_real.name args;                    \
+		}                                                    \
+		mp_in_hook = 1;                                      \
+		p = mp_real.name args;                               \
+		if (p)                                               \
+			mp_record_alloc(kind, p, size);              \
+		mp_in_hook = 0;                                      \
+		return p;                                            \
+	}
+
+ALIGNED_HOOK(aligned_alloc, MP_KIND_ALIGNED_ALLOC, (size_t alignment, size_t size),
+	     (alignment, size), mp_boot_alloc(size, alignment))
+ALIGNED_HOOK(memalign, MP_KIND_MEMALIGN, (size_t alignment, size_t size), (alignment, size),
+	     mp_boot_alloc(size, alignment))
+ALIGNED_HOOK(valloc, MP_KIND_VALLOC, (size_t size), (size), mp_boot_alloc(size, 4096))
+ALIGNED_HOOK(pvalloc, MP_KIND_PVALLOC, (size_t size), (size), mp_boot_alloc(page_round(size), 4096))
+
+/* ---- the mmap family ---- */
+
+static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (mp_real.mmap)
+		return mp_real.mmap(addr, len, prot, flags, fd, off);
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+MP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+	if (!recording())
+		return raw_mmap(addr, len, prot, flags, fd, off);
+	mp_in_hook = 1;
+	/* MAP_FIXED replaces whatever was mapped there. */
+	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) && len)
+		mp_record_free_range(MP_KIND_MMAP, addr, page_round(len));
+	p = raw_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		mp_record_alloc(MP_KIND_MMAP, p, page_round(len));
+	mp_in_hook = 0;
+	return p;
+}
+
+MP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+MP_EXPORT int munmap(void *addr, size_t len)
+{
+	int r;
+	if (!recording())
+		return mp_real.munmap ? mp_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
+	mp_in_hook = 1;
+	/* munmap fails only on bad arguments: don't record those. */
+	if (len && !((uintptr_t)addr & 4095))
+		mp_record_free_range(MP_KIND_MUNMAP, addr, page_round(len));
+	r = mp_real.munmap(addr, len);
+	mp_in_hook = 0;
+	return r;
+}
+
+MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
+{
+	void *new_addr = NULL, *p;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!recording())
+		return mp_real.mremap(old, old_size, new_size, flags, new_addr);
+	mp_in_hook = 1;
+	if (flags & MREMAP_FIXED)
+		mp_record_free_range(MP_KIND_MREMAP, new_addr, page_round(new_size));
+	if (!(flags & MREMAP_DONTUNMAP))
+		mp_record_free_range(MP_KIND_MREMAP, old, page_round(old_size));
+	p = mp_real.mremap(old, old_size, new_size, flags, new_addr);
+	if (p != MAP_FAILED)
+		mp_record_alloc(MP_KIND_MREMAP, p, page_round(new_size));
+	else if (!(flags & MREMAP_DONTUNMAP))
+		mp_record_alloc(MP_KIND_MREMAP, old, page_round(old_size));
+	mp_in_hook = 0;
+	return p;
+}
+
+/* ---- processes ---- */
+
+MP_EXPORT pid_t fork(void)
+{
+	pid_t pid;
+	if (unlikely(!mp_real.fork))
+		mp_init_stage1();
+	pid = mp_real.fork();
+	if (pid > 0)
+		mp_record_fork(pid);
+	return pid;
+}
+
+MP_EXPORT void exit(int status)
+{
+	if (unlikely(!mp_real.exit))
+		mp_init_stage1();
+	mp_record_exit(status, 0);
+	mp_real.exit(status);
+}
+
+MP_EXPORT void _exit(int status)
+{
+	if (unlikely(!mp_real._exit)) {
+		syscall(SYS_exit_group, status);
+		__builtin_unreachable();
+	}
+	mp_record_exit(status, 1);
+	mp_real._exit(status);
+}
+
+MP_EXPORT void _Exit(int status)
+{
+	if (unlikely(!mp_real._Exit)) {
+		syscall(SYS_exit_group, status);
+		__builtin_unreachable();
+	}
+	mp_record_exit(status, 1);
+	mp_real._Exit(status);
+}
+
+/*
+ * Returning from main calls exit() inside the C library, past our exit hook:
+ * wrap main to see its return value (the collector knows the status anyway;
+ * a capture written by the tracker itself, and a followed child, need it).
+ */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn real_main;
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+	int r = real_main(argc, argv, envp);
+	mp_record_exit(r, 0);
+	return r;
+}
+
+MP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+	real = (__typeof__(real))dlsym(RTLD_NEXT, "__libc_start_main");
+	real_main = main;
+	return real(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+MP_EXPORT void abort(void)
+{
+	if (unlikely(!mp_real.abort))
+		mp_init_stage1();
+	mp_flush_now();
+	mp_real.abort();
+}
+
+/* exec replaces the process image: write what is buffered first. */
+MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (unlikely(!mp_real.execve))
+		mp_init_stage1();
+	mp_flush_now();
+	return mp_real.execve(path, argv, envp);
+}
+
+MP_EXPORT int execv(const char *path, char *const argv[])
+{
+	if (unlikely(!mp_real.execv))
+		mp_init_stage1();
+	mp_flush_now();
+	return mp_real.execv(path, argv);
+}
+
+MP_EXPORT int execvp(const char *file, char *const argv[])
+{
+	if (unlikely(!mp_real.execvp))
+		mp_init_stage1();
+	mp_flush_now();
+	return mp_real.execvp(file, argv);
+}
+
+MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (unlikely(!mp_real.execvpe))
+		mp_init_stage1();
+	mp_flush_now();
+	return mp_real.execvpe(file, argv, envp);
+}
+
+MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (unlikely(!mp_real.fexecve))
+		mp_init_stage1();
+	mp_flush_now();
+	return mp_real.fexecve(fd, argv, envp);
+}
+
+/* The execl family builds an argv on the stack and goes through the hooks above. */
+#define COLLECT_ARGS(first, argv, want_envp, envp_out)                        \
+	do {                                                                  \
+		va_list ap;                                                   \
+		size_t n_ = 1;                                                \
+		va_start(ap, first);                                          \
+		while (va_arg(ap, char *))                                    \
+			n_++;                                                 \
+		va_end(ap);                                                   \
+		argv = alloca((n_ + 1) * sizeof(char *));                     \
+		argv[0] = (char *)first;                                      \
+		va_start(ap, first);                                          \
+		for (size_t i_ = 1; i_ <= n_; i_++)                           \
+			argv[i_] = va_arg(ap, char *);                        \
+		if (want_envp)                                                \
+			envp_out = va_arg(ap, char *const *);                 \
+		va_end(ap);                                                   \
+	} while (0)
+
+MP_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char **argv;
+	char *const *envp = NULL;
+	COLLECT_ARGS(arg, argv, 0, envp);
+	(void)envp;
+	return execv(path, argv);
+}
+
+MP_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char **argv;
+	char *const *envp = NULL;
+	COLLECT_ARGS(arg, argv, 0, envp);
+	(void)envp;
+	return execvp(file, argv);
+}
+
+MP_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char **argv;
+	char *const *envp = NULL;
+	COLLECT_ARGS(arg, argv, 1, envp);
+	return execve(path, argv, envp);
+}
+
+/* ---- thread names ---- */
+
+MP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	int r;
+	if (unlikely(!mp_real.pthread_setname_np))
+		mp_init_stage1();
+	r = mp_real.pthread_setname_np((unsigned long)thread, name);
+	if (r == 0)
+		mp_record_thread_name((unsigned long)thread, name);
+	return r;
+}
+
+MP_EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	int r;
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (unlikely(!mp_real.prctl))
+		return (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+	r = mp_real.prctl(option, a[0], a[1], a[2], a[3]);
+	if (r == 0 && option == PR_SET_NAME)
+		mp_record_thread_name((unsigned long)pthread_self(), (const char *)a[0]);
+	return r;
+}

@@ -1,0 +1,280 @@
+/*
+ * The tracker's module map: which shared objects are loaded where, with their
+ * build-ids and segments, as MODULE / MODULE_UNLOAD records. Changes are found
+ * with dl_iterate_phdr (dlpi_adds / dlpi_subs), never by interposing dlopen
+ * (a dlopen called from our library would resolve $ORIGIN and RUNPATH for us,
+ * not for the program). dl_iterate_phdr takes the loader's lock, so it is never
+ * called with the main lock held; refreshes are serialised by their own lock
+ * and a thread that finds it busy simply goes on.
+ */
+#include <config.h>
+
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/encode.h"
+#include "lib/tracker/tracker.h"
+
+struct module {
+	uint64_t id;
+	uint64_t base;
+	uint64_t name_hash;
+	int seen;
+};
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct rangeset {
+	struct range *r;
+	size_t n, cap;
+};
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct module *mods;
+static size_t nmods, mods_cap;
+static uint64_t next_id = 1;
+static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
+static int dirty = 1;
+/* Executable ranges of known modules, sorted: `live` is read under the stream's
+   lock, `next` is built under modules_lock and swapped in under the stream's lock. */
+static struct rangeset live, next;
+static uint8_t rec_buf[16 * 1024];
+
+void mp_modules_lock(void) { pthread_mutex_lock(&modules_lock); }
+void mp_modules_unlock(void) { pthread_mutex_unlock(&modules_lock); }
+void mp_modules_reinit_lock(void) { pthread_mutex_init(&modules_lock, NULL); }
+void mp_modules_mark_dirty(void) { __atomic_store_n(&dirty, 1, __ATOMIC_RELAXED); }
+int mp_modules_dirty(void) { return __atomic_load_n(&dirty, __ATOMIC_RELAXED); }
+
+void mp_modules_reset(void)
+{
+	nmods = 0;
+	live.n = next.n = 0;
+	next_id = 1;
+	last_adds = last_subs = ~0ull;
+	dirty = 1;
+}
+
+int mp_modules_contains(uint64_t ip)
+{
+	size_t lo = 0, hi = live.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ip < live.r[mid].lo)
+			hi = mid;
+		else if (ip >= live.r[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = mp_pages(n * elem);
+	if (!p)
+		return -1;
+	if (*arr) {
+		memcpy(p, *arr, *cap * elem);
+		mp_pages_free(*arr, *cap * elem);
+	}
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* The GNU build-id note of a loaded object, read from its mapped notes. */
+static size_t build_id(const struct dl_phdr_info *info, const uint8_t **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			size_t namesz = (nh->n_namesz + 3) & ~3u, descsz = (nh->n_descsz + 3) & ~3u;
+			const uint8_t *name = p + sizeof(*nh), *desc = name + namesz;
+			if (desc + descsz > end || desc < p)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz <= 64) {
+				*id = desc;
+				return nh->n_descsz;
+			}
+			p = desc + descsz;
+		}
+	}
+	return 0;
+}
+
+static const char *module_path(const struct dl_phdr_info *info, char *buf)
+{
+	static char exe[PATH_MAX];
+	const char *name = info->dlpi_name;
+	if (!name || !*name) {
+		/* The main program has no name in the link map. */
+		if (!exe[0]) {
+			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			exe[n > 0 ? n : 0] = '\0';
+		}
+		return exe;
+	}
+	if (!strncmp(name, "linux-vdso", 10) || !strncmp(name, "linux-gate", 10))
+		return "[vdso]";
+	if (name[0] != '/' && realpath(name, buf))
+		return buf;
+	return name;
+}
+
+static void emit_module(const struct dl_phdr_info *info, const char *path, uint64_t id)
+{
+	uint8_t *p = mp_enc_sized_begin(rec_buf, MP_TAG_MODULE);
+	const uint8_t *bid = NULL;
+	size_t blen = build_id(info, &bid), plen = strlen(path), nseg = 0;
+	if (plen > PATH_MAX)
+		plen = PATH_MAX;
+	p = mp_put_uvarint(p, id);
+	p = mp_put_uvarint(p, (uint64_t)info->dlpi_addr);
+	p = mp_enc_bytes(p, path, plen);
+	p = mp_enc_bytes(p, bid, blen);
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
+	if (nseg > 64)
+		nseg = 64;
+	p = mp_put_uvarint(p, nseg);
+	for (int i = 0, k = 0; i < info->dlpi_phnum && k < (int)nseg; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		p = mp_put_uvarint(p, ph->p_vaddr);
+		p = mp_put_uvarint(p, ph->p_memsz);
+		p = mp_put_uvarint(p, ph->p_flags & (PF_R | PF_W | PF_X));
+		k++;
+	}
+	p = mp_enc_sized_end(rec_buf, p);
+	mp_stream_append(rec_buf, (size_t)(p - rec_buf));
+}
+
+static void emit_unload(uint64_t id)
+{
+	uint8_t *p = mp_enc_sized_begin(rec_buf, MP_TAG_MODULE_UNLOAD);
+	p = mp_put_uvarint(p, id);
+	p = mp_enc_sized_end(rec_buf, p);
+	mp_stream_append(rec_buf, (size_t)(p - rec_buf));
+}
+
+static int add_range(uint64_t lo, uint64_t hi)
+{
+	size_t i;
+	if (grow((void **)&next.r, &next.cap, next.n + 1, sizeof(*next.r)))
+		return -1;
+	/* Insertion sort: module counts are small and this runs only on changes. */
+	for (i = next.n; i > 0 && next.r[i - 1].lo > lo; i--)
+		next.r[i] = next.r[i - 1];
+	next.r[i].lo = lo;
+	next.r[i].hi = hi;
+	next.n++;
+	return 0;
+}
+
+static void swap_ranges(void *arg)
+{
+	struct rangeset t = live;
+	(void)arg;
+	live = next;
+	next = t;
+}
+
+static int counters_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long long *c = data;
+	(void)size;
+	c[0] = info->dlpi_adds;
+	c[1] = info->dlpi_subs;
+	return 1;
+}
+
+static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	char buf[PATH_MAX];
+	const char *path = module_path(info, buf);
+	uint64_t h = hash_name(path) ^ (uint64_t)info->dlpi_addr;
+	size_t i;
+	(void)size;
+	(void)data;
+	for (i = 0; i < nmods; i++)
+		if (mods[i].name_hash == h && mods[i].base == (uint64_t)info->dlpi_addr)
+			break;
+	if (i == nmods) {
+		if (grow((void **)&mods, &mods_cap, nmods + 1, sizeof(*mods)))
+			return 0;
+		mods[nmods].id = next_id++;
+		mods[nmods].base = info->dlpi_addr;
+		mods[nmods].name_hash = h;
+		nmods++;
+		emit_module(info, path, mods[i].id);
+	}
+	mods[i].seen = 1;
+	for (int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+			add_range(info->dlpi_addr + ph->p_vaddr, info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+	}
+	return 0;
+}
+
+void mp_modules_refresh(int force)
+{
+	unsigned long long c[2] = { 0, 0 };
+	if (mp_state != MP_STATE_ON)
+		return;
+	if (pthread_mutex_trylock(&modules_lock))
+		return; /* another thread is at it */
+	mp_in_hook++;
+	dl_iterate_phdr(counters_cb, c);
+	if (force || mp_modules_dirty() || c[0] != last_adds || c[1] != last_subs) {
+		__atomic_store_n(&dirty, 0, __ATOMIC_RELAXED);
+		for (size_t i = 0; i < nmods; i++)
+			mods[i].seen = 0;
+		next.n = 0;
+		dl_iterate_phdr(refresh_cb, NULL);
+		for (size_t i = 0; i < nmods;) {
+			if (!mods[i].seen) {
+				emit_unload(mods[i].id);
+				mods[i] = mods[--nmods];
+			} else {
+				i++;
+			}
+		}
+		mp_stream_locked(swap_ranges, NULL);
+		last_adds = c[0];
+		last_subs = c[1];
+	}
+	mp_in_hook--;
+	pthread_mutex_unlock(&modules_lock);
+}

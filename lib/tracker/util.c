@@ -1,0 +1,104 @@
+/* Helpers for the tracker that never allocate: numbers, environment, raw pages. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/tracker/tracker.h"
+
+size_t mp_u64_to_dec(char *buf, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+void mp_write_stderr(const char *a, const char *b, const char *c)
+{
+	/* One write, so the line stays whole among the program's own output. */
+	char line[1024];
+	size_t n = 0;
+	const char *parts[4] = { "memprof: ", a, b, c };
+	for (int i = 0; i < 4; i++) {
+		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		if (l > sizeof(line) - 2 - n)
+			l = sizeof(line) - 2 - n;
+		memcpy(line + n, parts[i], l);
+		n += l;
+	}
+	line[n++] = '\n';
+	while (write(2, line, n) < 0 && errno == EINTR)
+		;
+}
+
+ssize_t mp_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	if (fd < 0)
+		return -1;
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)got;
+}
+
+extern char **environ;
+
+const char *mp_getenv(const char *name)
+{
+	/* Not getenv(): the program may define its own (bash does). */
+	size_t len = strlen(name);
+	if (!environ)
+		return NULL;
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+uint64_t mp_env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = mp_getenv(name);
+	uint64_t r = 0;
+	if (!v || !*v)
+		return dflt;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || r > UINT64_MAX / 10)
+			return dflt;
+		r = r * 10 + (uint64_t)(*v - '0');
+	}
+	return r;
+}
+
+void *mp_pages(size_t size)
+{
+	/* A raw syscall: the mmap hook must not see the tracker's own memory. */
+	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	return p == -1 ? NULL : (void *)p;
+}
+
+void mp_pages_free(void *p, size_t size)
+{
+	if (p)
+		syscall(SYS_munmap, p, size);
+}
