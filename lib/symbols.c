@@ -672,7 +672,14 @@ static int fn_range_cmp(const void *a, const void *b)
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	/* Larger first, so that a range inside another one comes after it. */
-	return x->hi > y->hi ? -1 : x->hi < y->hi;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	/*
+	 * Aliases (gas gives each one a subprogram with the same range): the
+	 * first in DIE order comes last, so it is the one found, as with
+	 * dwarf_getscopes().
+	 */
+	return (uintptr_t)x->die.addr > (uintptr_t)y->die.addr ? -1 : (uintptr_t)x->die.addr < (uintptr_t)y->die.addr;
 }
 
 static struct unit_index *get_unit(struct mp_symbols *s, struct sym_file *f, Dwarf_Die *cudie)
