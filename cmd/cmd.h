@@ -12,6 +12,12 @@
 #ifndef MEMPROF_CMD_CMD_H
 #define MEMPROF_CMD_CMD_H
 
+#include <signal.h>
+
 int cmd_parse(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* SIGPIPE's disposition when memprof started (memprof ignores it; programs it runs must not). */
+__sighandler_t mp_saved_sigpipe_handler(void);
 
 #endif

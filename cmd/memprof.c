@@ -25,6 +25,7 @@ struct mp_cmd {
 /* Sorted by name; checked at start-up in debug builds by cmd_table_sorted(). */
 static const struct mp_cmd commands[] = {
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
+	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -155,12 +156,21 @@ static int cmd_help(int argc, char **argv)
 	mp_show_manpage(argv[1]);
 }
 
+static __sighandler_t saved_sigpipe = SIG_DFL;
+
+__sighandler_t mp_saved_sigpipe_handler(void)
+{
+	return saved_sigpipe;
+}
+
 int main(int argc, char **argv)
 {
 	const struct mp_cmd *cmd;
 
 	/* Closed pipes are reported as EPIPE and handled in finish_stdout(). */
-	signal(SIGPIPE, SIG_IGN);
+	saved_sigpipe = signal(SIGPIPE, SIG_IGN);
+	if (saved_sigpipe == SIG_ERR)
+		saved_sigpipe = SIG_DFL;
 
 	if (argc < 2) {
 		print_overview(stderr);

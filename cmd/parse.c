@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <errno.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
@@ -11,17 +12,37 @@
 #include "lib/usage.h"
 
 static const struct mp_opt opts[] = {
+	{ 's', 's', "stacks", NULL, "append each allocation's call stack (functions, innermost first)" },
 	{ 0 },
 };
 
 static const struct mp_cmd_spec spec = {
 	.name = "parse",
-	.synopsis = "FILE",
+	.synopsis = "[--stacks] FILE",
 	.summary = "Print every record of a capture as one line of text (FILE '-' reads standard input).",
 	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
+
+/* First pass of --stacks: the trace tree, symbols and modules of the whole capture. */
+static struct mp_stacks *load_stacks(const char *path)
+{
+	struct mp_reader r;
+	struct mp_record rec;
+	struct mp_stacks *st;
+	if (mp_reader_open(&r, path) < 0) {
+		error("%s", r.err.buf);
+		mp_reader_release(&r);
+		return NULL;
+	}
+	st = mp_stacks_new();
+	while (mp_reader_next(&r, &rec))
+		if (rec.type == MP_REC_TRACE || rec.type == MP_REC_SYMBOL || rec.type == MP_REC_MODULE)
+			mp_stacks_add(st, &r, &rec);
+	mp_reader_release(&r);
+	return st;
+}
 
 int cmd_parse(int argc, char **argv)
 {
@@ -29,10 +50,21 @@ int cmd_parse(int argc, char **argv)
 	struct mp_reader r;
 	struct mp_record rec;
 	struct strbuf line = STRBUF_INIT;
-	int status = MP_EXIT_OK;
+	struct mp_stacks *stacks = NULL;
+	bool want_stacks = false;
+	int status = MP_EXIT_OK, c;
 
-	while (mp_getopt(&spec, &g) != -1)
-		;
+	while ((c = mp_getopt(&spec, &g)) != -1)
+		if (c == 's')
+			want_stacks = true;
+	if (want_stacks) {
+		/* A SYMBOL may follow the allocations that use it: read the capture twice. */
+		if (!strcmp(argv[g.optind], "-"))
+			mp_usage_error(&spec, "--stacks reads the capture twice: it needs a file, not '-'");
+		stacks = load_stacks(argv[g.optind]);
+		if (!stacks)
+			return MP_EXIT_FAILURE;
+	}
 	if (mp_reader_open(&r, argv[g.optind]) < 0) {
 		error("%s", r.err.buf);
 		mp_reader_release(&r);
@@ -44,6 +76,12 @@ int cmd_parse(int argc, char **argv)
 	while (mp_reader_next(&r, &rec)) {
 		strbuf_reset(&line);
 		mp_dump_record(&line, &r, &rec);
+		if (stacks && rec.type == MP_REC_ALLOC) {
+			strbuf_setlen(&line, line.len - 1);
+			strbuf_addstr(&line, " frames=");
+			mp_stacks_render(stacks, &line, rec.u.ev.stack);
+			strbuf_addch(&line, '\n');
+		}
 		if (fwrite(line.buf, 1, line.len, stdout) != line.len && errno == EPIPE)
 			break; /* the reader went away: stop quietly */
 	}
@@ -55,5 +93,6 @@ int cmd_parse(int argc, char **argv)
 	}
 	strbuf_release(&line);
 	mp_reader_release(&r);
+	mp_stacks_free(stacks);
 	return status;
 }

@@ -2,6 +2,11 @@
 #include <config.h>
 #include "lib/dump.h"
 
+#include <stdlib.h>
+
+#include "lib/u64map.h"
+#include "lib/xalloc.h"
+
 #include <elf.h>
 #include <inttypes.h>
 #include <string.h>
@@ -232,4 +237,132 @@ void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct 
 		break;
 	}
 	strbuf_addch(out, '\n');
+}
+
+/* ---- stacks ---- */
+
+struct stack_module {
+	uint64_t id, base;
+	char *name;
+	struct mp_segment *seg;
+	size_t nseg;
+};
+
+struct mp_stacks {
+	uint64_t *parent, *ip;       /* by node index */
+	size_t nnodes, alloc;
+	struct mp_u64map sym;        /* ip -> index into syms */
+	char **syms;                 /* rendered function lists of SYMBOL records */
+	size_t nsyms, syms_alloc;
+	struct stack_module *mods;
+	size_t nmods, mods_alloc;
+};
+
+struct mp_stacks *mp_stacks_new(void)
+{
+	return xcalloc(1, sizeof(struct mp_stacks));
+}
+
+void mp_stacks_free(struct mp_stacks *st)
+{
+	if (!st)
+		return;
+	free(st->parent);
+	free(st->ip);
+	mp_u64map_release(&st->sym);
+	for (size_t i = 0; i < st->nsyms; i++)
+		free(st->syms[i]);
+	free(st->syms);
+	for (size_t i = 0; i < st->nmods; i++) {
+		free(st->mods[i].name);
+		free(st->mods[i].seg);
+	}
+	free(st->mods);
+	free(st);
+}
+
+void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct mp_record *rec)
+{
+	if (rec->type == MP_REC_TRACE) {
+		size_t i = (size_t)rec->u.trace.index;
+		if (i + 1 > st->alloc) {
+			size_t a = st->alloc ? st->alloc * 2 : 1024;
+			while (a < i + 1)
+				a *= 2;
+			st->parent = xreallocarray(st->parent, a, sizeof(*st->parent));
+			st->ip = xreallocarray(st->ip, a, sizeof(*st->ip));
+			st->alloc = a;
+		}
+		st->parent[i] = rec->u.trace.parent;
+		st->ip[i] = rec->u.trace.ip;
+		if (i + 1 > st->nnodes)
+			st->nnodes = i + 1;
+	} else if (rec->type == MP_REC_SYMBOL) {
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < rec->u.symbol.nframes; i++) {
+			const char *f = mp_reader_string(r, rec->u.symbol.frames[i].function);
+			if (i)
+				strbuf_addch(&sb, ',');
+			strbuf_addch(&sb, '"');
+			if (f)
+				strbuf_add_cquoted(&sb, f, strlen(f));
+			else
+				strbuf_addstr(&sb, "?");
+			strbuf_addch(&sb, '"');
+		}
+		if (!rec->u.symbol.nframes) {
+			const char *name = NULL;
+			for (size_t i = 0; i < st->nmods; i++)
+				if (st->mods[i].id == rec->u.symbol.module)
+					name = st->mods[i].name;
+			strbuf_addf(&sb, "\"%s+0x%llx\"", name ? name : "?",
+				    (unsigned long long)rec->u.symbol.offset);
+		}
+		ALLOC_GROW(st->syms, st->nsyms + 1, st->syms_alloc);
+		st->syms[st->nsyms] = strbuf_detach(&sb, NULL);
+		mp_u64map_put(&st->sym, rec->u.symbol.ip, st->nsyms++);
+	} else if (rec->type == MP_REC_MODULE) {
+		struct stack_module *m;
+		const char *base;
+		ALLOC_GROW(st->mods, st->nmods + 1, st->mods_alloc);
+		m = &st->mods[st->nmods++];
+		m->id = rec->u.module.id;
+		m->base = rec->u.module.base;
+		m->name = xstrndup(rec->u.module.path, rec->u.module.path_len);
+		base = strrchr(m->name, '/');
+		if (base)
+			memmove(m->name, base + 1, strlen(base + 1) + 1);
+		m->nseg = rec->u.module.nseg;
+		m->seg = xmemdup(rec->u.module.seg, m->nseg * sizeof(*m->seg));
+	}
+}
+
+void mp_stacks_render(struct mp_stacks *st, struct strbuf *out, uint64_t node)
+{
+	size_t guard = 0;
+	strbuf_addch(out, '[');
+	for (uint64_t n = node; n && n < st->nnodes && guard++ < 100000; n = st->parent[n]) {
+		uint64_t ip = st->ip[n], idx;
+		if (n != node)
+			strbuf_addch(out, ',');
+		if (ip == MP_IP_TRUNCATED) {
+			strbuf_addstr(out, "\"<stack truncated>\"");
+		} else if (mp_u64map_get(&st->sym, ip, &idx)) {
+			strbuf_addstr(out, st->syms[idx]);
+		} else {
+			const struct stack_module *m = NULL;
+			for (size_t i = 0; i < st->nmods && !m; i++)
+				for (size_t k = 0; k < st->mods[i].nseg; k++) {
+					uint64_t lo = st->mods[i].base + st->mods[i].seg[k].vaddr;
+					if (ip >= lo && ip < lo + st->mods[i].seg[k].memsz)
+						m = &st->mods[i];
+				}
+			if (m)
+				strbuf_addf(out, "\"%s+0x%llx\"", m->name,
+					    (unsigned long long)(ip - m->base));
+			else
+				strbuf_addf(out, "\"0x%llx\"", (unsigned long long)ip);
+		}
+	}
+	strbuf_addch(out, ']');
 }

@@ -458,17 +458,22 @@ static void tt_reset(void)
 static int unwind(struct tstate *ts)
 {
 	int cap = (int)cfg.max_depth + OWN_FRAMES + 1;
-	int n = unw_backtrace(ts->raw, cap), i = 0, count, k = 0;
-	int truncated;
-	while (i < n && (uint64_t)ts->raw[i] >= self_lo && (uint64_t)ts->raw[i] < self_hi)
-		i++;
-	count = n - i;
-	truncated = count > (int)cfg.max_depth || n == cap;
-	if (count > (int)cfg.max_depth)
-		count = (int)cfg.max_depth;
+	int n = unw_backtrace(ts->raw, cap), kept = 0, k = 0;
+	int truncated = n == cap;
+	/* The tracker's own frames (the hooks, main_wrapper) are not the program's. */
+	for (int i = 0; i < n; i++) {
+		uint64_t ip = (uint64_t)ts->raw[i];
+		if (ip >= self_lo && ip < self_hi)
+			continue;
+		if (kept == (int)cfg.max_depth) {
+			truncated = 1;
+			break;
+		}
+		ts->raw[kept++] = ts->raw[i];
+	}
 	if (truncated)
 		ts->scratch[k++] = MP_IP_TRUNCATED;
-	for (int j = i + count - 1; j >= i; j--)
+	for (int j = kept - 1; j >= 0; j--)
 		ts->scratch[k++] = (uint64_t)ts->raw[j];
 	return k;
 }

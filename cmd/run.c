@@ -1,0 +1,390 @@
+/* memprof run: run a program with every allocation tracked into a capture file. */
+#include <config.h>
+#include <stdio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "lib/collect.h"
+#include "lib/paths.h"
+#include "lib/target.h"
+#include "lib/usage.h"
+#include "lib/xalloc.h"
+
+enum { OPT_FOLLOW_FORK = 256, OPT_INTERVAL, OPT_MAX_DEPTH, OPT_NO_SYMBOLS };
+
+static const struct mp_opt opts[] = {
+	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
+	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
+	{ 'q', 'q', "quiet", NULL, "print nothing but errors" },
+	{ OPT_FOLLOW_FORK, 0, "follow-fork", NULL,
+	  "track forked children and programs they run, each into FILE.<pid>" },
+	{ OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" },
+	{ OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" },
+	{ OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" },
+	{ 0 },
+};
+
+static const struct mp_cmd_spec spec = {
+	.name = "run",
+	.synopsis = "[options] PROGRAM [ARGS...]",
+	.summary = "Run PROGRAM with every allocation tracked, with its call stack, into a capture.",
+	.opts = opts,
+	.flags = MP_CMD_STOP_AT_NONOPT,
+	.min_args = 1,
+	.max_args = -1,
+};
+
+struct run_opts {
+	const char *output;
+	bool force, quiet, follow_fork, symbols;
+	unsigned interval_ms, max_depth;
+};
+
+static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM };
+
+/* True when pid already has sig pending (it got its own copy from a group-wide kill). */
+static bool signal_pending(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	FILE *f;
+	bool pending = false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long mask;
+		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
+		    sscanf(line + 7, "%llx", &mask) == 1 && (mask >> (sig - 1)) & 1)
+			pending = true;
+	}
+	fclose(f);
+	return pending;
+}
+
+/*
+ * A signal sent to memprof by a process goes on to the program; signals from
+ * the terminal (SIGINT, SIGQUIT) reach the program by themselves, and so does
+ * a kill of the whole process group, which the pending check catches.
+ */
+static void forward_signal(pid_t pid, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+	if (si->ssi_code != SI_USER && si->ssi_code != SI_QUEUE && si->ssi_code != SI_TKILL)
+		return;
+	if (signal_pending(pid, sig))
+		return;
+	kill(pid, sig);
+}
+
+/* The child: restore what memprof changed, wait for the go, run the program. */
+static void child_exec(const struct mp_target *t, const sigset_t *orig_mask, int go_fd, int err_fd)
+{
+	char go;
+	ssize_t n;
+	int err;
+	signal(SIGPIPE, mp_saved_sigpipe_handler());
+	sigprocmask(SIG_SETMASK, orig_mask, NULL);
+	do
+		n = read(go_fd, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127); /* memprof gave up before the start */
+	execv(t->path, t->argv);
+	err = errno;
+	if (write(err_fd, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+static char *default_output(const char *prog, pid_t pid)
+{
+	const char *base = strrchr(prog, '/');
+	return xasprintf("memprof-%s.%d.bin", base ? base + 1 : prog, (int)pid);
+}
+
+static void set_env(const struct run_opts *o, const char *sock)
+{
+	char *tracker = mp_tracker_path(), *pre;
+	const char *old = getenv("LD_PRELOAD");
+	struct stat st;
+	char num[32];
+	if (stat(tracker, &st) < 0)
+		die("cannot find the tracker library '%s' (set MEMPROF_LIBDIR to its directory)",
+		    tracker);
+	/* Ours first, so the user's own preloaded allocator stays next in line. */
+	pre = old && *old ? xasprintf("%s:%s", tracker, old) : xstrdup(tracker);
+	setenv("LD_PRELOAD", pre, 1);
+	setenv("MEMPROF_SOCKET", sock, 1);
+	unsetenv("MEMPROF_OUTPUT");
+	snprintf(num, sizeof(num), "%u", o->interval_ms);
+	setenv("MEMPROF_INTERVAL_MS", num, 1);
+	snprintf(num, sizeof(num), "%u", o->max_depth);
+	setenv("MEMPROF_MAX_DEPTH", num, 1);
+	if (o->follow_fork)
+		setenv("MEMPROF_FOLLOW_FORK", "1", 1);
+	else
+		unsetenv("MEMPROF_FOLLOW_FORK");
+	free(pre);
+	free(tracker);
+}
+
+/* A private directory with the socket the tracked processes connect to. */
+static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+	if (!tmp || !*tmp || strlen(tmp) > 60)
+		tmp = "/tmp";
+	snprintf(dir, dirlen, "%s/memprof-XXXXXX", tmp);
+	if (!mkdtemp(dir))
+		die_errno("cannot create a private directory in '%s'", tmp);
+	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) || strlen(dir) + 8 > pathlen)
+		die("the socket path in '%s' is too long", dir);
+	strcpy(path, dir);
+	strcat(path, "/stream");
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die_errno("cannot create a socket");
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+		die_errno("cannot listen on '%s'", path);
+	return fd;
+}
+
+static void report(const struct run_opts *o, struct mp_collector *c, const char *prog)
+{
+	const struct mp_capture_info *infos;
+	const char **warns;
+	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
+	for (size_t i = 0; i < nw; i++)
+		warning("%s", warns[i]);
+	if (o->quiet)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct mp_capture_info *ci = &infos[i];
+		if (ci->failed)
+			continue;
+		fprintf(stderr, "memprof: wrote '%s'%s: %llu allocations, %llu frees, %llu stacks, %llu bytes on disk\n",
+			ci->path, ci->main ? "" : " (a child process)", (unsigned long long)ci->allocs,
+			(unsigned long long)ci->frees, (unsigned long long)ci->traces,
+			(unsigned long long)ci->file_bytes);
+		if (ci->exec_replaced)
+			fprintf(stderr, "memprof: note: '%s' replaced itself with another program (exec), "
+					"which was not tracked; --follow-fork tracks it\n", prog);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (infos[i].main && !infos[i].failed)
+			fprintf(stderr, "memprof: next: memprof flamegraph %s\n", infos[i].path);
+}
+
+/* End as the program did: its exit status, or its death by the same signal. */
+static int transparent_exit(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit no_core = { 0, 0 };
+		sigset_t set;
+		/* The program dumped its core already; memprof must not add one. */
+		setrlimit(RLIMIT_CORE, &no_core);
+		fflush(stdout);
+		fflush(stderr);
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int run(struct run_opts *o, int argc, char **argv)
+{
+	struct mp_target t;
+	struct strbuf err = STRBUF_INIT;
+	char dir[PATH_MAX], sock[PATH_MAX], *output;
+	int listen_fd, sfd, go[2], errp[2], status = 0, code, out_fd;
+	sigset_t block, orig;
+	pid_t pid;
+	bool exited = false, any_stream = false;
+	struct mp_collector *c;
+	struct mp_collect_opts co = { 0 };
+
+	if (mp_target_resolve(&t, argc, argv, &err, &code) < 0) {
+		error("%s", err.buf);
+		return code;
+	}
+	listen_fd = make_socket(dir, sizeof(dir), sock, sizeof(sock));
+	set_env(o, sock);
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGQUIT);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&block, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+		die_errno("cannot set up the child process");
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die_errno("cannot fork");
+	if (pid == 0) {
+		close(listen_fd);
+		child_exec(&t, &orig, go[0], errp[1]);
+	}
+	close(go[0]);
+	close(errp[1]);
+
+	/* The capture must be creatable before the program runs. */
+	output = o->output ? xstrdup(o->output) : default_output(argv[0], pid);
+	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL), 0644);
+	if (out_fd < 0) {
+		int e = errno;
+		close(go[1]);
+		waitpid(pid, NULL, 0);
+		unlink(sock);
+		rmdir(dir);
+		if (e == EEXIST)
+			die("'%s' exists (use -f to overwrite it)", output);
+		errno = e;
+		die_errno("cannot create '%s'", output);
+	}
+	if (!o->quiet)
+		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
+
+	co.output = output;
+	co.output_fd = out_fd;
+	co.force = o->force;
+	co.symbolize = o->symbols;
+	co.main_pid = pid;
+	c = mp_collector_new(&co);
+
+	if (write(go[1], "g", 1) != 1)
+		die_errno("cannot start '%s'", argv[0]);
+	close(go[1]);
+	{
+		int e;
+		ssize_t n;
+		do
+			n = read(errp[0], &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		close(errp[0]);
+		if (n == (ssize_t)sizeof(e)) {
+			waitpid(pid, NULL, 0);
+			unlink(output);
+			unlink(sock);
+			rmdir(dir);
+			errno = e;
+			error_errno("cannot execute '%s'", argv[0]);
+			return e == ENOENT ? 127 : 126;
+		}
+	}
+
+	/* Collect until the program ended and every tracked process closed its stream. */
+	for (;;) {
+		struct pollfd fds[1024];
+		size_t n = 0, ns;
+		int timeout = -1;
+		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+		ns = mp_collector_pollfds(c, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
+		if (exited && ns == 0)
+			break;
+		if (exited)
+			timeout = 5000; /* a descendant holding the main stream open */
+		if (poll(fds, n + ns, timeout) == 0 && exited) {
+			/* Nothing for 5 s after the program ended: only followed children remain. */
+			if (!o->follow_fork)
+				break;
+			continue;
+		}
+		if (fds[0].revents) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGCHLD) {
+					int st;
+					pid_t r;
+					while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+						if (r == pid) {
+							status = st;
+							exited = true;
+							mp_collector_main_exited(c, st);
+						}
+				} else if (!exited) {
+					forward_signal(pid, &si);
+				}
+			}
+		}
+		if (fds[1].revents & POLLIN) {
+			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (cfd >= 0) {
+				mp_collector_add(c, cfd);
+				any_stream = true;
+			}
+		}
+		mp_collector_service(c, fds + 2, ns);
+	}
+	close(listen_fd);
+	unlink(sock);
+	rmdir(dir);
+	if (!any_stream) {
+		close(out_fd);
+		unlink(output);
+		error("'%s' ran without being tracked: the tracker was not loaded (LD_PRELOAD was "
+		      "ignored or replaced)", argv[0]);
+		mp_collector_free(c);
+		return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? MP_EXIT_FAILURE
+								       : transparent_exit(status);
+	}
+	report(o, c, argv[0]);
+	mp_collector_free(c);
+	free(output);
+	mp_target_release(&t);
+	strbuf_release(&err);
+	return transparent_exit(status);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
+	struct run_opts o = { .symbols = true, .interval_ms = 10, .max_depth = 128 };
+	int c;
+	while ((c = mp_getopt(&spec, &g)) != -1) {
+		switch (c) {
+		case 'o': o.output = g.arg; break;
+		case 'f': o.force = true; break;
+		case 'q': o.quiet = true; mp_set_quiet(1); break;
+		case OPT_FOLLOW_FORK: o.follow_fork = true; break;
+		case OPT_INTERVAL:
+			o.interval_ms = (unsigned)mp_opt_uint(&spec, "--memory-interval-ms", g.arg, 1, 3600000);
+			break;
+		case OPT_MAX_DEPTH:
+			o.max_depth = (unsigned)mp_opt_uint(&spec, "--max-depth", g.arg, 1, 1024);
+			break;
+		case OPT_NO_SYMBOLS: o.symbols = false; break;
+		}
+	}
+	return run(&o, argc - g.optind, argv + g.optind);
+}

@@ -1,0 +1,64 @@
+/*
+ * The collector: receives the streams of tracked processes (one connection
+ * each), symbolizes every new instruction pointer, and writes one capture per
+ * process with a trailer. `memprof run` and `memprof attach` drive it from
+ * their event loops.
+ */
+#ifndef MEMPROF_LIB_COLLECT_H
+#define MEMPROF_LIB_COLLECT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/strbuf.h"
+
+struct mp_collector;
+
+struct mp_collect_opts {
+	const char *output;      /* capture of the main process; others get .<pid> */
+	int output_fd;           /* already created output (or -1 to create it) */
+	bool force;              /* overwrite existing files */
+	bool symbolize;          /* write SYMBOL records */
+	pid_t main_pid;          /* the process whose stream is the main capture */
+	const char *root;        /* prefix for module paths (containers), or NULL */
+};
+
+/* What happened to a stream, for the caller's messages. */
+struct mp_capture_info {
+	char *path;
+	pid_t pid;
+	bool main;
+	uint64_t allocs, frees, bytes, records, traces, symbols, threads;
+	uint64_t file_bytes;
+	bool exec_replaced;      /* the process replaced itself (exec) */
+	bool failed;             /* the file could not be written: see the warnings */
+};
+
+struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts);
+void mp_collector_free(struct mp_collector *c);
+
+/* Take ownership of a connected stream. */
+void mp_collector_add(struct mp_collector *c, int fd);
+/*
+ * Poll set: mp_collector_pollfds() appends one entry per open stream at
+ * fds[0..max) and returns how many; after poll(), mp_collector_service()
+ * reads what is ready. Returns the number of streams still open.
+ */
+size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max);
+size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, size_t n);
+size_t mp_collector_open_streams(struct mp_collector *c);
+
+/* The main process ended with this wait status (from waitpid). */
+void mp_collector_main_exited(struct mp_collector *c, int wait_status);
+/*
+ * Finish: close every stream (reading what is already there), write the
+ * trailers, close the files. Returns the number of captures written; infos
+ * are valid until mp_collector_free().
+ */
+size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos);
+/* Warnings gathered so far (symbolization problems, unwritable files), one line each. */
+size_t mp_collector_warnings(struct mp_collector *c, const char ***lines);
+
+#endif
