@@ -44,7 +44,7 @@ expect_rc 2 "help for an unknown command"
 
 mp parse -h
 expect_rc 0 "parse -h"
-expect_out "usage: memprof parse FILE"
+expect_out "usage: memprof parse [--stacks] FILE"
 
 mp parse --bogus x
 expect_rc 2 "an unknown command option"

@@ -1,0 +1,37 @@
+/*
+ * Workload: the parent allocates 3 x 100 bytes (parent_alloc), forks a child
+ * that frees one of the parent's blocks, allocates 5 x 200 bytes
+ * (child_alloc) and exits with status 5; the parent waits and exits with
+ * status 0 after allocating 1 x 300 bytes (after_fork).
+ */
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void *volatile sink;
+
+__attribute__((noinline)) static void *parent_alloc(void) { return malloc(100); /* SITE:parent_alloc */ }
+__attribute__((noinline)) static void *child_alloc(void) { return malloc(200); /* SITE:child_alloc */ }
+__attribute__((noinline)) static void *after_fork(void) { return malloc(300); /* SITE:after_fork */ }
+
+int main(void)
+{
+	void *p[3];
+	pid_t pid;
+	int status;
+	for (int i = 0; i < 3; i++)
+		p[i] = parent_alloc();
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		free(p[0]);
+		for (int i = 0; i < 5; i++)
+			sink = child_alloc();
+		exit(5);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 5)
+		return 1;
+	sink = after_fork();
+	return 0;
+}
