@@ -57,38 +57,52 @@ struct run_opts {
 
 static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM };
 
-/* True when pid already has sig pending (it got its own copy from a group-wide kill). */
-static bool signal_pending(pid_t pid, int sig)
+/* Whether pid has sig pending (SigPnd/ShdPnd) and whether it catches it (SigCgt). */
+static void signal_state(pid_t pid, int sig, bool *pending, bool *caught)
 {
 	char path[64], line[256];
 	FILE *f;
-	bool pending = false;
+	*pending = *caught = false;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long mask;
-		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
-		    sscanf(line + 7, "%llx", &mask) == 1 && (mask >> (sig - 1)) & 1)
-			pending = true;
+		bool *flag = !strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7) ? pending
+			     : !strncmp(line, "SigCgt:", 7)                             ? caught
+											  : NULL;
+		if (flag && sscanf(line + 7, "%llx", &mask) == 1 && (mask >> (sig - 1)) & 1)
+			*flag = true;
 	}
 	fclose(f);
-	return pending;
 }
 
 /*
- * A signal sent to memprof by a process goes on to the program; signals from
- * the terminal (SIGINT, SIGQUIT) reach the program by themselves, and so does
- * a kill of the whole process group, which the pending check catches.
+ * A signal sent to memprof by a process goes on to the program, as if memprof
+ * were the program. But a kill of the whole process group, or of every
+ * process of a service, gives the program its own copy, and nothing tells the
+ * two apart. So: terminal signals (SIGINT, SIGQUIT from the kernel) are never
+ * passed on; a signal the program has pending is not; a signal the program
+ * catches is not either (a second copy could make a graceful shutdown a
+ * forced one), with a note saying so; any other (default or ignored action)
+ * is passed on, which is harmless even if it arrived twice.
  */
-static void forward_signal(pid_t pid, const struct signalfd_siginfo *si)
+static void forward_signal(pid_t pid, const struct signalfd_siginfo *si, const char *prog)
 {
 	int sig = (int)si->ssi_signo;
+	bool pending, caught;
 	if (si->ssi_code != SI_USER && si->ssi_code != SI_QUEUE && si->ssi_code != SI_TKILL)
 		return;
-	if (signal_pending(pid, sig))
+	signal_state(pid, sig, &pending, &caught);
+	if (pending)
 		return;
+	if (caught) {
+		warning("%s not passed on to '%s' (pid %d), which handles it itself and may have had "
+			"it already; send it there if it was meant for the program",
+			strsignal(sig), prog, (int)pid);
+		return;
+	}
 	kill(pid, sig);
 }
 
@@ -250,7 +264,10 @@ static int run(struct run_opts *o, int argc, char **argv)
 	if (pid < 0)
 		die_errno("cannot fork");
 	if (pid == 0) {
+		/* Only the parent may hold the write end: its close must read as "give up". */
 		close(listen_fd);
+		close(go[1]);
+		close(errp[0]);
 		child_exec(&t, &orig, go[0], errp[1]);
 	}
 	close(go[0]);
@@ -333,7 +350,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 							mp_collector_main_exited(c, st);
 						}
 				} else if (!exited) {
-					forward_signal(pid, &si);
+					forward_signal(pid, &si, argv[0]);
 				}
 			}
 		}
@@ -375,7 +392,7 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case 'o': o.output = g.arg; break;
 		case 'f': o.force = true; break;
-		case 'q': o.quiet = true; mp_set_quiet(1); break;
+		case 'q': o.quiet = true; break;
 		case OPT_FOLLOW_FORK: o.follow_fork = true; break;
 		case OPT_INTERVAL:
 			o.interval_ms = (unsigned)mp_opt_uint(&spec, "--memory-interval-ms", g.arg, 1, 3600000);

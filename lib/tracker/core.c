@@ -1036,6 +1036,8 @@ static void at_exit(void)
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
+	/* Modules closed since the last tick (outside the main lock, as always). */
+	mp_modules_refresh(0);
 	pthread_mutex_lock(&main_lock);
 	if (sink_fd >= 0) {
 		tick_locked();
@@ -1137,6 +1139,20 @@ static void env_remove_at(char **e)
 	while (*++e);
 }
 
+/* The variables the tracker reads; other MEMPROF_* variables are the user's. */
+static const char *const own_vars[] = {
+	"MEMPROF_SOCKET=", "MEMPROF_OUTPUT=", "MEMPROF_FORCE=", "MEMPROF_FOLLOW_FORK=",
+	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=",
+};
+
+static int own_var(const char *entry)
+{
+	for (size_t i = 0; i < sizeof(own_vars) / sizeof(own_vars[0]); i++)
+		if (!strncmp(entry, own_vars[i], strlen(own_vars[i])))
+			return 1;
+	return 0;
+}
+
 /* Remove our own library from LD_PRELOAD and our variables, unless children are followed. */
 static void clean_environment(void)
 {
@@ -1147,7 +1163,7 @@ static void clean_environment(void)
 	    !info.dli_fname)
 		return;
 	for (e = environ; *e;) {
-		if (!strncmp(*e, "MEMPROF_", 8)) {
+		if (own_var(*e)) {
 			env_remove_at(e);
 			continue;
 		}

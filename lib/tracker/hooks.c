@@ -225,7 +225,7 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 	return r;
 }
 
-#define ALIGNED_HOOK(name, kind, params, args, boot)                 \
+#define ALIGNED_HOOK(name, kind, params, args, boot, recorded)       \
 	MP_EXPORT void *name params                                  \
 	{                                                            \
 		void *p;                                             \
@@ -237,17 +237,19 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		mp_in_hook = 1;                                      \
 		p = mp_real.name args;                               \
 		if (p)                                               \
-			mp_record_alloc(kind, p, size);              \
+			mp_record_alloc(kind, p, recorded);          \
 		mp_in_hook = 0;                                      \
 		return p;                                            \
 	}
 
 ALIGNED_HOOK(aligned_alloc, MP_KIND_ALIGNED_ALLOC, (size_t alignment, size_t size),
-	     (alignment, size), mp_boot_alloc(size, alignment))
+	     (alignment, size), mp_boot_alloc(size, alignment), size)
 ALIGNED_HOOK(memalign, MP_KIND_MEMALIGN, (size_t alignment, size_t size), (alignment, size),
-	     mp_boot_alloc(size, alignment))
-ALIGNED_HOOK(valloc, MP_KIND_VALLOC, (size_t size), (size), mp_boot_alloc(size, 4096))
-ALIGNED_HOOK(pvalloc, MP_KIND_PVALLOC, (size_t size), (size), mp_boot_alloc(page_round(size), 4096))
+	     mp_boot_alloc(size, alignment), size)
+ALIGNED_HOOK(valloc, MP_KIND_VALLOC, (size_t size), (size), mp_boot_alloc(size, 4096), size)
+/* pvalloc's contract is the size rounded up to whole pages. */
+ALIGNED_HOOK(pvalloc, MP_KIND_PVALLOC, (size_t size), (size), mp_boot_alloc(page_round(size), 4096),
+	     page_round(size))
 
 /* ---- the mmap family ---- */
 

@@ -41,3 +41,20 @@ expect_one_line_err() {
 	[ "$n" -eq 1 ] || { sed 's/^/  stderr: /' err >&2; fail_ "${1:-error}: $n lines on stderr, expected one"; }
 }
 match_diff() { diff -u "$1" "$2" >&2 || fail_ "'$2' differs from '$1'"; }
+
+# site NAME FILE: the line number of the "SITE:NAME" marker in a workload source.
+site() {
+	n=$(grep -n "SITE:$1\b" "$2" | head -1 | cut -d: -f1)
+	[ -n "$n" ] || framework_failure_ "no SITE:$1 in $2"
+	echo "$n"
+}
+# count PATTERN FILE: lines matching the extended regex (0 when none).
+count() { grep -cE -- "$1" "$2" || true; }
+# expect_count N PATTERN FILE
+expect_count() {
+	got=$(count "$2" "$3")
+	[ "$got" -eq "$1" ] || fail_ "$got lines match '$2' in $3, expected $1"
+}
+# field NAME LINE: the value of NAME=... in a parse line.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+TRACKER_LIB=$MEMPROF_BUILDDIR/.libs/libmemprof.so

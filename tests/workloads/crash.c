@@ -1,7 +1,9 @@
 /*
  * Workload: allocates 7 x 77 bytes (before_end), waits 100 ms so the tracker
  * flushes, then ends the way argv[1] says: segv, abort, exit N, _exit N,
- * return N, wait (sleeps until killed), or stdin (waits for input, then exits).
+ * return N, wait (sleeps until killed), stdin (waits for input, then exits),
+ * or term (counts SIGTERMs: after the first it waits 300 ms for more, then
+ * exits with the count as its status).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -10,8 +12,20 @@
 #include <unistd.h>
 
 void *volatile sink[7];
+static volatile sig_atomic_t terms;
 
-__attribute__((noinline)) static void *before_end(void) { return malloc(77); /* SITE:before_end */ }
+static void on_term(int sig)
+{
+	(void)sig;
+	terms++;
+}
+
+__attribute__((noinline)) static void *before_end(void)
+{
+	void *p = malloc(77); /* SITE:before_end */
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
 
 int main(int argc, char **argv)
 {
@@ -34,6 +48,17 @@ int main(int argc, char **argv)
 			return 1;
 		for (;;)
 			pause();
+	}
+	if (!strcmp(how, "term")) {
+		struct timespec grace = { 0, 300 * 1000 * 1000 };
+		signal(SIGTERM, on_term);
+		if (write(1, "waiting\n", 8) != 8)
+			return 100;
+		while (!terms)
+			pause();
+		while (nanosleep(&grace, &grace) < 0)
+			;
+		return terms;
 	}
 	if (!strcmp(how, "stdin")) {
 		char c;

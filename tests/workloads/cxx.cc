@@ -22,7 +22,9 @@ template <typename T> struct Widget {
 
 __attribute__((noinline)) static std::string make_string()
 {
-	return std::string(100, 'x'); // SITE:make_string
+	std::string s(100, 'x'); // SITE:make_string
+	__asm__ volatile("" ::: "memory");
+	return s;
 }
 
 int main()

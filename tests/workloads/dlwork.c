@@ -5,5 +5,7 @@ void *dlwork_alloc(size_t n);
 
 __attribute__((noinline)) void *dlwork_alloc(size_t n)
 {
-	return malloc(n); /* SITE:dlwork_alloc */
+	void *p = malloc(n); /* SITE:dlwork_alloc */
+	__asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays */
+	return p;
 }

@@ -10,7 +10,12 @@
 
 void *volatile sink;
 
-__attribute__((noinline)) static void *before_exec(void) { return malloc(123); /* SITE:before_exec */ }
+__attribute__((noinline)) static void *before_exec(void)
+{
+	void *p = malloc(123); /* SITE:before_exec */
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
 
 int main(int argc, char **argv)
 {

@@ -9,10 +9,28 @@
 #include <unistd.h>
 
 void *volatile sink;
+#define BARRIER() __asm__ volatile("" ::: "memory")
 
-__attribute__((noinline)) static void *parent_alloc(void) { return malloc(100); /* SITE:parent_alloc */ }
-__attribute__((noinline)) static void *child_alloc(void) { return malloc(200); /* SITE:child_alloc */ }
-__attribute__((noinline)) static void *after_fork(void) { return malloc(300); /* SITE:after_fork */ }
+__attribute__((noinline)) static void *parent_alloc(void)
+{
+	void *p = malloc(100); /* SITE:parent_alloc */
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *child_alloc(void)
+{
+	void *p = malloc(200); /* SITE:child_alloc */
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *after_fork(void)
+{
+	void *p = malloc(300); /* SITE:after_fork */
+	BARRIER();
+	return p;
+}
 
 int main(void)
 {

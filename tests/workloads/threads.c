@@ -15,10 +15,13 @@
 
 static pthread_barrier_t all_allocated;
 void *volatile sink;
+#define BARRIER() __asm__ volatile("" ::: "memory")
 
 __attribute__((noinline)) static void *worker_alloc(void)
 {
-	return malloc(64); /* SITE:worker_alloc */
+	void *p = malloc(64); /* SITE:worker_alloc */
+	BARRIER();
+	return p;
 }
 
 static void *worker(void *arg)

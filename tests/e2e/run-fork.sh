@@ -1,0 +1,36 @@
+#!/bin/bash
+# fork: by default the child stops tracking; --follow-fork gives it a capture of its own.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+mp run -q -o f.bin "$WORKLOADS/forks"
+expect_rc 0 "run forks"
+ls f.bin.* 2>/dev/null && fail_ "a child capture without --follow-fork"
+"$MEMPROF" parse --stacks f.bin > p || fail_ "parse"
+expect_count 3 '^ALLOC .*size=100 .*frames=\["parent_alloc","main"' p
+expect_count 1 '^ALLOC .*size=300 .*frames=\["after_fork","main"' p
+expect_count 0 '^ALLOC .*size=200 ' p
+expect_count 4 '^ALLOC ' p
+expect_count 0 '^FREE ' p
+expect_count 1 '^FORK .*child_pid=[0-9]+' p
+child=$(field child_pid "$(grep ^FORK p)")
+
+mp run -q -f --follow-fork -o f.bin "$WORKLOADS/forks"
+expect_rc 0 "run --follow-fork forks"
+"$MEMPROF" parse --stacks f.bin > p || fail_ "parse"
+child=$(field child_pid "$(grep ^FORK p)")
+[ -f "f.bin.$child" ] || fail_ "no capture f.bin.$child for the child"
+[ "$(ls f.bin.* | wc -l)" -eq 1 ] || fail_ "more than one child capture: $(ls f.bin.*)"
+"$MEMPROF" parse --stacks "f.bin.$child" > c || fail_ "parse the child's capture"
+h=$(grep ^HEADER c)
+parent=$(field pid "$(grep ^HEADER p)")
+[ "$(field pid "$h")" = "$child" ] || fail_ "child header pid: $h"
+[ "$(field forked_from "$h")" = "$parent" ] || fail_ "child header forked_from: $h"
+grep -q 'fork-child' <<<"$h" || fail_ "child header flags: $h"
+expect_count 5 '^ALLOC .*size=200 .*frames=\["child_alloc","main"' c
+expect_count 5 '^ALLOC ' c
+# The child frees one of its parent's blocks: a free of an address it never saw allocated.
+paddr=$(field addr "$(grep -E '^ALLOC .*size=100 ' p | head -1)")
+expect_count 1 "^FREE .*addr=$paddr\$" c
+[ "$(field exit_code "$(grep ^TRAILER c)")" = 5 ] || fail_ "child trailer: $(grep ^TRAILER c)"
+[ "$(field exit_code "$(grep ^TRAILER p)")" = 0 ] || fail_ "parent trailer"
+exit 0

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Options of memprof run.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+# --max-depth keeps the innermost frames and marks the cut.
+mp run -q --max-depth 10 -o d.bin "$WORKLOADS/deep" 50
+expect_rc 0 "--max-depth 10"
+"$MEMPROF" parse --stacks d.bin > p
+line=$(grep -E '^ALLOC .*size=99 ' p)
+frames=$(sed 's/.*frames=//' <<<"$line")
+[ "$(grep -o '","' <<<"$frames" | wc -l)" -eq 10 ] || fail_ "expected 10 frames and the cut: $frames"
+grep -q '^\["recurse","recurse",' <<<"$frames" || fail_ "innermost frames: $frames"
+grep -q '"<stack truncated>"\]$' <<<"$frames" || fail_ "no truncation mark: $frames"
+grep -q 'max_depth=10 ' p || fail_ "max_depth not in the header"
+# The default depth (128) holds 50 levels.
+mp run -q -f -o d.bin "$WORKLOADS/deep" 50
+"$MEMPROF" parse --stacks d.bin | grep -E '^ALLOC .*size=99 ' > line
+grep -q truncated line && fail_ "a 55-frame stack truncated at the default depth"
+[ "$(grep -o '"recurse"' line | wc -l)" -eq 51 ] || fail_ "expected 51 recurse frames: $(cat line)"
+
+# --memory-interval-ms: ticks while the program sleeps 100 ms.
+mp run -q -f --memory-interval-ms 5 -o t.bin "$WORKLOADS/crash"
+n5=$("$MEMPROF" parse t.bin | grep -c '^TICK')
+mp run -q -f --memory-interval-ms 1000 -o t.bin "$WORKLOADS/crash"
+n1000=$("$MEMPROF" parse t.bin | grep -c '^TICK')
+[ "$n5" -ge 10 ] || fail_ "only $n5 ticks at 5 ms over 100 ms"
+[ "$n1000" -le 2 ] || fail_ "$n1000 ticks at 1000 ms over 100 ms"
+"$MEMPROF" parse t.bin | grep -q 'interval_ms=1000 ' || fail_ "interval not in the header"
+grep -E '^TICK' <("$MEMPROF" parse t.bin) | awk '{split($3,a,"="); if (a[2] < 1000000) exit 1}' ||
+	fail_ "an RSS below 1 MB"
+
+# --no-symbols: no SYMBOL records, flags raw; stacks show module+offset.
+mp run -q -f --no-symbols -o n.bin "$WORKLOADS/allocs"
+expect_rc 0 "--no-symbols"
+"$MEMPROF" parse --stacks n.bin > p
+expect_count 0 '^SYMBOL ' p
+grep -q 'flags=raw' p || fail_ "flags not raw"
+expect_count 1000 '^ALLOC .*size=32 .*frames=\["allocs\+0x[0-9a-f]+","allocs\+0x' p
+
+# The default name: memprof-<program>.<pid>.bin in the current directory.
+mp run "$WORKLOADS/allocs"
+expect_rc 0 "default output"
+f=$(ls memprof-allocs.*.bin) || fail_ "no memprof-allocs.<pid>.bin"
+pid=$(field pid "$("$MEMPROF" parse "$f" | grep ^HEADER)")
+[ "$f" = "memprof-allocs.$pid.bin" ] || fail_ "name $f, pid $pid"
+expect_err "memprof: tracking '$WORKLOADS/allocs' into '$f'"
+
+# Never overwrite without -f, and refuse before the program runs.
+mp run -o "$f" "$WORKLOADS/allocs"
+expect_rc 1 "existing output"
+expect_err "memprof: '$f' exists (use -f to overwrite it)"
+expect_one_line_err
+expect_not_out "allocs done"
+mp run -q -f -o "$f" "$WORKLOADS/allocs"
+expect_rc 0 "-f"
+
+# Bad option values are usage errors.
+for args in "--max-depth 0" "--max-depth 2000" "--max-depth x" "--memory-interval-ms 0" "--memory-interval-ms -5" "--bogus"; do
+	mp run $args "$WORKLOADS/allocs"
+	expect_rc 2 "run $args"
+	expect_not_out "allocs done"
+done
+mp run
+expect_rc 2 "run without a program"
+expect_err "memprof run: missing argument"
+# Options after the program belong to the program.
+mp run -q -f -o o.bin "$WORKLOADS/io" 7 --max-depth 0
+expect_rc 7 "program options"
+exit 0

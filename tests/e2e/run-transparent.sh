@@ -1,0 +1,32 @@
+#!/bin/bash
+# The program's streams, status and environment are its own.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+head -c 300000 /dev/urandom > in.bin
+"$MEMPROF" run -q -o io.bin "$WORKLOADS/io" 42 < in.bin > out.bin 2> err.txt; rc=$?
+[ "$rc" -eq 42 ] || fail_ "exit status $rc, expected 42"
+cmp -s in.bin out.bin || fail_ "stdout differs from stdin"
+[ "$(cat err.txt)" = "to stderr" ] || fail_ "stderr is not the program's alone: $(cat err.txt)"
+
+# Without -q memprof's lines go to stderr only, before and after the program's.
+echo hello | "$MEMPROF" run -f -o io.bin "$WORKLOADS/io" > out.txt 2> err.txt; rc=$?
+[ "$rc" -eq 0 ] || fail_ "exit status $rc"
+[ "$(cat out.txt)" = hello ] || fail_ "stdout: $(cat out.txt)"
+head -1 err.txt | grep -q "^memprof: tracking '$WORKLOADS/io' into 'io.bin'" || fail_ "first line: $(head -1 err.txt)"
+grep -qx "to stderr" err.txt || fail_ "the program's stderr is missing"
+grep -q "^memprof: wrote 'io.bin'" err.txt || fail_ "no summary line"
+grep -qx "memprof: next: memprof flamegraph io.bin" err.txt || fail_ "no next-step line"
+
+# The environment the program sees is the one it would see without memprof
+# (but "_", which the shell sets to the command it runs).
+env -u MEMPROF_SRCDIR env | grep -v '^_=' | sort > plain.txt
+"$MEMPROF" run -q -f -o env.bin env -u MEMPROF_SRCDIR env | grep -v '^_=' | sort > tracked.txt
+diff plain.txt tracked.txt >&2 || fail_ "the environment differs under memprof"
+# An ignored SIGPIPE is inherited as ignored, a default one as default.
+trap '' PIPE
+"$MEMPROF" run -q -f -o s.bin grep SigIgn /proc/self/status > ign.txt
+trap - PIPE
+"$MEMPROF" run -q -f -o s.bin grep SigIgn /proc/self/status > dfl.txt
+[ $(( 0x$(awk '{print $2}' ign.txt) & 0x1000 )) -ne 0 ] || fail_ "SIGPIPE ignored by the caller is not ignored in the program"
+[ $(( 0x$(awk '{print $2}' dfl.txt) & 0x1000 )) -eq 0 ] || fail_ "the program inherited memprof's own ignored SIGPIPE"
+exit 0
