@@ -561,6 +561,14 @@ static void copy_file(const char *src, const char *dst, size_t len)
 	assert_int_equal(close(out), 0);
 }
 
+/* Copy src to root + rel. */
+static void copy_into(const char *root, const char *rel, const char *src)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	copy_file(src, path, SIZE_MAX);
+}
+
 static char *make_tmpdir(void)
 {
 	char *dir = xstrdup("/tmp/memprof-test-symbols-XXXXXX");
@@ -593,8 +601,7 @@ static void test_root(void **state)
 	(void)state;
 
 	/* Under the root: a stripped library, and its debug file in the build-id tree. */
-	snprintf(path, sizeof(path), "%s/opt/app/libsymfix.so", root);
-	copy_file(FIXDIR "/libsymfix-nodebug.so", path, SIZE_MAX);
+	copy_into(root, "/opt/app/libsymfix.so", FIXDIR "/libsymfix-nodebug.so");
 	build_id_path(path, sizeof(path), root, m);
 	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
 
@@ -621,12 +628,11 @@ static void test_root_file_only(void **state)
 {
 	struct fx *fx = fixture("symfix");
 	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
-	char *root = make_tmpdir(), path[PATH_MAX];
+	char *root = make_tmpdir();
 	struct mp_symbols *s = new_symbols(root, true);
 	struct mp_sym sym;
 	(void)state;
-	snprintf(path, sizeof(path), "%s/opt/app/libsymfix.so", root);
-	copy_file(FIXDIR "/libsymfix-symtab.so", path, SIZE_MAX);
+	copy_into(root, "/opt/app/libsymfix.so", FIXDIR "/libsymfix-symtab.so");
 	add_as(s, 1, m, "/opt/app/libsymfix.so", 0, true);
 	lookup_ret(s, probe(fx, "lib-static"), &sym);
 	assert_int_equal(sym.nframes, 1);
@@ -642,13 +648,12 @@ static void test_root_debuglink(void **state)
 {
 	struct fx *fx = fixture("symfix");
 	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
-	char *root = make_tmpdir(), path[PATH_MAX];
+	char *root = make_tmpdir();
 	struct mp_symbols *s = new_symbols(root, true);
 	(void)state;
-	snprintf(path, sizeof(path), "%s/opt/app/libsymfix-split.so", root);
-	copy_file(FIXDIR "/libsymfix-split.so", path, SIZE_MAX);
-	snprintf(path, sizeof(path), "%s/usr/lib/debug/opt/app/libsymfix-split.so.debug", root);
-	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
+	copy_into(root, "/opt/app/libsymfix-split.so", FIXDIR "/libsymfix-split.so");
+	copy_into(root, "/usr/lib/debug/opt/app/libsymfix-split.so.debug",
+		  FIXDIR "/libsymfix-split.so.debug");
 	add_as(s, 1, m, "/opt/app/libsymfix-split.so", 0, true);
 	check_lib_full(s, fx, 0);
 	check_warnings(s, 0);
