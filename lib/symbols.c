@@ -1,4 +1,4 @@
-/* Symbolization of instruction pointers with libdw: module map, per-file cache, inline chains, demangling. */
+/* Symbolization with libdw: module map, per-file cache, inline chains, demangling. */
 #include <config.h>
 #include "lib/symbols.h"
 
@@ -544,7 +544,8 @@ static int report_file(struct mp_symbols *s, struct sym_file *f, int fd, const c
 	return 0;
 
 fail_dwfl:
-	*why = intern_msg(s, xasprintf("cannot read '%s': %s: no symbols", f->path, dwfl_errmsg(-1)));
+	*why = intern_msg(s, xasprintf("cannot read '%s': %s: no symbols", f->path,
+				       dwfl_errmsg(-1)));
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	f->dwfl = NULL;
@@ -566,7 +567,8 @@ static int try_file(struct mp_symbols *s, struct sym_file *f, const char *path, 
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
-		*why = intern_msg(s, xasprintf("cannot open '%s': %s: no symbols", f->path, strerror(errno)));
+		*why = intern_msg(s, xasprintf("cannot open '%s': %s: no symbols", f->path,
+					       strerror(errno)));
 		return -1;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -603,8 +605,8 @@ static void open_file(struct mp_symbols *s, struct sym_file *f)
 
 	if (len > sizeof(deleted) - 1 && !strcmp(f->path + len - (sizeof(deleted) - 1), deleted))
 		len -= sizeof(deleted) - 1;
-	/* The file under the root, then as it is. */
-	for (pass = f->root ? 0 : 1; pass < 2 && r; pass++) {
+	/* The file under the root (when its path is absolute), then as it is. */
+	for (pass = f->root && f->path[0] == '/' ? 0 : 1; pass < 2 && r; pass++) {
 		const char *w = NULL;
 		strbuf_reset(&path);
 		if (pass == 0)
@@ -627,13 +629,11 @@ static void open_file(struct mp_symbols *s, struct sym_file *f)
 	if (!r) {
 		f->state = FILE_READY;
 	} else {
-		if (!why) {
-			if (f->root)
-				why = intern_msg(s, xasprintf("cannot find '%s' (in '%s' or outside it): no symbols",
-						   f->path, f->root));
-			else
-				why = intern_msg(s, xasprintf("cannot find '%s': no symbols", f->path));
-		}
+		if (!why && f->root)
+			why = intern_msg(s, xasprintf("cannot find '%s' (in '%s' or outside it): "
+						      "no symbols", f->path, f->root));
+		else if (!why)
+			why = intern_msg(s, xasprintf("cannot find '%s': no symbols", f->path));
 		f->problem = why;
 	}
 	strbuf_release(&path);
@@ -679,7 +679,9 @@ static int fn_range_cmp(const void *a, const void *b)
 	 * first in DIE order comes last, so it is the one found, as with
 	 * dwarf_getscopes().
 	 */
-	return (uintptr_t)x->die.addr > (uintptr_t)y->die.addr ? -1 : (uintptr_t)x->die.addr < (uintptr_t)y->die.addr;
+	if (x->die.addr != y->die.addr)
+		return (uintptr_t)x->die.addr > (uintptr_t)y->die.addr ? -1 : 1;
+	return 0;
 }
 
 static struct unit_index *get_unit(struct mp_symbols *s, struct sym_file *f, Dwarf_Die *cudie)

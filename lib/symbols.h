@@ -1,4 +1,4 @@
-/* Symbolization: instruction pointers of a tracked process to functions, source lines and inlined frames (libdw). */
+/* Symbolization: instruction pointers of a tracked process to functions, lines and inlined frames. */
 #ifndef MEMPROF_LIB_SYMBOLS_H
 #define MEMPROF_LIB_SYMBOLS_H
 
@@ -45,8 +45,8 @@
  *    (function NULL). Column 0 means unknown.
  *
  * Where the files come from: a module's path is opened as
- * "<root><path>" first and then as "<path>" (root from the options; a
- * " (deleted)" suffix is dropped). Debug information is found like the
+ * "<root><path>" first (for an absolute path) and then as "<path>" (root
+ * from the options; a " (deleted)" suffix is dropped). Debug information is found like the
  * elfutils tools do: in the file itself, else by build-id under
  * <root>/usr/lib/debug/.build-id/xx/yyyy.debug and
  * /usr/lib/debug/.build-id/..., else by .gnu_debuglink next to the file,
@@ -148,10 +148,19 @@ int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
 
 /*
  * The problems met so far by lookups on s, one line each, in the order met,
- * each file's problem once, for example:
- *   no debug information for '/usr/lib/libfoo.so'
- *   '/usr/bin/prog' has build-id abcd..., the capture recorded 1234...: not used
- * The caller prints them as warnings (e.g. warning("%s", lines[i])); lines
+ * each file's problem once. Their forms:
+ *   cannot find '<path>': no symbols
+ *   cannot find '<path>' (in '<root>' or outside it): no symbols
+ *   cannot open '<path>': <strerror>: no symbols
+ *   '<path>' is not a regular file: no symbols
+ *   '<path>' is not an ELF file: no symbols
+ *   cannot read '<path>': <libdwfl's reason>: no symbols
+ *   '<path>' has build-id <hex>, the capture recorded build-id <hex>: not used
+ *     (or "has no build-id")
+ *   no debug information for '<path>': function names only, no source lines
+ *   no debug information or symbol table for '<path>': no symbols
+ * with <path> as given to mp_symbols_add_module(). The caller prints them as
+ * warnings (e.g. warning("%s", lines[i])); lines
  * are only appended, so a caller printing them as they come remembers how
  * many it has printed. *lines is valid until the next call on s.
  */
@@ -160,7 +169,7 @@ size_t mp_symbols_warnings(struct mp_symbols *s, const char ***lines);
 /* Counters, for tests, benchmarks and debug output. */
 struct mp_symbols_stats {
 	size_t lookups;      /* mp_symbols_lookup() calls on this object */
-	size_t files_opened; /* files opened by the shared cache (each at most once) */
+	size_t files_opened; /* files looked for by the shared cache: each (root, path, build-id) once */
 	size_t units_indexed; /* compilation units indexed by the shared cache */
 };
 void mp_symbols_stats(struct mp_symbols *s, struct mp_symbols_stats *st);

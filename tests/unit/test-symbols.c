@@ -390,9 +390,15 @@ static void test_shared_library(void **state)
 	struct fx *fx = fixture("symfix");
 	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
 	struct mp_symbols *s = new_symbols(NULL, true);
+	struct mp_sym sym;
 	(void)state;
 	add_as(s, 1, m, LIBSO, 0, true);
 	check_lib_full(s, fx, 0);
+	/* An assembly function with two names: the first subprogram of the two. */
+	assert_int_equal(mp_symbols_lookup(s, func(fx, "symfix_asm_second"), false, &sym), 0);
+	assert_int_equal(sym.nframes, 1);
+	check_frame(&sym.frames[0], "symfix_asm_first", "symfix-asm.S",
+		    mark_line("symfix-asm.S", "asm-entry"), 0);
 	check_warnings(s, 0);
 	mp_symbols_free(s);
 }
@@ -555,6 +561,14 @@ static void copy_file(const char *src, const char *dst, size_t len)
 	assert_int_equal(close(out), 0);
 }
 
+/* Copy src to root + rel. */
+static void copy_into(const char *root, const char *rel, const char *src)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	copy_file(src, path, SIZE_MAX);
+}
+
 static char *make_tmpdir(void)
 {
 	char *dir = xstrdup("/tmp/memprof-test-symbols-XXXXXX");
@@ -587,8 +601,7 @@ static void test_root(void **state)
 	(void)state;
 
 	/* Under the root: a stripped library, and its debug file in the build-id tree. */
-	snprintf(path, sizeof(path), "%s/opt/app/libsymfix.so", root);
-	copy_file(FIXDIR "/libsymfix-nodebug.so", path, SIZE_MAX);
+	copy_into(root, "/opt/app/libsymfix.so", FIXDIR "/libsymfix-nodebug.so");
 	build_id_path(path, sizeof(path), root, m);
 	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
 
@@ -606,6 +619,44 @@ static void test_root(void **state)
 	add_as(s, 1, m, "/opt/app/libsymfix.so", 0, true);
 	lookup_ret(s, probe(fx, "lib"), &(struct mp_sym){ 0 });
 	check_warnings(s, 1, "cannot find '/opt/app/libsymfix.so': no symbols");
+	mp_symbols_free(s);
+	remove_tree(root);
+}
+
+/* The file under the root is used, even when nothing else about it is. */
+static void test_root_file_only(void **state)
+{
+	struct fx *fx = fixture("symfix");
+	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
+	char *root = make_tmpdir();
+	struct mp_symbols *s = new_symbols(root, true);
+	struct mp_sym sym;
+	(void)state;
+	copy_into(root, "/opt/app/libsymfix.so", FIXDIR "/libsymfix-symtab.so");
+	add_as(s, 1, m, "/opt/app/libsymfix.so", 0, true);
+	lookup_ret(s, probe(fx, "lib-static"), &sym);
+	assert_int_equal(sym.nframes, 1);
+	check_frame(&sym.frames[0], "lib_helper", NULL, 0, 0);
+	check_warnings(s, 1, "no debug information for '/opt/app/libsymfix.so': "
+			     "function names only, no source lines");
+	mp_symbols_free(s);
+	remove_tree(root);
+}
+
+/* A debuglink found in the global debug directory under the root: <root>/usr/lib/debug/<dir>/. */
+static void test_root_debuglink(void **state)
+{
+	struct fx *fx = fixture("symfix");
+	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
+	char *root = make_tmpdir();
+	struct mp_symbols *s = new_symbols(root, true);
+	(void)state;
+	copy_into(root, "/opt/app/libsymfix-split.so", FIXDIR "/libsymfix-split.so");
+	copy_into(root, "/usr/lib/debug/opt/app/libsymfix-split.so.debug",
+		  FIXDIR "/libsymfix-split.so.debug");
+	add_as(s, 1, m, "/opt/app/libsymfix-split.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_warnings(s, 0);
 	mp_symbols_free(s);
 	remove_tree(root);
 }
@@ -1024,6 +1075,8 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_deleted_suffix),
 		cmocka_unit_test(test_root),
+		cmocka_unit_test(test_root_file_only),
+		cmocka_unit_test(test_root_debuglink),
 		cmocka_unit_test(test_debug_file_stands_in),
 		cmocka_unit_test(test_remove_and_readd),
 		cmocka_unit_test(test_shared_cache),
