@@ -13,5 +13,8 @@
 #define MEMPROF_CMD_CMD_H
 
 int cmd_parse(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
 
 #endif

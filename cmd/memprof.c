@@ -25,6 +25,9 @@ struct mp_cmd {
 /* Sorted by name; checked at start-up in debug builds by cmd_table_sorted(). */
 static const struct mp_cmd commands[] = {
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
+	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },
+	{ "summary", cmd_summary, "show which functions hold the memory, as a table" },
+	{ "tree", cmd_tree, "show the call tree of the biggest allocations" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -862,6 +862,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		a->totals.peak_bytes = p->heap;
 		a->totals.peak_count = p->live_count;
 		a->totals.peak_time_us = p->last_time_us;
+		a->totals.peak_ticks = a->n_ticks;
 		a->totals.peak_event = a->n_events;
 	}
 	if (p->heap > p->tick_max)
@@ -1142,15 +1143,17 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (a->finished)
 		return;
 	a->finished = true;
-	if (a->trailer.present && a->trailer.duration_us > a->duration_us)
-		a->duration_us = a->trailer.duration_us;
+	/* The trailer knows; without one, the last time any record gave. */
 	if (p->last_time_us > a->duration_us)
 		a->duration_us = p->last_time_us;
+	if (a->trailer.present && a->trailer.duration_us)
+		a->duration_us = a->trailer.duration_us;
 	if (a->trailer.present && a->trailer.n_lost > a->totals.n_lost)
 		a->totals.n_lost = a->trailer.n_lost;
 	/* The last point: the end of the capture, when events followed the last tick. */
 	if (p->pending_ticks || p->events_since_tick) {
-		merge_pending(a, p->events_since_tick ? a->duration_us : p->last_time_us,
+		uint64_t end = a->duration_us > p->last_time_us ? a->duration_us : p->last_time_us;
+		merge_pending(a, p->events_since_tick ? end : p->last_time_us,
 			      p->pending_ticks ? p->pending.rss : p->last_rss);
 		push_sample(a, &p->pending);
 	}

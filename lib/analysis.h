@@ -180,6 +180,7 @@ struct mp_totals {
 	uint64_t n_lost;           /* events the tracker reported lost (LOST records) */
 	uint64_t peak_bytes, peak_count;
 	uint64_t peak_time_us;     /* time of the last tick before the peak (0: none) */
+	uint64_t peak_ticks;       /* ticks seen before the peak (0: it came before the first) */
 	uint64_t peak_event;       /* the peak was reached at this event (1-based; 0: never) */
 	uint64_t leaked_bytes, leaked_count;
 	uint64_t temporary_bytes, temporary_count;

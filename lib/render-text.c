@@ -101,6 +101,54 @@ enum mp_color mp_share_color(uint64_t part, uint64_t total)
 	return MP_COLOR_BRIGHT_GREEN;
 }
 
+size_t mp_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c = s[0], min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2, c &= 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3, c &= 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+void mp_text_add_safe(struct strbuf *sb, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		size_t n = mp_utf8_decode(s + i, len - i, &cp);
+		if (!n || cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+			/* A control character or a stray byte: shown, never obeyed. */
+			for (size_t k = 0; k < (n ? n : 1); k++)
+				strbuf_addf(sb, "\\x%02x", s[i + k]);
+			i += n ? n : 1;
+			continue;
+		}
+		strbuf_add(sb, s + i, n);
+		i += n;
+	}
+}
+
 /* Bytes of the escape sequence at s ("\033[...m"), or 0. */
 static size_t escape_len(const char *s, size_t len)
 {

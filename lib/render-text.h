@@ -43,6 +43,25 @@ const char *mp_color(const struct mp_term *t, enum mp_color c);
  */
 enum mp_color mp_share_color(uint64_t part, uint64_t total);
 
+/*
+ * Decode the UTF-8 sequence at s: its length (1 to 4) with the code point in
+ * *cp, or 0 when the bytes are not valid UTF-8 (overlong, surrogate, cut).
+ */
+size_t mp_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+/*
+ * Append text from a capture (untrusted) for a terminal: control characters
+ * (C0, DEL, C1) and invalid UTF-8 bytes become \xNN, so no escape sequence
+ * from a symbol name, path or thread name reaches the terminal.
+ */
+void mp_text_add_safe(struct strbuf *sb, const char *s, size_t len);
+static inline void mp_text_addstr_safe(struct strbuf *sb, const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	mp_text_add_safe(sb, s, n);
+}
+
 /* Display width of UTF-8 text (one column per code point; escape sequences count 0). */
 size_t mp_text_width(const char *s, size_t len);
 /*
