@@ -42,18 +42,23 @@ bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *arg
 	return false;
 }
 
-bool mp_report_load(struct mp_analysis *a, const char *path, struct mp_analysis_opts *o)
+bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
+		    const struct mp_analysis_opts *o)
 {
+	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_progress progress;
 	struct strbuf msg = STRBUF_INIT;
 	int ret;
 
+	if (o)
+		opts = *o;
+	opts.flags |= args->flags;
+	opts.temporary_threshold = args->threshold;
 	mp_progress_init(&progress, STDERR_FILENO, "Analysing");
-	o->progress = &progress;
-	mp_analysis_init(a, o);
+	opts.progress = &progress;
+	mp_analysis_init(a, &opts);
 	ret = mp_analysis_read_file(a, path, &msg);
 	a->opts.progress = NULL;
-	o->progress = NULL;
 	if (ret < 0)
 		error("%s", msg.buf);
 	else if (ret > 0)

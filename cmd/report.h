@@ -45,10 +45,13 @@ struct mp_report_args {
 bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
 		      const char *arg);
 /*
- * Analyse the capture at path (progress on a terminal's stderr). On failure
- * prints the reader's one-line error and returns false; a truncated or
- * damaged capture prints a one-line warning and is analysed up to the damage.
+ * Analyse the capture at path with the options of o (NULL: the defaults)
+ * and those args chose, showing progress on a terminal's stderr. On failure
+ * prints the reader's one-line error and returns false (a must still be
+ * released); a truncated or damaged capture prints a one-line warning and is
+ * analysed up to the damage.
  */
-bool mp_report_load(struct mp_analysis *a, const char *path, struct mp_analysis_opts *o);
+bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
+		    const struct mp_analysis_opts *o);
 
 #endif

@@ -38,7 +38,6 @@ int cmd_stats(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
-	struct mp_analysis_opts aopts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_stats_opts sopts = { 5, NULL };
 	struct mp_analysis a;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
@@ -69,8 +68,7 @@ int cmd_stats(int argc, char **argv)
 		mp_usage_error(&spec, "option '%s' needs --json", output ? "--output" : "--force");
 	capture = argv[g.optind];
 	sopts.capture = capture;
-	aopts.flags = args.flags;
-	if (!mp_report_load(&a, capture, &aopts)) {
+	if (!mp_report_load(&a, capture, &args, NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

@@ -36,7 +36,6 @@ int cmd_summary(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
-	struct mp_analysis_opts aopts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_analysis a;
 	struct mp_summary s;
 	struct mp_term term;
@@ -58,9 +57,7 @@ int cmd_summary(int argc, char **argv)
 		/* memray's default: the terminal's lines less five, at least ten. */
 		rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;
 	}
-	aopts.flags = args.flags;
-	aopts.temporary_threshold = args.threshold;
-	if (!mp_report_load(&a, argv[g.optind], &aopts)) {
+	if (!mp_report_load(&a, argv[g.optind], &args, NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

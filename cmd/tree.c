@@ -35,7 +35,6 @@ int cmd_tree(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
-	struct mp_analysis_opts aopts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_analysis a;
 	struct mp_term term;
 	struct strbuf out = STRBUF_INIT;
@@ -48,9 +47,7 @@ int cmd_tree(int argc, char **argv)
 		if (c == 'b')
 			biggest = mp_opt_uint(&spec, "--biggest-allocs", g.arg, 1, UINT32_MAX);
 	}
-	aopts.flags = args.flags;
-	aopts.temporary_threshold = args.threshold;
-	if (!mp_report_load(&a, argv[g.optind], &aopts)) {
+	if (!mp_report_load(&a, argv[g.optind], &args, NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

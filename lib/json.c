@@ -121,6 +121,30 @@ void mp_json_null(struct mp_json *j)
 	strbuf_addstr(j->out, "null");
 }
 
+void mp_json_field_uint(struct mp_json *j, const char *key, uint64_t v)
+{
+	mp_json_key(j, key);
+	mp_json_uint(j, v);
+}
+
+void mp_json_field_int(struct mp_json *j, const char *key, int64_t v)
+{
+	mp_json_key(j, key);
+	mp_json_int(j, v);
+}
+
+void mp_json_field_bool(struct mp_json *j, const char *key, bool v)
+{
+	mp_json_key(j, key);
+	mp_json_bool(j, v);
+}
+
+void mp_json_field_string(struct mp_json *j, const char *key, const char *s)
+{
+	mp_json_key(j, key);
+	mp_json_string(j, s);
+}
+
 void mp_json_quote(struct strbuf *sb, const char *str, size_t len, unsigned flags)
 {
 	const unsigned char *s = (const unsigned char *)str;

@@ -42,6 +42,11 @@ void mp_json_uint(struct mp_json *j, uint64_t v);
 void mp_json_int(struct mp_json *j, int64_t v);
 void mp_json_bool(struct mp_json *j, bool v);
 void mp_json_null(struct mp_json *j);
+/* A key and its value, in one call. */
+void mp_json_field_uint(struct mp_json *j, const char *key, uint64_t v);
+void mp_json_field_int(struct mp_json *j, const char *key, int64_t v);
+void mp_json_field_bool(struct mp_json *j, const char *key, bool v);
+void mp_json_field_string(struct mp_json *j, const char *key, const char *s);
 /* Append s as a quoted JSON string to sb. */
 void mp_json_quote(struct strbuf *sb, const char *s, size_t len, unsigned flags);
 

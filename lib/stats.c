@@ -297,18 +297,15 @@ static void json_top_sites(struct mp_json *j, const struct mp_analysis *a,
 		mp_json_begin_object(j);
 		mp_json_key(j, "location");
 		mp_json_string_len(j, loc.buf, loc.len);
-		mp_json_key(j, key == MP_SORT_BYTES ? "size" : "count");
-		mp_json_uint(j, key == MP_SORT_BYTES ? rows[i].c.bytes : rows[i].c.count);
-		mp_json_key(j, key == MP_SORT_BYTES ? "count" : "size");
-		mp_json_uint(j, key == MP_SORT_BYTES ? rows[i].c.count : rows[i].c.bytes);
-		mp_json_key(j, "function");
-		mp_json_string(j, mp_analysis_string(a, l->function));
-		mp_json_key(j, "file");
-		mp_json_string(j, mp_analysis_string(a, l->file));
-		mp_json_key(j, "line");
-		mp_json_uint(j, l->line);
-		mp_json_key(j, "module");
-		mp_json_string(j, mp_location_module(a, rows[i].site));
+		/* memray's key first: "size" in the list by size, "count" in the other. */
+		mp_json_field_uint(j, key == MP_SORT_BYTES ? "size" : "count",
+				   key == MP_SORT_BYTES ? rows[i].c.bytes : rows[i].c.count);
+		mp_json_field_uint(j, key == MP_SORT_BYTES ? "count" : "size",
+				   key == MP_SORT_BYTES ? rows[i].c.count : rows[i].c.bytes);
+		mp_json_field_string(j, "function", mp_analysis_string(a, l->function));
+		mp_json_field_string(j, "file", mp_analysis_string(a, l->file));
+		mp_json_field_uint(j, "line", l->line);
+		mp_json_field_string(j, "module", mp_location_module(a, rows[i].site));
 		mp_json_end_object(j);
 	}
 	mp_json_end_array(j);
@@ -326,12 +323,9 @@ static void json_top_modules(struct mp_json *j, const struct mp_analysis *a,
 	mp_json_begin_array(j);
 	for (size_t i = 0; i < n && i < o->num_largest; i++) {
 		mp_json_begin_object(j);
-		mp_json_key(j, "module");
-		mp_json_string(j, module_path(a, rows[i].module));
-		mp_json_key(j, "num_allocations");
-		mp_json_uint(j, rows[i].c.count);
-		mp_json_key(j, "total_bytes");
-		mp_json_uint(j, rows[i].c.bytes);
+		mp_json_field_string(j, "module", module_path(a, rows[i].module));
+		mp_json_field_uint(j, "num_allocations", rows[i].c.count);
+		mp_json_field_uint(j, "total_bytes", rows[i].c.bytes);
 		mp_json_end_object(j);
 	}
 	mp_json_end_array(j);
@@ -357,14 +351,10 @@ static void json_metadata(struct mp_json *j, const struct mp_analysis *a)
 	json_time(j, a->trailer.present && a->trailer.end_time_us
 			     ? a->trailer.end_time_us
 			     : a->header.start_time_us + a->duration_us);
-	mp_json_key(j, "duration_us");
-	mp_json_uint(j, a->duration_us);
-	mp_json_key(j, "total_allocations");
-	mp_json_uint(j, a->totals.n_allocs);
-	mp_json_key(j, "total_frames");
-	mp_json_uint(j, a->ntraces);
-	mp_json_key(j, "peak_memory");
-	mp_json_uint(j, a->totals.peak_bytes);
+	mp_json_field_uint(j, "duration_us", a->duration_us);
+	mp_json_field_uint(j, "total_allocations", a->totals.n_allocs);
+	mp_json_field_uint(j, "total_frames", a->ntraces);
+	mp_json_field_uint(j, "peak_memory", a->totals.peak_bytes);
 	mp_json_key(j, "command_line");
 	mp_report_command_line(a, false, &sb);
 	mp_json_string_len(j, sb.buf, sb.len);
@@ -373,22 +363,16 @@ static void json_metadata(struct mp_json *j, const struct mp_analysis *a)
 	for (size_t i = 0; i < a->header.argc; i++)
 		mp_json_string(j, a->header.argv[i]);
 	mp_json_end_array(j);
-	mp_json_key(j, "pid");
-	mp_json_uint(j, a->header.pid);
-	mp_json_key(j, "main_thread_id");
-	mp_json_uint(j, a->header.main_tid);
-	mp_json_key(j, "has_native_traces");
-	mp_json_bool(j, true);
-	mp_json_key(j, "symbolized");
-	mp_json_bool(j, a->header.flags & MP_HF_SYMBOLIZED);
+	mp_json_field_uint(j, "pid", a->header.pid);
+	mp_json_field_uint(j, "main_thread_id", a->header.main_tid);
+	mp_json_field_bool(j, "has_native_traces", true);
+	mp_json_field_bool(j, "symbolized", a->header.flags & MP_HF_SYMBOLIZED);
 	mp_json_key(j, "capture_format");
 	strbuf_reset(&sb);
 	strbuf_addf(&sb, "%u.%u", a->header.major, a->header.minor);
 	mp_json_string_len(j, sb.buf, sb.len);
-	mp_json_key(j, "hostname");
-	mp_json_string(j, a->header.hostname);
-	mp_json_key(j, "exe");
-	mp_json_string(j, a->header.exe);
+	mp_json_field_string(j, "hostname", a->header.hostname);
+	mp_json_field_string(j, "exe", a->header.exe);
 	mp_json_end_object(j);
 	strbuf_release(&sb);
 }
@@ -403,24 +387,18 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 
 	mp_json_init(&j, out, MP_JSON_PRETTY);
 	mp_json_begin_object(&j);
-	mp_json_key(&j, "total_num_allocations");
-	mp_json_uint(&j, a->totals.n_allocs);
-	mp_json_key(&j, "total_bytes_allocated");
-	mp_json_uint(&j, a->totals.bytes_allocated);
-	mp_json_key(&j, "total_num_frees");
-	mp_json_uint(&j, a->totals.n_frees);
+	mp_json_field_uint(&j, "total_num_allocations", a->totals.n_allocs);
+	mp_json_field_uint(&j, "total_bytes_allocated", a->totals.bytes_allocated);
+	mp_json_field_uint(&j, "total_num_frees", a->totals.n_frees);
 
 	mp_json_key(&j, "allocation_size_histogram");
 	mp_json_begin_array(&j);
 	hist_range(a, &lo, &hi);
 	for (unsigned k = lo; k <= hi && lo <= hi; k++) {
 		mp_json_begin_object(&j);
-		mp_json_key(&j, "min_bytes");
-		mp_json_uint(&j, mp_hist_bucket_min(k));
-		mp_json_key(&j, "max_bytes");
-		mp_json_uint(&j, mp_hist_bucket_max(k));
-		mp_json_key(&j, "count");
-		mp_json_uint(&j, a->totals.hist[k]);
+		mp_json_field_uint(&j, "min_bytes", mp_hist_bucket_min(k));
+		mp_json_field_uint(&j, "max_bytes", mp_hist_bucket_max(k));
+		mp_json_field_uint(&j, "count", a->totals.hist[k]);
 		mp_json_end_object(&j);
 	}
 	mp_json_end_array(&j);
@@ -431,8 +409,7 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 	for (size_t i = 0; i < nk; i++) {
 		strbuf_reset(&sb);
 		json_kind_name(&sb, kinds[i]->kind);
-		mp_json_key(&j, sb.buf);
-		mp_json_uint(&j, kinds[i]->n_allocs);
+		mp_json_field_uint(&j, sb.buf, kinds[i]->n_allocs);
 	}
 	free(kinds);
 	mp_json_end_object(&j);
@@ -447,50 +424,34 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 	for (size_t i = 0; i < a->nthreads; i++) {
 		const struct mp_thread *t = &a->threads[i];
 		mp_json_begin_object(&j);
-		mp_json_key(&j, "tid");
-		mp_json_uint(&j, t->tid);
-		mp_json_key(&j, "name");
-		mp_json_string(&j, mp_analysis_string(a, t->name));
-		mp_json_key(&j, "num_allocations");
-		mp_json_uint(&j, t->n_allocs);
-		mp_json_key(&j, "total_bytes");
-		mp_json_uint(&j, t->bytes_allocated);
-		mp_json_key(&j, "num_frees");
-		mp_json_uint(&j, t->n_frees);
-		mp_json_key(&j, "leaked_bytes");
-		mp_json_uint(&j, t->live.bytes);
+		mp_json_field_uint(&j, "tid", t->tid);
+		mp_json_field_string(&j, "name", mp_analysis_string(a, t->name));
+		mp_json_field_uint(&j, "num_allocations", t->n_allocs);
+		mp_json_field_uint(&j, "total_bytes", t->bytes_allocated);
+		mp_json_field_uint(&j, "num_frees", t->n_frees);
+		mp_json_field_uint(&j, "leaked_bytes", t->live.bytes);
 		mp_json_end_object(&j);
 	}
 	mp_json_end_array(&j);
 
 	json_metadata(&j, a);
 
-	mp_json_key(&j, "peak_memory_bytes");
-	mp_json_uint(&j, a->totals.peak_bytes);
-	mp_json_key(&j, "peak_memory_blocks");
-	mp_json_uint(&j, a->totals.peak_count);
+	mp_json_field_uint(&j, "peak_memory_bytes", a->totals.peak_bytes);
+	mp_json_field_uint(&j, "peak_memory_blocks", a->totals.peak_count);
 	mp_json_key(&j, "peak_time_us");
 	if (a->totals.peak_ticks)
 		mp_json_uint(&j, a->totals.peak_time_us);
 	else
 		mp_json_null(&j);
-	mp_json_key(&j, "leaked_bytes");
-	mp_json_uint(&j, a->totals.leaked_bytes);
-	mp_json_key(&j, "leaked_blocks");
-	mp_json_uint(&j, a->totals.leaked_count);
-	mp_json_key(&j, "unknown_frees");
-	mp_json_uint(&j, a->totals.n_unknown_frees);
-	mp_json_key(&j, "since_attach");
-	mp_json_bool(&j, a->attached);
-	mp_json_key(&j, "lost_events");
-	mp_json_uint(&j, a->totals.n_lost);
-	mp_json_key(&j, "mappings_included");
-	mp_json_bool(&j, !(a->opts.flags & MP_ANALYSIS_NO_MMAP));
+	mp_json_field_uint(&j, "leaked_bytes", a->totals.leaked_bytes);
+	mp_json_field_uint(&j, "leaked_blocks", a->totals.leaked_count);
+	mp_json_field_uint(&j, "unknown_frees", a->totals.n_unknown_frees);
+	mp_json_field_bool(&j, "since_attach", a->attached);
+	mp_json_field_uint(&j, "lost_events", a->totals.n_lost);
+	mp_json_field_bool(&j, "mappings_included", !(a->opts.flags & MP_ANALYSIS_NO_MMAP));
 	if (a->trailer.present && a->trailer.has_exit_signal) {
-		mp_json_key(&j, "exit_signal");
-		mp_json_int(&j, a->trailer.exit_signal);
-		mp_json_key(&j, "core_dumped");
-		mp_json_bool(&j, a->trailer.core_dumped);
+		mp_json_field_int(&j, "exit_signal", a->trailer.exit_signal);
+		mp_json_field_bool(&j, "core_dumped", a->trailer.core_dumped);
 	} else {
 		mp_json_key(&j, "exit_status");
 		if (a->trailer.present && a->trailer.has_exit_code)
@@ -498,8 +459,7 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 		else
 			mp_json_null(&j);
 	}
-	mp_json_key(&j, "truncated");
-	mp_json_bool(&j, !a->trailer.present);
+	mp_json_field_bool(&j, "truncated", !a->trailer.present);
 	mp_json_end_object(&j);
 	strbuf_release(&sb);
 }
