@@ -1022,6 +1022,8 @@ static void seen_time(struct mp_analysis *a, const struct mp_marker *m)
 
 void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 {
+	if (a->finished)
+		return;
 	a->n_records++;
 	switch (rec->type) {
 	case MP_REC_ALLOC:

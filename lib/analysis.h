@@ -143,7 +143,7 @@ struct mp_slot {
 	uint32_t site;          /* location of the allocation site; set by mp_analysis_finish() */
 	struct mp_counts allocated;  /* every allocation */
 	struct mp_counts peak;       /* live at the peak; set by mp_analysis_finish() */
-	struct mp_counts leaked;     /* live at the end */
+	struct mp_counts leaked;     /* live at the end (during the pass: live now) */
 	struct mp_counts temporary;  /* freed within the temporary threshold */
 	/* Private to the pass: the value at the last peak, if changed since. */
 	struct mp_counts at_peak_;
@@ -268,7 +268,8 @@ void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h);
 void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec);
 /*
  * End the pass: computes each slot's peak and site, leaks, the final time
- * series point and the intervals. Nothing may be fed afterwards.
+ * series point and the intervals, and frees the pass's working memory.
+ * Records fed afterwards are ignored.
  */
 void mp_analysis_finish(struct mp_analysis *a);
 
@@ -308,7 +309,11 @@ size_t mp_analysis_node_frames(const struct mp_analysis *a, uint32_t node, const
  */
 size_t mp_analysis_stack(const struct mp_analysis *a, uint32_t stack, uint32_t **buf,
 			 size_t *alloc);
-/* The allocation site of a stack: its innermost frame not in a runtime module. */
+/*
+ * The allocation site of a stack: its innermost frame not in a runtime
+ * module (nor the <stack truncated> mark), else its innermost frame. Complete
+ * after mp_analysis_finish(); slot.site holds it for each slot.
+ */
 uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack);
 /* The name shown for a thread: "0x<tid> (<name>)", "merged thread" (into sb). */
 void mp_analysis_thread_label(const struct mp_analysis *a, uint32_t thread, struct strbuf *sb);
