@@ -10,14 +10,16 @@
 #include "lib/rangemap.h"
 #include "lib/xalloc.h"
 
-/* A live heap block (any non-mapping kind), in an open-addressing table keyed by address. */
+/*
+ * A live heap block (any non-mapping kind), in an open-addressing table keyed
+ * by address: 32 bytes, since there may be tens of millions. The tick of its
+ * allocation, needed only for temporal intervals, is kept aside.
+ */
 struct block {
 	uint64_t addr, size;
 	uint64_t serial;        /* the allocating thread's allocation number */
 	uint32_t slot1;         /* slot + 1; 0 marks an empty entry */
 	uint32_t thread;        /* the allocating thread */
-	uint32_t tick;          /* ticks seen before the allocation (temporal buckets) */
-	uint32_t pad_;
 };
 
 /* One mapping allocation; munmap may cut it into several pieces in the range map. */
@@ -47,6 +49,7 @@ struct segref {
 struct mp_analysis_private {
 	struct block *blocks;
 	size_t bcap, bn;
+	struct mp_intmap block_ticks;   /* MP_ANALYSIS_TEMPORAL: address -> tick of allocation */
 	struct mp_rangemap maps;
 	struct origin *origins;
 	size_t norigins, origins_alloc;
@@ -717,6 +720,17 @@ static void block_delete(struct mp_analysis_private *p, struct block *b)
 	p->bn--;
 }
 
+/* The tick of a heap block's allocation (0 unless temporal), forgotten as it goes. */
+static uint32_t take_block_tick(struct mp_analysis *a, uint64_t addr)
+{
+	uint64_t tick = 0;
+	if (!(a->opts.flags & MP_ANALYSIS_TEMPORAL))
+		return 0;
+	mp_intmap_get(&a->p->block_ticks, addr, &tick);
+	mp_intmap_del(&a->p->block_ticks, addr);
+	return (uint32_t)tick;
+}
+
 /* What an allocation leaves behind when it is freed (in whole or, for mappings, in part). */
 struct release {
 	uint32_t slot, thread, tick;
@@ -838,7 +852,8 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		struct block *b = block_find(p, addr);
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
-			struct release r = { b->slot1 - 1, b->thread, b->tick, b->serial, b->size };
+			struct release r = { b->slot1 - 1, b->thread, take_block_tick(a, addr),
+					     b->serial, b->size };
 			heap_release(a, r.slot, r.thread, r.size, true);
 			block_delete(p, b);
 			allocation_gone(a, &r, th, false);
@@ -848,7 +863,8 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		b->serial = serial;
 		b->slot1 = slot + 1;
 		b->thread = th;
-		b->tick = (uint32_t)current_tick(a);
+		if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
+			mp_intmap_put(&p->block_ticks, addr, current_tick(a));
 	}
 	slot_change(a, slot, (int64_t)size, 1);
 	p->heap += size;
@@ -898,7 +914,8 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 			a->totals.n_unknown_frees++;
 			return;
 		}
-		r = (struct release){ b->slot1 - 1, b->thread, b->tick, b->serial, b->size };
+		r = (struct release){ b->slot1 - 1, b->thread, take_block_tick(a, addr), b->serial,
+				      b->size };
 		block_delete(p, b);
 		heap_release(a, r.slot, r.thread, r.size, true);
 		allocation_gone(a, &r, th, true);
@@ -926,6 +943,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	mp_strtab_init(&a->strings);
 	p = a->p = xcalloc(1, sizeof(*p));
 	mp_rangemap_init(&p->maps);
+	mp_intmap_init(&p->block_ticks);
 	p->free_origin = MP_NONE;
 	mp_idxset_init(&p->slotset);
 	mp_idxset_init(&p->locset);
@@ -945,6 +963,7 @@ static void release_pass_state(struct mp_analysis_private *p)
 	p->blocks = NULL;
 	p->bcap = p->bn = 0;
 	mp_rangemap_release(&p->maps);
+	mp_intmap_release(&p->block_ticks);
 	free(p->origins);
 	p->origins = NULL;
 	p->norigins = p->origins_alloc = 0;
@@ -1171,7 +1190,8 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL) {
 		for (size_t i = 0; i < p->bcap; i++)
 			if (p->blocks[i].slot1)
-				live_block_interval(a, p->blocks[i].slot1 - 1, p->blocks[i].tick,
+				live_block_interval(a, p->blocks[i].slot1 - 1,
+						    take_block_tick(a, p->blocks[i].addr),
 						    p->blocks[i].size);
 		mp_rangemap_each(&p->maps, live_mapping_interval, a);
 	}
