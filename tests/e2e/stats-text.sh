@@ -97,6 +97,16 @@ expect_out "	1.000 MiB in 3 blocks"
 expect_not_out "mmap: 1"
 expect_not_out "libparse.so.1+0x2000"
 
+# Section titles are bold on a terminal only, and never with NO_COLOR.
+grep -q $'\033' out && fail_ "colours in a pipe"
+if command -v script >/dev/null; then
+	env -u NO_COLOR TERM=xterm script -qec "exec '$MEMPROF' stats app.mprof" /dev/null > raw 2>&1
+	grep -qF $'\033[1mTotal allocations:\033[0m' raw || fail_ "no bold title on a terminal"
+	env NO_COLOR=1 TERM=xterm script -qec "exec '$MEMPROF' stats app.mprof" /dev/null > raw 2>&1
+	grep -q $'\033' raw && fail_ "colours despite NO_COLOR"
+	tr -d '\r' < raw | diff -u expected - >&2 || fail_ "stats on a terminal differs"
+fi
+
 # Standard input works like a file.
 mp stats - < app.mprof
 expect_rc 0 "stats -"
