@@ -68,10 +68,12 @@ struct mp_sym_frame {
 /*
  * The hook for captures without SYMBOL records (header flag "symbolized"
  * missing, or an ip the collector could not symbolize): called once per
- * distinct instruction pointer that has no SYMBOL record, with the module
- * that contains it (NULL when none does) and ip - module base. Fill up to
- * max frames, innermost (inlined) first, and return how many; 0 means
- * "unknown": the location becomes module+0xoffset.
+ * distinct instruction pointer that has no SYMBOL record, during the pass,
+ * when the first TRACE record using it is read, with the module that
+ * contains it then (NULL when none does) and ip - module base. The ip is a
+ * return address as recorded: look up ip - 1. Fill up to max frames,
+ * innermost (inlined) first, and return how many; 0 means "unknown": the
+ * location becomes module+0xoffset.
  */
 typedef size_t (*mp_symbolize_fn)(void *ctx, const struct mp_module *mod, uint64_t ip,
 				  uint64_t offset, struct mp_sym_frame *out, size_t max);
