@@ -19,5 +19,8 @@ int cmd_run(int argc, char **argv);
 
 /* SIGPIPE's disposition when memprof started (memprof ignores it; programs it runs must not). */
 __sighandler_t mp_saved_sigpipe_handler(void);
+int cmd_stats(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
 
 #endif

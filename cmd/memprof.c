@@ -26,6 +26,9 @@ struct mp_cmd {
 static const struct mp_cmd commands[] = {
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
+	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },
+	{ "summary", cmd_summary, "show which functions hold the memory, as a table" },
+	{ "tree", cmd_tree, "show the call tree of the biggest allocations" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

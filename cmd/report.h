@@ -1,0 +1,57 @@
+/*
+ * What the reporters (stats, summary, tree, and later flamegraph and table)
+ * share on the command side: the view options (--leaks, the temporary ones,
+ * --no-mmap) and loading a capture with a progress bar and one-line errors.
+ */
+#ifndef MEMPROF_CMD_REPORT_H
+#define MEMPROF_CMD_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmd/options.h"
+#include "lib/analysis.h"
+
+enum {
+	MP_OPT_LEAKS = 400,
+	MP_OPT_TEMPORARY,
+	MP_OPT_THRESHOLD,
+	MP_OPT_NO_MMAP,
+};
+
+/* Entries for a command's option table. */
+#define MP_REPORT_VIEW_OPTS                                                                    \
+	{ MP_OPT_LEAKS, 0, "leaks", NULL,                                                      \
+	  "show the memory still allocated at the end instead of the peak" },                  \
+	{ MP_OPT_TEMPORARY, 0, "temporary-allocations", NULL,                                  \
+	  "show temporary allocations (--temporary-allocation-threshold 1)" },                 \
+	{ MP_OPT_THRESHOLD, 0, "temporary-allocation-threshold", "N",                          \
+	  "show allocations freed within N other allocations of their thread" }
+#define MP_REPORT_NO_MMAP_OPT                                                                  \
+	{ MP_OPT_NO_MMAP, 0, "no-mmap", NULL, "leave mmap, mremap and munmap out" }
+
+struct mp_report_args {
+	enum mp_view view;              /* MP_VIEW_PEAK unless an option chose another */
+	const char *view_opt;           /* the option that chose it, for conflicts */
+	uint64_t threshold;             /* temporary threshold */
+	unsigned flags;                 /* enum mp_analysis_flags */
+};
+#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0 }
+
+/*
+ * Handle a view or --no-mmap option; returns true when id was one. Two view
+ * options that disagree are a usage error (exit 2).
+ */
+bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
+		      const char *arg);
+/*
+ * Analyse the capture at path with the options of o (NULL: the defaults)
+ * and those args chose, showing progress on a terminal's stderr. On failure
+ * prints the reader's one-line error and returns false (a must still be
+ * released); a truncated or damaged capture prints a one-line warning and is
+ * analysed up to the damage.
+ */
+bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
+		    const struct mp_analysis_opts *o);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * Test fixture for lib/analysis and the reports built on it: feed records
+ * to a global analysis A by hand. Include after cmocka.h, in one file per
+ * test binary (everything here is static).
+ */
+#ifndef MEMPROF_TESTS_ANALYSIS_FIXTURE_H
+#define MEMPROF_TESTS_ANALYSIS_FIXTURE_H
+
+#include <string.h>
+
+#include "lib/analysis.h"
+#include "lib/capture.h"
+#include "lib/strbuf.h"
+
+#define MALLOC MP_KIND_MALLOC
+#define FREE MP_KIND_FREE
+#define MMAP MP_KIND_MMAP
+#define MUNMAP MP_KIND_MUNMAP
+
+/* Helpers a binary does not use are fine. */
+#define FIXTURE static __attribute__((unused))
+
+FIXTURE struct mp_analysis A;
+FIXTURE uint64_t nstrings; /* STRING ids given so far */
+
+FIXTURE void begin_opts(const struct mp_analysis_opts *o)
+{
+	struct mp_header h = { 0 };
+	h.major = 1;
+	h.pid = 100;
+	h.main_tid = 100;
+	h.mode = MP_MODE_RUN;
+	nstrings = 0;
+	mp_analysis_init(&A, o);
+	mp_analysis_header(&A, &h);
+}
+
+FIXTURE void begin(unsigned flags, uint64_t threshold)
+{
+	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
+	o.flags = flags;
+	o.temporary_threshold = threshold;
+	begin_opts(&o);
+}
+
+FIXTURE int end(void **state)
+{
+	(void)state;
+	mp_analysis_release(&A);
+	return 0;
+}
+
+FIXTURE void feed(const struct mp_record *r)
+{
+	mp_analysis_record(&A, r);
+}
+
+FIXTURE void ev_alloc(uint32_t th, unsigned kind, uint64_t addr, uint64_t size, uint64_t stack)
+{
+	struct mp_record r = { .type = MP_REC_ALLOC, .thread = th };
+	r.u.ev.kind = kind;
+	r.u.ev.addr = addr;
+	r.u.ev.size = size;
+	r.u.ev.stack = stack;
+	feed(&r);
+}
+
+FIXTURE void ev_free(uint32_t th, unsigned kind, uint64_t addr)
+{
+	struct mp_record r = { .type = MP_REC_FREE, .thread = th };
+	r.u.ev.kind = kind;
+	r.u.ev.addr = addr;
+	feed(&r);
+}
+
+FIXTURE void ev_range(uint32_t th, unsigned kind, uint64_t addr, uint64_t size)
+{
+	struct mp_record r = { .type = MP_REC_FREE, .thread = th };
+	r.u.ev.kind = kind;
+	r.u.ev.addr = addr;
+	r.u.ev.size = size;
+	r.u.ev.ranged = true;
+	feed(&r);
+}
+
+FIXTURE uint32_t trace(uint64_t parent, uint64_t ip)
+{
+	struct mp_record r = { .type = MP_REC_TRACE };
+	r.u.trace.index = A.ntraces + 1;
+	r.u.trace.parent = parent;
+	r.u.trace.ip = ip;
+	feed(&r);
+	return (uint32_t)A.ntraces;
+}
+
+FIXTURE void tick(uint64_t time_us, uint64_t rss)
+{
+	struct mp_record r = { .type = MP_REC_TICK };
+	r.u.tick.time_us = time_us;
+	r.u.tick.rss = rss;
+	feed(&r);
+}
+
+FIXTURE void thread_rec(uint32_t index, uint64_t tid, const char *name)
+{
+	struct mp_record r = { .type = MP_REC_THREAD };
+	r.u.thread.index = index;
+	r.u.thread.tid = tid;
+	r.u.thread.name = name;
+	r.u.thread.name_len = strlen(name);
+	feed(&r);
+}
+
+
+FIXTURE uint64_t string(const char *s)
+{
+	struct mp_record r = { .type = MP_REC_STRING };
+	r.u.string.id = ++nstrings;
+	r.u.string.text = s;
+	r.u.string.len = strlen(s);
+	feed(&r);
+	return nstrings;
+}
+
+FIXTURE void module(uint64_t id, uint64_t base, const char *path, uint64_t vaddr, uint64_t memsz)
+{
+	struct mp_segment seg = { vaddr, memsz, 5 };
+	struct mp_record r = { .type = MP_REC_MODULE };
+	r.u.module.id = id;
+	r.u.module.base = base;
+	r.u.module.path = path;
+	r.u.module.path_len = strlen(path);
+	r.u.module.nseg = 1;
+	r.u.module.seg = &seg;
+	feed(&r);
+}
+
+FIXTURE void symbol(uint64_t ip, uint64_t mod, uint64_t offset, size_t n, const struct mp_frame *f)
+{
+	struct mp_record r = { .type = MP_REC_SYMBOL };
+	r.u.symbol.ip = ip;
+	r.u.symbol.module = mod;
+	r.u.symbol.offset = offset;
+	r.u.symbol.nframes = n;
+	r.u.symbol.frames = f;
+	feed(&r);
+}
+
+FIXTURE const struct mp_slot *slot_of(uint32_t stack, uint32_t thread, uint32_t kind)
+{
+	for (size_t i = 0; i < A.nslots; i++)
+		if (A.slots[i].stack == stack && A.slots[i].thread == thread &&
+		    A.slots[i].kind == kind)
+			return &A.slots[i];
+	fail_msg("no slot for stack %u thread %u kind %u", stack, thread, kind);
+	return NULL;
+}
+
+#define M MP_THREAD_MERGED
+
+FIXTURE void assert_counts(struct mp_counts c, uint64_t bytes, uint64_t count)
+{
+	assert_int_equal(c.bytes, bytes);
+	assert_int_equal(c.count, count);
+}
+
+/* The name of a location, "function at file:line". */
+FIXTURE const char *locname(uint32_t loc)
+{
+	static struct strbuf sb = STRBUF_INIT;
+	strbuf_reset(&sb);
+	mp_location_format(&A, loc, MP_LOC_STYLE_AT, &sb);
+	return sb.buf;
+}
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * Unit tests for the report modules: lib/report (names, files, wording),
+ * lib/progress, lib/summary, lib/tree and lib/stats on hand-built analyses.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/progress.h"
+#include "lib/render-text.h"
+#include "lib/report.h"
+#include "lib/stats.h"
+#include "lib/summary.h"
+#include "lib/tree.h"
+
+#include "tests/unit/analysis-fixture.h"
+
+static struct strbuf sb = STRBUF_INIT;
+
+static void test_output_paths(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "memprof-app.1234.bin", "memprof-flamegraph-app.1234.html" },
+		{ "dir/result.bin", "dir/memprof-flamegraph-result.html" },
+		{ "/a/b/out", "/a/b/memprof-flamegraph-out.html" },
+		{ "memprof-", "memprof-flamegraph-memprof-.html" },
+		{ ".hidden", "memprof-flamegraph-.hidden.html" },
+	};
+	char *p;
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		p = mp_report_output_path(cases[i][0], "flamegraph", ".html");
+		assert_string_equal(p, cases[i][1]);
+		free(p);
+	}
+	p = mp_report_stats_path("dir/out.bin");
+	assert_string_equal(p, "dir/memprof-stats-out.bin.json");
+	free(p);
+	p = mp_report_stats_path("memprof-x.bin");
+	assert_string_equal(p, "memprof-stats-memprof-x.bin.json");
+	free(p);
+}
+
+static void test_write_file(void **state)
+{
+	char path[256], buf[16];
+	int fd;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/memprof-test-reports-%d.json",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	unlink(path);
+	strbuf_reset(&sb);
+	assert_int_equal(mp_report_write_file(path, "one", 3, false, &sb), 0);
+	assert_int_equal(mp_report_write_file(path, "two", 3, false, &sb), -1);
+	assert_non_null(strstr(sb.buf, "already exists (use -f to overwrite it)"));
+	assert_int_equal(mp_report_write_file(path, "2", 1, true, &sb), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0], '2');
+	close(fd);
+	unlink(path);
+}
+
+static void test_wording(void **state)
+{
+	struct mp_record r = { .type = MP_REC_TRAILER };
+	struct mp_trailer t = { 0 };
+	(void)state;
+	begin(0, 1);
+	A.header.argv = calloc(4, sizeof(char *));
+	A.header.argv[0] = strdup("/bin/prog");
+	A.header.argv[1] = strdup("two words");
+	A.header.argv[2] = strdup("it's");
+	A.header.argc = 3;
+	strbuf_reset(&sb);
+	mp_report_command_line(&A, true, &sb);
+	assert_string_equal(sb.buf, "/bin/prog 'two words' 'it'\\''s'");
+	strbuf_reset(&sb);
+	mp_report_command_line(&A, false, &sb);
+	assert_string_equal(sb.buf, "/bin/prog two words it's");
+	strbuf_reset(&sb);
+	mp_report_exit_status(&A, &sb);
+	assert_string_equal(sb.buf, "unknown: the capture has no trailer (it was cut short)");
+	t.present = true;
+	t.has_exit_signal = true;
+	t.exit_signal = 11;
+	t.core_dumped = 1;
+	r.u.trailer = &t;
+	feed(&r);
+	strbuf_reset(&sb);
+	mp_report_exit_status(&A, &sb);
+	assert_string_equal(sb.buf, "killed by signal 11 (SIGSEGV), core dumped");
+	assert_string_equal(mp_signal_name(9), "SIGKILL");
+	assert_string_equal(mp_signal_name(40), "signal 40");
+}
+
+/* main -> f -> f (recursion) allocating 100, and main -> f allocating 50. */
+static void recursive_program(void)
+{
+	uint64_t s_main, s_f, s_file;
+	begin(0, 1);
+	s_main = string("main");
+	s_f = string("f");
+	s_file = string("/src/r.c");
+	module(1, 0x400000, "/bin/r", 0x1000, 0x1000);
+	symbol(0x401000, 1, 0x1000, 1, (struct mp_frame[]){ { s_main, s_file, 5, 0 } });
+	symbol(0x401100, 1, 0x1100, 1, (struct mp_frame[]){ { s_f, s_file, 10, 0 } });
+	symbol(0x401200, 1, 0x1200, 1, (struct mp_frame[]){ { s_f, s_file, 12, 0 } });
+	trace(0, 0x401000);
+	trace(1, 0x401100);
+	trace(2, 0x401200);
+	ev_alloc(0, MALLOC, 0x10, 100, 3);
+	ev_alloc(0, MALLOC, 0x20, 50, 2);
+	mp_analysis_finish(&A);
+}
+
+static void test_summary(void **state)
+{
+	struct mp_summary s;
+	struct mp_term term = { false, false, 80, 24 };
+	(void)state;
+	recursive_program();
+	mp_summary_build(&s, &A, MP_VIEW_PEAK);
+	mp_summary_sort(&s, &A, 1);
+	assert_int_equal(s.n, 2);
+	/* f recurses in one stack: counted once there; both lines are one row. */
+	assert_string_equal(mp_analysis_string(&A, s.rows[0].function), "f");
+	assert_counts(s.rows[0].total, 150, 2);
+	assert_counts(s.rows[0].own, 150, 2);
+	assert_string_equal(mp_analysis_string(&A, s.rows[1].function), "main");
+	assert_counts(s.rows[1].total, 150, 2);
+	assert_counts(s.rows[1].own, 0, 0);
+	assert_counts(s.view_total, 150, 2);
+	strbuf_reset(&sb);
+	mp_summary_render(&s, &A, 3, 1, &term, &sb);
+	assert_non_null(strstr(sb.buf, "\u2503 Location      \u2503 Total Memory \u2503 Total Memory % \u2503 <Own Memory> \u2503"));
+	assert_non_null(strstr(sb.buf, "\u2502 f at /src/r.c \u2502        150 B \u2502       100.00 % \u2502        150 B \u2502     100.00 % \u2502                2 \u2502\n"));
+	assert_null(strstr(sb.buf, "main at"));
+	mp_summary_release(&s);
+}
+
+static void test_tree(void **state)
+{
+	struct mp_term term = { false, false, 80, 24 };
+	(void)state;
+	recursive_program();
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 10, &term, &sb);
+	assert_string_equal(sb.buf, "150 B (100.00 %) <ROOT>\n"
+				    "\u2514\u2500\u2500 150 B (100.00 %) main \u2192 f  /src/r.c:10\n"
+				    "    \u2514\u2500\u2500 100 B (66.67 %) f  /src/r.c:12\n");
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 1, &term, &sb);
+	assert_string_equal(sb.buf, "150 B (100.00 %) <ROOT>\n"
+				    "\u251c\u2500\u2500 100 B (66.67 %) main \u2192 f \u2192 f  /src/r.c:12\n"
+				    "\u2514\u2500\u2500 50 B (33.33 %) 1 allocation from 1 location below the threshold\n");
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_TEMPORARY, 10, &term, &sb);
+	assert_string_equal(sb.buf, "0 B (0.00 %) <ROOT>\n");
+}
+
+static void test_stats_signal(void **state)
+{
+	struct mp_record r = { .type = MP_REC_TRAILER };
+	struct mp_trailer t = { 0 };
+	struct mp_stats_opts o = { 3, "x.bin" };
+	struct mp_term term = { false, false, 80, 24 };
+	(void)state;
+	begin(0, 1);
+	trace(0, 0x401000);
+	ev_alloc(0, MALLOC, 0x10, 0, 1);
+	ev_alloc(0, MALLOC, 0x20, 4096, 1);
+	t.present = true;
+	t.has_exit_signal = true;
+	t.exit_signal = 6;
+	r.u.trailer = &t;
+	feed(&r);
+	mp_analysis_finish(&A);
+	strbuf_reset(&sb);
+	mp_stats_json(&A, &o, &sb);
+	assert_non_null(strstr(sb.buf, "\n  \"exit_signal\": 6,\n  \"core_dumped\": false,\n"));
+	assert_null(strstr(sb.buf, "exit_status"));
+	assert_non_null(strstr(sb.buf, "\"peak_time_us\": null"));
+	assert_non_null(strstr(sb.buf, "\"location\": \"0x401000\""));
+	strbuf_reset(&sb);
+	mp_stats_text(&A, &o, &term, &sb);
+	assert_non_null(strstr(sb.buf, "Exit status: killed by signal 6 (SIGABRT)\n"));
+	/* 0 B, then eleven empty buckets folded, then 4 KiB. */
+	assert_non_null(strstr(sb.buf, "\t      = 0 B : 1 \u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\u2587\n"
+				       "\t          \u2026 : 0\n"
+				       "\t< 8.000 KiB : 1 "));
+	assert_non_null(strstr(sb.buf, "Top 3 largest allocating locations (by size):\n\t- 0x401000 -> 4.000 KiB\n"));
+}
+
+static void test_progress(void **state)
+{
+	struct mp_progress p;
+	int fds[2];
+	char buf[512];
+	ssize_t n;
+	(void)state;
+	strbuf_reset(&sb);
+	mp_progress_format(&sb, "Analysing", 512 << 10, 1 << 20, 1234567, 2.0, 100);
+	assert_string_equal(sb.buf, "Analysing [###############----------------]  50%  512.000 KiB/1.000 MiB  1,234,567 records  0.6 M/s");
+	strbuf_reset(&sb);
+	mp_progress_format(&sb, "Analysing", 3000, 0, 10, 0, 100);
+	assert_string_equal(sb.buf, "Analysing  2.930 KiB  10 records");
+	strbuf_reset(&sb);
+	mp_progress_format(&sb, "Analysing", 512 << 10, 1 << 20, 1234567, 2.0, 30);
+	assert_int_equal(mp_text_width(sb.buf, sb.len), 29);
+
+	assert_int_equal(pipe(fds), 0);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	mp_progress_init(&p, fds[1], "Analysing");
+	assert_false(p.enabled); /* a pipe is not a terminal */
+	mp_progress_start(&p, 100);
+	p.start -= 10;           /* as if the pass had run for ten seconds */
+	mp_progress_update(&p, 50, 1000);
+	mp_progress_done(&p);
+	assert_int_equal(read(fds[0], buf, sizeof(buf)), -1);
+	/* Forced on: one line, not redrawn within a tenth of a second, then erased. */
+	p.enabled = true;
+	p.width = 100;
+	mp_progress_update(&p, 50, 1000);
+	mp_progress_update(&p, 60, 2000);
+	mp_progress_done(&p);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "\rAnalysing ["));
+	assert_non_null(strstr(buf, "  50%  50 B/100 B  1,000 records"));
+	assert_null(strstr(buf, "2,000 records"));
+	assert_non_null(strstr(buf, "\033[K\r\033[K"));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_output_paths),
+		cmocka_unit_test(test_write_file),
+		cmocka_unit_test_teardown(test_wording, end),
+		cmocka_unit_test_teardown(test_summary, end),
+		cmocka_unit_test_teardown(test_tree, end),
+		cmocka_unit_test_teardown(test_stats_signal, end),
+		cmocka_unit_test(test_progress),
+	};
+	int ret = cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+	strbuf_release(&sb);
+	return ret;
+}
