@@ -549,6 +549,19 @@
     });
     return best;
   });
+  /* The aggregated boxes of frames too small to draw: client rectangle, parent's label, frames, bytes. */
+  MP.hook('aggregates', function () {
+    var out = [], cr = canvas.getBoundingClientRect();
+    hits.forEach(function (row, r) {
+      for (var k = 0; k < row.length; k += 3) {
+        if (row[k + 2] >= 0) continue;
+        var g = aggs[-row[k + 2] - 1];
+        out.push({ x: cr.left + row[k], y: cr.top + rowY(r), width: row[k + 1], height: ROW - 1,
+          parent: label(g.parent), n: g.n, bytes: g.bytes });
+      }
+    });
+    return out;
+  });
   MP.hook('tooltip', function () { return tip.hidden ? null : tip.textContent; });
   MP.hook('state', function () {
     var t = view.tree;

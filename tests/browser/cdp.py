@@ -316,14 +316,22 @@ class Page:
         self.send("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme",
                                                                 "value": "dark" if dark else "light"}]})
 
+    def _loaded(self, start, timeout, what):
+        self.b.wait_event(lambda e: e.get("sessionId") == self.session and e["method"] == "Page.loadEventFired",
+                          start, timeout, "load event for " + what)
+
     def navigate(self, url, timeout=None):
         start = self.b.mark()
         res = self.send("Page.navigate", {"url": url})
         if res.get("errorText"):
             raise Failure("navigate %s: %s" % (url, res["errorText"]))
-        self.b.wait_event(lambda e: e.get("sessionId") == self.session and e["method"] == "Page.loadEventFired",
-                          start, timeout, "load event for " + url)
+        self._loaded(start, timeout, url)
         self.frame_id = res["frameId"]
+
+    def reload(self, timeout=None):
+        start = self.b.mark()
+        self.send("Page.reload", {"ignoreCache": True})
+        self._loaded(start, timeout, "the reload")
 
     def frame(self, url):
         """The id of the child frame showing url, in this process or out of it."""

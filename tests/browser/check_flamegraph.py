@@ -169,9 +169,34 @@ def basic(browser, a):
     page.wait_for("!memprofDebug.state().flame", what="icicle orientation")
     expect(frame_rect(page, "total")["y"] < frame_rect(page, "main")["y"], "icicle: root not above its child")
 
-    draws = state(page)["draws"]
-    R.theme_toggle(page, "flamegraph-dark")
-    expect(state(page)["draws"] > draws, "the graph was not redrawn for the theme")
+    # Frames too small to draw are aggregated, with a tooltip of their own.
+    aggs = page.evaluate("memprofDebug.aggregates()")
+    equal(sorted((g["parent"], g["n"], g["bytes"]) for g in aggs), tree.aggregates(0, width(page)), "aggregated boxes")
+    expect(aggs, "the data: no frames too small to draw")
+    g = max(aggs, key=lambda g: g["width"])
+    page.mouse("mouseMoved", *R.center(g))
+    tip = page.wait_for("memprofDebug.tooltip()", what="the tooltip of an aggregate")
+    expect(tip.startswith("%d frames too small to draw%s" % (g["n"], X.exact(g["bytes"]))), "aggregate tooltip %r" % tip)
+
+    # The chart's hover readout names the nearest sample.
+    c = R.element_rect(page, "#mp-chart")
+    mem = d["memory"]
+    xmax = max(d["meta"]["duration_us"], mem["time_us"][-1])
+    k = len(mem["time_us"]) * 3 // 4
+    page.mouse("mouseMoved", c["x"] + 70 + mem["time_us"][k] / xmax * (c["width"] - 84), c["y"] + 80)
+    page.wait_for("document.getElementById('mp-chart-readout').textContent.indexOf('RSS ') > 0", what="the readout")
+    equal(page.evaluate("document.getElementById('mp-chart-readout').textContent"),
+          "%s \u00b7 RSS %s \u00b7 heap %s (max %s since the previous sample)" % (
+              X.seconds(mem["time_us"][k]), X.human(mem["rss"][k]), X.human(mem["heap"][k]), X.human(mem["heap_max"][k])),
+          "chart readout")
+
+    # The canvas follows the theme (the root's box has the ancestor colour).
+    r = frame_rect(page, "total")
+    equal(pixel(page, r["x"] + 1, r["y"] + 2), css_rgb(page, "--ancestor"), "root colour, light")
+
+    def dark(page):
+        equal(pixel(page, r["x"] + 1, r["y"] + 2), css_rgb(page, "--ancestor"), "root colour, dark")
+    R.theme_toggle(page, "flamegraph-dark", dark)
     R.check_stats(page, d)
 
     # Memory CSV: what the hook builds, and what the button downloads.

@@ -30,6 +30,12 @@ def exact(n):
     return human(n) + (" (%s B)" % num(n) if abs(n) >= 1024 else "")
 
 
+def seconds(us):
+    """MP.time for times from 1 s to a minute."""
+    assert 1e6 <= us < 60e6
+    return "%.2f s" % (us / 1e6)
+
+
 class Report:
     def __init__(self, d):
         self.d = d
@@ -145,6 +151,36 @@ class Tree:
 
     def only(self, t):
         return self._rebuild(lambda i: self.thread[i] == t, lambda i: (self.thread[i], self.loc[i]))
+
+    def aggregates(self, z, width, minw=2):
+        """(parent label, frames, bytes) of the boxes standing for runs of frames
+        narrower than minw, by the page's own arithmetic (the same doubles)."""
+        out = []
+        scale = width / self.bytes[z] if self.bytes[z] > 0 else 0
+        stack = [(z, 0.0)]
+        while stack:
+            i, x = stack.pop()
+            cx, run_x, run_n, run_b = x, 0.0, 0, 0
+
+            def flush():
+                if cx - run_x >= 0.5:
+                    out.append((self.rep.label(self.loc[i]), run_n, run_b))
+            for c in self.children[i]:
+                cw = self.bytes[c] * scale
+                if cw >= minw:
+                    if run_n:
+                        flush()
+                        run_n = 0
+                    stack.append((c, cx))
+                elif cw > 0:
+                    if not run_n:
+                        run_x, run_b = cx, 0
+                    run_n += 1
+                    run_b += self.bytes[c]
+                cx += cw
+            if run_n:
+                flush()
+        return sorted(out)
 
     def drawn(self, z, width, minw=2):
         """Labels of the frames the page draws when zoomed into z on a canvas this wide."""

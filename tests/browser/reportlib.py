@@ -68,8 +68,9 @@ def hostile_is_text(page):
     expect(not page.dialogs, "a dialog opened: %s" % page.dialogs)
 
 
-def theme_toggle(page, shot):
-    """Light by default (the emulated preference), dark after a click, remembered when storage works."""
+def theme_toggle(page, shot, on_dark=None):
+    """Light by default (the emulated preference), dark after a click, remembered when storage works;
+    on_dark(page) checks more while the page is dark."""
     equal(page.evaluate("document.documentElement.dataset.theme"), "light", "default theme")
     bg_light = page.evaluate("getComputedStyle(document.body).backgroundColor")
     click_element(page, "#mp-theme")
@@ -78,9 +79,15 @@ def theme_toggle(page, shot):
     bg_dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
     expect(bg_dark != bg_light, "the background did not change with the theme")
     page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    if on_dark:
+        on_dark(page)
     page.screenshot(shot)
     stored = page.evaluate("(function(){try{return localStorage.getItem('memprof-theme')}catch(e){return 'no storage'}})()")
     expect(stored in ("dark", "no storage"), "theme not stored: %r" % stored)
+    if stored == "dark":
+        page.reload()
+        page.wait_for("window.memprofDebug && 1", what="the reloaded page")
+        equal(page.evaluate("document.documentElement.dataset.theme"), "dark", "theme after a reload")
     click_element(page, "#mp-theme")
     page.wait_for("document.documentElement.dataset.theme === 'light'", what="the light theme again")
     return stored

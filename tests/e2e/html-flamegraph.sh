@@ -5,7 +5,7 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
 
-gen fg.json --report flamegraph --since-attach
+gen fg.json --report flamegraph --since-attach --stacks 400
 page flamegraph fg.json fg.html
 check check_flamegraph.py basic fg.html fg.json
 exit 0
