@@ -114,7 +114,9 @@
       ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.fill();
     }
 
+    canvas.hidden = !T.length && !nb;
     function draw() {
+      if (canvas.hidden) { readout.textContent = 'no memory samples'; return; }
       var fc = MP.fitCanvas(canvas, HEIGHT), ctx = fc[0];
       W = fc[1];
       axes(ctx);
@@ -164,8 +166,8 @@
       readout.textContent = hover >= 0
         ? MP.time(T[hover]) + ' \u00b7 RSS ' + MP.bytes(rss[hover]) + ' \u00b7 heap ' + MP.bytes(heap[hover]) +
           (hmax ? ' (max ' + MP.bytes(hmax[hover]) + ' since the previous sample)' : '')
-        : (T.length ? 'RSS (blue) and tracked heap (orange); ' : 'no memory samples; ') +
-          (m.peak_bytes ? 'heap peak ' + MP.bytes(m.peak_bytes) + ' at ' + MP.time(m.peak_time_us || 0) : '');
+        : [T.length ? 'RSS (blue) and tracked heap (orange)' : 'no memory samples']
+          .concat(m.peak_bytes ? ['heap peak ' + MP.bytes(m.peak_bytes) + ' at ' + MP.time(m.peak_time_us || 0)] : []).join('; ');
     }
 
     function setWindow(b0, b1) {

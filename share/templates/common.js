@@ -20,11 +20,17 @@ var MP = (function () {
   };
 
   MP.fail = function (msg) {
-    var b = MP.$('mp-error');
+    var b = MP.$('mp-error') || errorBox();
     b.textContent = msg;
     b.hidden = false;
     throw new Error(msg);
   };
+
+  function errorBox() {
+    var b = MP.el('div', { id: 'mp-error', class: 'mp-error', role: 'alert' });
+    b.hidden = true;
+    return document.body.insertBefore(b, document.body.firstChild);
+  }
 
   MP.mark = function (name, value) { timings[name] = value === undefined ? performance.now() : value; };
 
@@ -226,8 +232,9 @@ var MP = (function () {
     return rows;
   }
 
-  /* Builds the title bar, the statistics panel and the memory chart panel
-     into #mp-frame; kind names the report ("flame graph", "table"). */
+  /* Builds the title bar, the error line, the statistics panel and the host of
+     the memory chart (#mp-chart-host) into #mp-frame; kind names the report
+     ("flame graph", "table"); help is a list of paragraphs. */
   MP.frame = function (kind, help) {
     var d = MP.data, host = MP.$('mp-frame');
     var bar = MP.el('header', { class: 'mp-bar' });
@@ -241,6 +248,7 @@ var MP = (function () {
     bar.appendChild(sb);
     bar.appendChild(MP.el('button', { type: 'button', id: 'mp-theme', 'aria-pressed': 'false', title: 'Switch between light and dark' }, 'Dark theme'));
     host.appendChild(bar);
+    host.appendChild(MP.$('mp-error') || errorBox());
     document.title = 'memprof \u2013 ' + title(kind) + (MP.meta.capture ? ' \u2013 ' + MP.meta.capture : '');
 
     var stats = MP.el('section', { id: 'mp-stats', class: 'mp-panel', 'aria-label': 'Statistics' });
@@ -256,6 +264,7 @@ var MP = (function () {
     help.forEach(function (p) { details.appendChild(MP.el('p', null, p)); });
     stats.appendChild(details);
     host.appendChild(stats);
+    host.appendChild(MP.el('div', { id: 'mp-chart-host' }));
     sb.addEventListener('click', function () {
       stats.hidden = !stats.hidden;
       sb.setAttribute('aria-expanded', String(!stats.hidden));

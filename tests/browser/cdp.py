@@ -141,38 +141,32 @@ class Browser:
             self._write(msg)
         return mid
 
-    def send(self, method, params=None, session=None, timeout=None):
-        mid = self.post(method, params, session)
-        deadline = time.monotonic() + (timeout or self.timeout)
+    def _wait(self, ready, timeout, what):
+        """Waits, holding the lock, until ready() returns something other than None."""
+        limit = timeout or self.timeout
+        deadline = time.monotonic() + limit
         with self.lock:
-            while mid not in self.replies:
+            while True:
+                v = ready()
+                if v is not None:
+                    return v
                 left = deadline - time.monotonic()
                 if self.dead:
-                    raise Failure("%s: %s" % (method, self.dead))
+                    raise Failure("waiting for %s: %s" % (what, self.dead))
                 if left <= 0:
-                    raise Failure("%s: no reply within %.0f s" % (method, timeout or self.timeout))
+                    raise Failure("no %s within %.0f s" % (what, limit))
                 self.lock.wait(left)
-            msg = self.replies.pop(mid)
+
+    def send(self, method, params=None, session=None, timeout=None):
+        mid = self.post(method, params, session)
+        msg = self._wait(lambda: self.replies.pop(mid, None), timeout, "reply to " + method)
         if "error" in msg:
             raise Failure("%s: %s" % (method, msg["error"].get("message", msg["error"])))
         return msg.get("result", {})
 
     def wait_event(self, pred, start=0, timeout=None, what="event"):
         """The first event from index start on that satisfies pred."""
-        deadline = time.monotonic() + (timeout or self.timeout)
-        with self.lock:
-            i = start
-            while True:
-                while i < len(self.events):
-                    if pred(self.events[i]):
-                        return self.events[i]
-                    i += 1
-                left = deadline - time.monotonic()
-                if self.dead:
-                    raise Failure("waiting for %s: %s" % (what, self.dead))
-                if left <= 0:
-                    raise Failure("no %s within %.0f s" % (what, timeout or self.timeout))
-                self.lock.wait(left)
+        return self._wait(lambda: next((e for e in self.events[start:] if pred(e)), None), timeout, what)
 
     def mark(self):
         with self.lock:

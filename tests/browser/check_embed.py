@@ -10,7 +10,6 @@ zooms and goes back through the iframe's own history.
 """
 import os
 
-import cdp
 import expect as X
 import reportlib as R
 from reportlib import equal, expect
@@ -66,11 +65,5 @@ def basic(browser, a):
     page.check(allowed_requests=(R.url(wrapper), R.url(fpath), R.url(tpath)))
 
 
-def main():
-    a = R.args(__doc__.split("\n")[0])
-    with cdp.Browser(artifacts=a.artifacts) as browser:
-        {"basic": basic}[a.scenario](browser, a)
-
-
 if __name__ == "__main__":
-    cdp.run(main)
+    R.main(__doc__, {"basic": basic})

@@ -15,13 +15,9 @@ import json
 import os
 import re
 
-import cdp
 import expect as X
 import reportlib as R
-from cdp import Failure
 from reportlib import equal, expect
-
-MINW = 2
 
 
 def frames(page):
@@ -341,11 +337,5 @@ def temporal(browser, a):
         page.check(allowed_requests=(R.url(path),))
 
 
-def main():
-    a = R.args(__doc__.split("\n")[0])
-    with cdp.Browser(artifacts=a.artifacts) as browser:
-        {"basic": basic, "threads": threads, "temporal": temporal}[a.scenario](browser, a)
-
-
 if __name__ == "__main__":
-    cdp.run(main)
+    R.main(__doc__, {"basic": basic, "threads": threads, "temporal": temporal})

@@ -3,7 +3,7 @@
 
     check_render.py FIXTURE_DIR TEMPLATE_DIR SCRATCH_DIR
 
-FIXTURE_DIR holds page.html (with a.css, b.js), data.json and expected.html:
+FIXTURE_DIR holds page.html (with a.css, b.js, c.html), data.json and expected.html:
 the renderer must produce expected.html byte for byte (the C renderer is held
 to the same file). Then every error the specification names, then the
 shipped templates: they expand, load nothing from outside, and their scripts
@@ -63,6 +63,8 @@ ERRORS = [
      {"x.js": "var s = '<!--';\n"}, None, "contains '<!--'"),
     ("style end in a style", "<!--memprof:include x.css-->\n<!--memprof:data-->\n",
      {"x.css": "a{}</style>\n"}, None, "contains '</style'"),
+    ("directive in an HTML include", "<!--memprof:include x.html-->\n",
+     {"x.html": "<!--memprof:data-->\n"}, None, "contains '<!--memprof:'"),
     ("unknown directive", "<!--memprof:includ x.css-->\n<!--memprof:data-->\n", {"x.css": ""}, None, ":1: bad directive"),
     ("path in an include", "<!--memprof:data-->\n<!--memprof:include ../x.js-->\n", {}, None, ":2: bad directive"),
     ("other extension", "<!--memprof:data-->\n<!--memprof:include x.txt-->\n", {"x.txt": ""}, None, ":2: bad directive"),

@@ -11,7 +11,6 @@ download, the hostile name, theme and statistics.
 import json
 import os
 
-import cdp
 import expect as X
 import reportlib as R
 from reportlib import equal, expect
@@ -75,8 +74,7 @@ def basic(browser, a):
 
     for col in table.cols:
         st = sort_by(page, col)
-        if st["sort"] != col:
-            raise cdp.Failure("sorting by %s shows %s" % (col, st["sort"]))
+        equal(st["sort"], col, "the sort column")
         first = st["desc"]
         equal(first, col in ("size", "count"), "first direction of " + col)
         expect_rows(page, table, table.order(col, first), "sorted by %s, %s" % (col, "descending" if first else "ascending"))
@@ -138,11 +136,5 @@ def basic(browser, a):
     page.check(allowed_requests=(R.url(ppath),))
 
 
-def main():
-    a = R.args(__doc__.split("\n")[0])
-    with cdp.Browser(artifacts=a.artifacts) as browser:
-        {"basic": basic}[a.scenario](browser, a)
-
-
 if __name__ == "__main__":
-    cdp.run(main)
+    R.main(__doc__, {"basic": basic})

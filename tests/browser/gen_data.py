@@ -76,22 +76,29 @@ BULK_MODULES = [MODULE_APP, "/usr/lib/libjson.so.1", "/usr/lib/x86_64-linux-gnu/
 BULK_EXT = [".c", ".c", ".cc", ".cpp", ".rs", ".h", ""]
 
 
+class Interner:
+    """Numbers values in the order they are first asked for."""
+
+    def __init__(self):
+        self.items, self.index = [], {}
+
+    def __call__(self, value):
+        if value not in self.index:
+            self.index[value] = len(self.items)
+            self.items.append(value)
+        return self.index[value]
+
+
 class Program:
     """Locations, a trie of call stacks (caller first), allocations."""
 
     def __init__(self):
-        self.locs = []          # (function, file, line, module)
-        self.loc_index = {}
+        self.location = Interner()   # (function, file, line, module) -> index
+        self.locs = self.location.items
         self.parent = [-1]      # stack trie; node 0 is the empty stack
         self.loc = [-1]
         self.child = [{}]
         self.allocs = []        # [stack, thread, kind, size, t_alloc, t_free or None]
-
-    def location(self, key):
-        if key not in self.loc_index:
-            self.loc_index[key] = len(self.locs)
-            self.locs.append(key)
-        return self.loc_index[key]
 
     def node(self, parent, loc):
         c = self.child[parent].get(loc)
@@ -295,22 +302,9 @@ def thread_key(split, thread):
 
 
 def build_output(p, an, args):
-    strings, sindex = [], {}
-
-    def s(text):
-        if text not in sindex:
-            sindex[text] = len(strings)
-            strings.append(text)
-        return sindex[text]
-
+    s, oloc = Interner(), Interner()
+    strings, loc_used = s.items, oloc.items
     value = {"peak": an.live_at_peak, "leaks": an.leaked, "temporary": an.temporary}[args.mode]
-    loc_used, loc_map = [], {}
-
-    def oloc(loc):
-        if loc not in loc_map:
-            loc_map[loc] = len(loc_used)
-            loc_used.append(loc)
-        return loc_map[loc]
 
     out = {
         "version": 1,

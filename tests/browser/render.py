@@ -14,13 +14,14 @@ import os
 import re
 import sys
 
-INCLUDE = re.compile(rb"<!--memprof:include ([A-Za-z0-9_][A-Za-z0-9_.-]*\.(css|js))-->")
+INCLUDE = re.compile(rb"<!--memprof:include ([A-Za-z0-9_][A-Za-z0-9_.-]*\.(css|js|html))-->")
 DATA = b"<!--memprof:data-->"
 MARK = b"<!--memprof:"
 # What an included file must not contain (ASCII case-insensitive): it would
 # end its element early or change how the HTML parser reads script text.
-FORBIDDEN = {b"css": (b"</style",), b"js": (b"</script", b"<script", b"<!--")}
-WRAP = {b"css": (b"<style>\n", b"</style>\n"), b"js": (b"<script>\n", b"</script>\n")}
+# An HTML include is markup shared by templates, copied as it is, without directives.
+FORBIDDEN = {b"css": (b"</style",), b"js": (b"</script", b"<script", b"<!--"), b"html": (MARK,)}
+WRAP = {b"css": (b"<style>\n", b"</style>\n"), b"js": (b"<script>\n", b"</script>\n"), b"html": (b"", b"")}
 ESCAPES = [(b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
            ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029")]
 

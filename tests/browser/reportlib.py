@@ -21,6 +21,15 @@ def args(doc):
     return a
 
 
+def main(doc, scenarios):
+    """The main program of a check script: run the scenario named on the command line."""
+    def run():
+        a = args(doc.split("\n")[0])
+        with cdp.Browser(artifacts=a.artifacts) as browser:
+            scenarios[a.scenario](browser, a)
+    cdp.run(run)
+
+
 def url(path):
     return pathlib.Path(path).as_uri()
 
