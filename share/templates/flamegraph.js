@@ -293,7 +293,7 @@
       ctx.fillRect(x, y, Math.max(1, w - 1), ROW - 1);
       if (text && w >= 3 * charW + 6) {
         ctx.fillStyle = pal.text;
-        ctx.fillText(fit(text, w), x + 3, y + ROW / 2);
+        ctx.fillText(fit(text, w), x + 3, y + ROW / 2, w - 6);
       }
       hits[r].push(x, w, id);
     }
@@ -482,6 +482,7 @@
   canvas.addEventListener('click', function (e) {
     var r = canvas.getBoundingClientRect(), id = hitAt(e.clientX - r.left, e.clientY - r.top);
     if (id === null) return;
+    tip.hidden = true;
     if (id < 0) id = aggs[-id - 1].parent;
     S.focus = id;
     if (id !== S.zoom) go(S.thread, id);
