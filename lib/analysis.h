@@ -24,6 +24,7 @@
 
 #include "lib/capture.h"
 #include "lib/strbuf.h"
+#include "lib/symbols.h"
 #include "lib/strtab.h"
 
 struct mp_progress;
@@ -56,14 +57,8 @@ struct mp_counts {
 
 struct mp_module;
 
-/*
- * A frame supplied by a symbolizer. The strings are copied before the call
- * returns, so they may live in the symbolizer's scratch buffers.
- */
-struct mp_sym_frame {
-	const char *function, *file; /* NULL when unknown */
-	uint32_t line, column;
-};
+/* A frame supplied by a symbolizer: struct mp_sym_frame of lib/symbols.h. The
+   strings are copied before the hook returns, so they may be scratch buffers. */
 
 /*
  * The hook for captures without SYMBOL records (header flag "symbolized"
