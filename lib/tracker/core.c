@@ -29,6 +29,7 @@
 
 #include "lib/encode.h"
 #include "lib/tracker/tracker.h"
+#include "lib/tracker/unwind.h"
 
 struct mp_real mp_real;
 __thread int mp_in_hook MP_IE_TLS;
@@ -40,7 +41,7 @@ volatile int mp_state;
 #define HEADER_CAP (160u << 10)
 
 static struct {
-	int follow_fork, force, direct;
+	int follow_fork, force, direct, libunwind_only;
 	unsigned interval_ms, max_depth;
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char output[4096];
@@ -72,6 +73,7 @@ struct tstate {
 	uint32_t index;            /* thread index in the stream of generation gen */
 	uint32_t gen;              /* 0: not declared in the current stream */
 	uint32_t cache_gen;        /* generation of the cached stack's nodes */
+	uint32_t walk_gen;         /* generation of the nodes kept in the walker's frames */
 	int depth;                 /* cached stack depth */
 	int dying;
 	pid_t tid;
@@ -80,7 +82,8 @@ struct tstate {
 	uint64_t *ips;             /* cached stack, root first */
 	uint32_t *nodes;           /* its trace nodes */
 	uint64_t *scratch;         /* the stack being recorded, root first */
-	void **raw;                /* unw_backtrace output, innermost first */
+	void **raw;                /* unwinder output, innermost first */
+	struct mp_unwinder *uw;    /* our stack walker (NULL: libunwind only) */
 };
 static __thread struct tstate *tls_ts MP_IE_TLS;
 static struct tstate *all_threads, *dying_threads, *free_tstates;
@@ -360,9 +363,13 @@ static struct tstate *get_tstate(void)
 		mem += (MAX_DEPTH_LIMIT + OWN_FRAMES + 1) * sizeof(void *);
 		ts->nodes = (uint32_t *)mem;
 	}
-	ts->gen = ts->cache_gen = 0;
+	ts->gen = ts->cache_gen = ts->walk_gen = 0;
 	ts->depth = 0;
 	ts->dying = 0;
+	/* A recycled state belonged to another thread, with another stack. */
+	if (ts->uw)
+		mp_unwinder_free(ts->uw);
+	ts->uw = cfg.libunwind_only ? NULL : mp_unwinder_new();
 	ts->tid = (pid_t)syscall(SYS_gettid);
 	ts->pthread = (unsigned long)pthread_self();
 	memset(ts->name, 0, sizeof(ts->name));
@@ -454,12 +461,17 @@ static void tt_reset(void)
 
 /* ---- recording ---- */
 
-/* Unwind the caller's stack into ts->scratch, root first; returns the depth. */
-static int unwind(struct tstate *ts)
+/*
+ * The slow path: a stack as innermost-first return addresses (from our walker
+ * or from libunwind) into ts->scratch, root first, without the tracker's own
+ * frames, cut to --max-depth; returns the depth.
+ */
+static int stack_from_ips(struct tstate *ts, int n, int truncated)
 {
+	int kept = 0, k = 0;
 	int cap = (int)cfg.max_depth + OWN_FRAMES + 1;
-	int n = unw_backtrace(ts->raw, cap), kept = 0, k = 0;
-	int truncated = n == cap;
+	if (n == cap)
+		truncated = 1;
 	/* The tracker's own frames (the hooks, main_wrapper) are not the program's. */
 	for (int i = 0; i < n; i++) {
 		uint64_t ip = (uint64_t)ts->raw[i];
@@ -492,43 +504,110 @@ static inline struct mp_enc_thread *event_thread(struct tstate *ts, uint8_t **p)
 	return &enc_threads[ts->index];
 }
 
-void mp_record_alloc(unsigned kind, void *addr, size_t size)
+/* The leaf trace node of a stack in ts->scratch (under main_lock); 0 on failure. */
+static uint32_t slow_stack_node(struct tstate *ts, int depth, int k)
 {
-	int saved = errno;
-	struct tstate *ts = get_tstate();
-	struct mp_enc_thread *t;
-	uint8_t *p;
-	uint32_t node = 0;
-	int depth, k = 0;
-
-	if (unlikely(!ts))
-		goto out;
-	depth = unwind(ts);
-	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
-	/* The thread's previous stack usually shares everything but the last frames. */
-	if (likely(ts->cache_gen == stream_gen)) {
-		int m = depth < ts->depth ? depth : ts->depth;
-		while (k < m && ts->ips[k] == ts->scratch[k])
-			k++;
-	}
-	pthread_mutex_lock(&main_lock);
-	if (unlikely(sink_fd < 0))
-		goto unlock;
+	uint32_t node;
 	if (unlikely(ts->cache_gen != stream_gen))
 		k = 0;
 	node = k ? ts->nodes[k - 1] : 0;
 	for (int j = k; j < depth; j++) {
 		node = tt_node(node, ts->scratch[j]);
-		if (unlikely(!node)) {
-			depth = 0;
-			break;
-		}
+		if (unlikely(!node))
+			return 0;
 		ts->ips[j] = ts->scratch[j];
 		ts->nodes[j] = node;
 	}
 	ts->depth = depth;
 	ts->cache_gen = stream_gen;
+	return node;
+}
+
+/*
+ * The fast path: the walker's frames, outermost first, of which `stable`
+ * still carry the trace nodes computed last time; only newer frames need the
+ * trace tree (under main_lock). Returns 0 when the stack is too deep for it
+ * (the caller takes the slow path) or the tree is full.
+ */
+static uint32_t fast_stack_node(struct tstate *ts, struct mp_uframe *f, int n, int stable)
+{
+	uint32_t node = 0, depth = 0;
+	if (unlikely(ts->walk_gen != stream_gen)) {
+		stable = 0;
+		ts->walk_gen = stream_gen;
+	}
+	if (stable) {
+		node = f[stable - 1].node;
+		depth = f[stable - 1].depth;
+	}
+	for (int k = stable; k < n; k++) {
+		uint64_t ip = f[k].ra;
+		if (unlikely(ip >= self_lo && ip < self_hi)) {
+			/* The tracker's own frame: invisible, the caller's node carries on. */
+		} else if (unlikely(++depth > cfg.max_depth)) {
+			return 0;
+		} else {
+			node = tt_node(node, ip);
+			if (unlikely(!node))
+				return 0;
+		}
+		f[k].node = node;
+		f[k].depth = depth;
+	}
+	return node;
+}
+
+void mp_record_alloc(unsigned kind, void *addr, size_t size)
+{
+	int saved = errno;
+	struct tstate *ts = get_tstate();
+	struct mp_enc_thread *t;
+	struct mp_uframe *frames = NULL;
+	uint8_t *p;
+	uint32_t node = 0;
+	int n = -1, stable = 0, truncated = 0, depth = 0, k = 0;
+
+	if (unlikely(!ts))
+		goto out;
+	if (likely(ts->uw != NULL))
+		n = mp_unwind(ts->uw, &frames, &stable, &truncated);
+	if (unlikely(n < 0 || truncated)) {
+		/* libunwind, or a stack deeper than our walker keeps. */
+		if (n >= 0) {
+			int cap = (int)cfg.max_depth + OWN_FRAMES + 1, m = 0;
+			for (int i = n - 1; i >= 0 && m < cap; i--)
+				ts->raw[m++] = (void *)frames[i].ra;
+			depth = stack_from_ips(ts, m, 1);
+		} else {
+			depth = stack_from_ips(ts, unw_backtrace(ts->raw, (int)cfg.max_depth + OWN_FRAMES + 1), 0);
+		}
+		if (ts->uw)
+			mp_unwind_forget(ts->uw);
+		n = -1;
+		if (likely(ts->cache_gen == stream_gen)) {
+			int m = depth < ts->depth ? depth : ts->depth;
+			while (k < m && ts->ips[k] == ts->scratch[k])
+				k++;
+		}
+	}
+	if (unlikely(mp_modules_dirty()))
+		mp_modules_refresh(0);
+	pthread_mutex_lock(&main_lock);
+	if (unlikely(sink_fd < 0))
+		goto unlock;
+	if (likely(n >= 0)) {
+		node = fast_stack_node(ts, frames, n, stable);
+		if (unlikely(!node && n)) {
+			/* Deeper than --max-depth: cut it the slow way. */
+			int cap = (int)cfg.max_depth + OWN_FRAMES + 1, m = 0;
+			for (int i = n - 1; i >= 0 && m < cap; i--)
+				ts->raw[m++] = (void *)frames[i].ra;
+			mp_unwind_forget(ts->uw);
+			node = slow_stack_node(ts, stack_from_ips(ts, m, 0), 0);
+		}
+	} else {
+		node = slow_stack_node(ts, depth, k);
+	}
 	t = event_thread(ts, &p);
 	if (unlikely(!t))
 		goto unlock;
@@ -813,6 +892,7 @@ static int read_config(void)
 		cfg.max_depth = 128;
 	cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
 	cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
+	cfg.libunwind_only = (mp_getenv("MEMPROF_UNWIND") && !strcmp(mp_getenv("MEMPROF_UNWIND"), "libunwind"));
 	if (sock && *sock) {
 		if (strlen(sock) >= sizeof(cfg.socket_path))
 			return -1;
@@ -1142,7 +1222,7 @@ static void env_remove_at(char **e)
 /* The variables the tracker reads; other MEMPROF_* variables are the user's. */
 static const char *const own_vars[] = {
 	"MEMPROF_SOCKET=", "MEMPROF_OUTPUT=", "MEMPROF_FORCE=", "MEMPROF_FOLLOW_FORK=",
-	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=",
+	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=", "MEMPROF_UNWIND=",
 };
 
 static int own_var(const char *entry)

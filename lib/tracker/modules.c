@@ -19,6 +19,7 @@
 
 #include "lib/encode.h"
 #include "lib/tracker/tracker.h"
+#include "lib/tracker/unwind.h"
 
 struct module {
 	uint64_t id;
@@ -272,6 +273,9 @@ void mp_modules_refresh(int force)
 			}
 		}
 		mp_stream_locked(swap_ranges, NULL);
+		/* Unloaded code invalidates what the stack walkers cached about it. */
+		if (c[1] != last_subs && last_subs != ~0ull)
+			mp_unwind_code_changed();
 		last_adds = c[0];
 		last_subs = c[1];
 	}

@@ -1,0 +1,56 @@
+/*
+ * The tracker's stack walker: DWARF call-frame information read from the
+ * loaded modules' .eh_frame_hdr, a per-thread cache of frame descriptors, and
+ * incremental unwinding that reuses the previous stack of the thread once it
+ * proves the older frames unchanged. Anything it does not handle (CFA
+ * expressions, signal frames, stacks it cannot bound) falls back to
+ * libunwind's unw_backtrace for that event.
+ */
+#ifndef MEMPROF_LIB_TRACKER_UNWIND_H
+#define MEMPROF_LIB_TRACKER_UNWIND_H
+
+#include <stdint.h>
+
+#include "lib/tracker/tracker.h"
+
+struct mp_unwinder;
+
+/*
+ * A frame of the last walk. ra is the return address (the caller's ip); node
+ * and depth belong to the caller: they stay with the frame while later walks
+ * find it unchanged, so per-frame results need computing only for new frames.
+ */
+struct mp_uframe {
+	uint64_t cfa, ra, rbp_in, rbp_slot, rbp_val;
+	uint8_t flags;
+	uint8_t needs_rbp;
+	uint32_t node, depth;
+};
+
+/* Per-thread state; NULL when it cannot be set up (the caller uses libunwind). */
+struct mp_unwinder *mp_unwinder_new(void) MP_HIDDEN;
+void mp_unwinder_free(struct mp_unwinder *u) MP_HIDDEN;
+
+/*
+ * Walk the caller's stack. Returns the number of frames, outermost first in
+ * *frames (their ra fields are the return addresses unw_backtrace would
+ * give, in the opposite order), and in *stable how many of them, from the
+ * outermost, are unchanged since the previous walk (their node and depth
+ * fields are as the caller left them). A stack deeper than the walker keeps
+ * returns its innermost frames with *truncated set. Returns -1 when the walk
+ * needs libunwind instead (the next walk then starts afresh).
+ */
+int mp_unwind(struct mp_unwinder *u, struct mp_uframe **frames, int *stable, int *truncated) MP_HIDDEN;
+/* Forget the previous walk (its caller data are no longer valid). */
+void mp_unwind_forget(struct mp_unwinder *u) MP_HIDDEN;
+
+/* Code may have been unmapped (dlclose): forget every cached descriptor. */
+void mp_unwind_code_changed(void) MP_HIDDEN;
+
+/* Counters for tests and benchmarks. */
+struct mp_unwind_stats {
+	uint64_t walks, fallbacks, frames_walked, frames_reused, descriptor_misses;
+};
+void mp_unwind_get_stats(struct mp_unwinder *u, struct mp_unwind_stats *st) MP_HIDDEN;
+
+#endif

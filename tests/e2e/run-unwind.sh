@@ -1,0 +1,59 @@
+#!/bin/bash
+# memprof's own stack walker gives exactly the stacks libunwind gives.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+stacks() { # capture -> the allocations' kinds, sizes and frames, in order
+	"$MEMPROF" parse --stacks "$1" | grep '^ALLOC' | sed 's/addr=[^ ]* //; s/stack=[0-9]* //'
+}
+same() { # name, program...
+	local name=$1; shift
+	"$MEMPROF" run -q -f -o walker.bin "$@" > /dev/null 2>&1 || fail_ "$name: run failed"
+	MEMPROF_UNWIND=libunwind "$MEMPROF" run -q -f -o libunwind.bin "$@" > /dev/null 2>&1 ||
+		fail_ "$name: run with libunwind failed"
+	stacks walker.bin > a
+	stacks libunwind.bin > b
+	[ -s a ] || fail_ "$name: no allocations"
+	cmp -s a b || { diff a b | head -5 >&2; fail_ "$name: the stacks differ from libunwind's"; }
+}
+same allocs "$WORKLOADS/allocs"
+same cxx "$WORKLOADS/cxx"
+same dlopens "$WORKLOADS/dlopens" "$WORKLOADS/.libs/libdlwork.so"
+same "deep 50" "$WORKLOADS/deep" 50
+same "deep 300 (cut at --max-depth)" "$WORKLOADS/deep" 300
+same "deep 2000 (deeper than the walker keeps)" "$WORKLOADS/deep" 2000
+# Frame-pointer code (CFA from rbp) and optimized code mixed in one stack.
+cat > fp.c <<'C'
+#include <stdlib.h>
+void *volatile sink;
+__attribute__((noinline, optimize("O0", "no-omit-frame-pointer"))) void fp(int n);
+__attribute__((noinline, optimize("O2", "omit-frame-pointer"))) void opt(int n)
+{
+	if (n > 0)
+		fp(n - 1);
+	else
+		for (int i = 0; i < 1000; i++)
+			free(sink = malloc(16 + i % 7));
+	__asm__ volatile("" ::: "memory");
+}
+void fp(int n)
+{
+	char buf[n % 5 + 1]; /* a variable-length array: the CFA must come from rbp */
+	buf[0] = (char)n;
+	sink = buf;
+	opt(n - 1);
+	__asm__ volatile("" ::: "memory");
+}
+int main(void)
+{
+	for (int i = 0; i < 20; i++)
+		opt(i);
+	return 0;
+}
+C
+cc -g -O2 -o fp fp.c || framework_failure_ "cc"
+same "frame pointers and VLAs" ./fp
+if command -v sqlite3 > /dev/null; then
+	same sqlite3 sqlite3 :memory: "create table t(a, b); insert into t values (1, 'x'), (2, 'y'); select b, count(*) from t group by b;"
+fi
+same "bash pipeline" bash -c 'for i in 1 2 3; do x=$(echo $i | tr 1 2); done'
+exit 0
