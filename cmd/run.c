@@ -185,12 +185,23 @@ static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
 static void report(const struct run_opts *o, struct mp_collector *c, const char *prog)
 {
 	const struct mp_capture_info *infos;
-	const char **warns;
+	const char **warns, **undebugged;
 	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
+	size_t nu = mp_collector_undebugged(c, &undebugged);
 	for (size_t i = 0; i < nw; i++)
 		warning("%s", warns[i]);
 	if (o->quiet)
 		return;
+	if (nu) {
+		/* One line however many modules: it is normal, and worth knowing. */
+		fprintf(stderr, "memprof: note: no debug information for %zu module%s, shown with "
+				"function names but no source lines:", nu, nu == 1 ? "" : "s");
+		for (size_t i = 0; i < nu && i < 4; i++) {
+			const char *base = strrchr(undebugged[i], '/');
+			fprintf(stderr, "%s %s", i ? "," : "", base ? base + 1 : undebugged[i]);
+		}
+		fprintf(stderr, "%s\n", nu > 4 ? ", ..." : "");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)

@@ -51,6 +51,8 @@ struct mp_collector {
 	size_t ninfos;
 	char **warnings;
 	size_t nwarnings, warnings_alloc;
+	char **undebugged;
+	size_t nundebugged, undebugged_alloc;
 };
 
 static void warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -112,6 +114,9 @@ void mp_collector_free(struct mp_collector *c)
 	for (size_t i = 0; i < c->nwarnings; i++)
 		free(c->warnings[i]);
 	free(c->warnings);
+	for (size_t i = 0; i < c->nundebugged; i++)
+		free(c->undebugged[i]);
+	free(c->undebugged);
 	free((char *)c->opts.output);
 	free((char *)c->opts.root);
 	free(c);
@@ -148,6 +153,25 @@ static uint64_t intern(struct stream *s, const char *str)
 	return id;
 }
 
+/* A symbolizer's line: missing debug information is a note, anything else a warning. */
+static void symbol_problem(struct mp_collector *c, const char *line)
+{
+	static const char prefix[] = "no debug information for '";
+	const char *end;
+	if (!strncmp(line, prefix, sizeof(prefix) - 1) && (end = strstr(line, "': function names"))) {
+		char *path = xstrndup(line + sizeof(prefix) - 1, (size_t)(end - line) - (sizeof(prefix) - 1));
+		for (size_t i = 0; i < c->nundebugged; i++)
+			if (!strcmp(c->undebugged[i], path)) {
+				free(path);
+				return;
+			}
+		ALLOC_GROW(c->undebugged, c->nundebugged + 1, c->undebugged_alloc);
+		c->undebugged[c->nundebugged++] = path;
+		return;
+	}
+	warn(c, "%s", line);
+}
+
 /* Write the SYMBOL record of ip; false when no module contains it (yet). */
 static bool symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 {
@@ -169,7 +193,7 @@ static bool symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 	s->info.symbols++;
 	nw = mp_symbols_warnings(s->sym, &lines);
 	for (; s->sym_warned < nw; s->sym_warned++)
-		warn(c, "%s", lines[s->sym_warned]);
+		symbol_problem(c, lines[s->sym_warned]);
 	return true;
 }
 
@@ -488,4 +512,10 @@ size_t mp_collector_warnings(struct mp_collector *c, const char ***lines)
 {
 	*lines = (const char **)c->warnings;
 	return c->nwarnings;
+}
+
+size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths)
+{
+	*paths = (const char **)c->undebugged;
+	return c->nundebugged;
 }

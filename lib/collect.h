@@ -58,7 +58,13 @@ void mp_collector_main_exited(struct mp_collector *c, int wait_status);
  * are valid until mp_collector_free().
  */
 size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos);
-/* Warnings gathered so far (symbolization problems, unwritable files), one line each. */
+/* Warnings gathered so far (files that cannot be read or written), one line each. */
 size_t mp_collector_warnings(struct mp_collector *c, const char ***lines);
+/*
+ * Modules that have no debug information (their stacks show function names
+ * but no source lines), by path: information, not a problem, so callers
+ * summarise it rather than warn.
+ */
+size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths);
 
 #endif

@@ -11,7 +11,7 @@ build_deps="ca-certificates build-essential autoconf automake libtool pkg-config
 # The tests also use oracles (heaptrack, valgrind), real programs to profile,
 # a debugger for attach, eu-addr2line to check symbols, man for --help,
 # bash-completion and a headless browser.
-test_deps="man-db bash-completion valgrind heaptrack gdb elfutils python3 sqlite3 gzip xz-utils
+test_deps="man-db bash-completion valgrind heaptrack zstd gdb elfutils python3 sqlite3 gzip xz-utils
 	chromium procps psmisc"
 
 case $mode in

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
+#include <linux/futex.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,8 +48,44 @@ static struct {
 	char output[4096];
 } cfg;
 
+/*
+ * The main lock: a futex lock (0 free, 1 held, 2 held with waiters). Every
+ * event takes it once; pthread_mutex_lock/unlock cost twice as much for the
+ * same uncontended exchange.
+ */
+static int main_lock;
+
+static __attribute__((noinline)) void lock_slow(int *l, int c)
+{
+	for (int spin = 0; spin < 100 && c; spin++) {
+		__builtin_ia32_pause();
+		c = __atomic_load_n(l, __ATOMIC_RELAXED);
+		if (!c && __atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+	}
+	if (c != 2)
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	while (c) {
+		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+static inline void mp_lock(int *l)
+{
+	int c = 0;
+	if (likely(__atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		return;
+	lock_slow(l, c);
+}
+
+static inline void mp_unlock(int *l)
+{
+	if (unlikely(__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2))
+		syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* ---- the stream (all under main_lock) ---- */
-static pthread_mutex_t main_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1, sink_is_socket;
 static uint8_t *out_buf;
 static size_t out_len;
@@ -207,21 +244,21 @@ static inline void commit(uint8_t *end)
 
 void mp_stream_locked(void (*fn)(void *), void *arg)
 {
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	fn(arg);
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 }
 
 void mp_stream_append(const uint8_t *rec, size_t len)
 {
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (sink_fd >= 0 && len <= OUT_CAP) {
 		memcpy(room(len), rec, len);
 		commit(out_buf + out_len + len);
 		if (final_mode)
 			flush_locked();
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 }
 
 /* ---- threads ---- */
@@ -300,13 +337,13 @@ static void ts_destroy(void *arg)
 {
 	struct tstate *ts = arg;
 	/* Late frees in other TLS destructors still use ts; the timer reclaims it. */
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (!ts->dying) {
 		ts->dying = 1;
 		ts->next_dying = dying_threads;
 		dying_threads = ts;
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 }
 
 static void unlink_thread(struct tstate *ts)
@@ -344,11 +381,11 @@ static struct tstate *get_tstate(void)
 	char *mem;
 	if (likely(ts != NULL))
 		return ts;
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	ts = free_tstates;
 	if (ts)
 		free_tstates = ts->next;
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	if (!ts) {
 		mem = mp_pages(ts_size);
 		if (!mem)
@@ -374,10 +411,10 @@ static struct tstate *get_tstate(void)
 	ts->pthread = (unsigned long)pthread_self();
 	memset(ts->name, 0, sizeof(ts->name));
 	syscall(SYS_prctl, PR_GET_NAME, ts->name, 0, 0, 0);
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	ts->next = all_threads;
 	all_threads = ts;
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	tls_ts = ts;
 	pthread_setspecific(ts_key, ts);
 	return ts;
@@ -388,7 +425,7 @@ void mp_record_thread_name(unsigned long pthread, const char *name)
 	int saved = errno;
 	if (mp_state != MP_STATE_ON || !name)
 		return;
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	for (struct tstate *ts = all_threads; ts; ts = ts->next) {
 		if (ts->pthread != pthread || ts->dying)
 			continue;
@@ -398,7 +435,7 @@ void mp_record_thread_name(unsigned long pthread, const char *name)
 			emit_thread(ts);
 		break;
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	errno = saved;
 }
 
@@ -592,7 +629,7 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	}
 	if (unlikely(mp_modules_dirty()))
 		mp_modules_refresh(0);
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (unlikely(sink_fd < 0))
 		goto unlock;
 	if (likely(n >= 0)) {
@@ -617,7 +654,7 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	if (unlikely(final_mode))
 		flush_locked();
 unlock:
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 out:
 	errno = saved;
 }
@@ -630,14 +667,14 @@ static void record_free(unsigned kind, void *addr, int ranged, size_t size)
 	uint8_t *p;
 	if (unlikely(!ts))
 		goto out;
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (likely(sink_fd >= 0) && (t = event_thread(ts, &p))) {
 		commit(mp_enc_free(p, t, kind, (uint64_t)addr, ranged, size));
 		n_frees++;
 		if (unlikely(final_mode))
 			flush_locked();
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 out:
 	errno = saved;
 }
@@ -1040,13 +1077,13 @@ static void *timer_main(void *arg)
 			break;
 		/* The module map first, outside the main lock (see modules.c). */
 		mp_modules_refresh(0);
-		pthread_mutex_lock(&main_lock);
+		mp_lock(&main_lock);
 		if (sink_fd >= 0) {
 			tick_locked();
 			reap_dying();
 			flush_locked();
 		}
-		pthread_mutex_unlock(&main_lock);
+		mp_unlock(&main_lock);
 	}
 	return NULL;
 }
@@ -1075,12 +1112,12 @@ void mp_flush_now(void)
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (sink_fd >= 0) {
 		tick_locked();
 		flush_locked();
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	mp_in_hook--;
 	errno = saved;
 }
@@ -1091,7 +1128,7 @@ void mp_record_exit(int status, int final)
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (sink_fd >= 0) {
 		exit_status_known = 1;
 		exit_status_value = status;
@@ -1105,7 +1142,7 @@ void mp_record_exit(int status, int final)
 			final_mode = 1;
 		}
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	mp_in_hook--;
 	errno = saved;
 }
@@ -1118,7 +1155,7 @@ static void at_exit(void)
 	mp_in_hook++;
 	/* Modules closed since the last tick (outside the main lock, as always). */
 	mp_modules_refresh(0);
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (sink_fd >= 0) {
 		tick_locked();
 		if (cfg.direct)
@@ -1127,7 +1164,7 @@ static void at_exit(void)
 		/* Frees in later destructors are written one by one. */
 		final_mode = 1;
 	}
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	mp_in_hook--;
 }
 
@@ -1136,10 +1173,10 @@ void mp_record_fork(pid_t child)
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	pthread_mutex_lock(&main_lock);
+	mp_lock(&main_lock);
 	if (sink_fd >= 0)
 		marker_locked(MP_TAG_FORK, MP_M_CHILD_PID, (uint64_t)child, 0);
-	pthread_mutex_unlock(&main_lock);
+	mp_unlock(&main_lock);
 	mp_in_hook--;
 }
 
@@ -1153,14 +1190,14 @@ static void atfork_prepare(void)
 	fork_locked = mp_state == MP_STATE_ON;
 	if (fork_locked) {
 		mp_modules_lock();
-		pthread_mutex_lock(&main_lock);
+		mp_lock(&main_lock);
 	}
 }
 
 static void atfork_parent(void)
 {
 	if (fork_locked) {
-		pthread_mutex_unlock(&main_lock);
+		mp_unlock(&main_lock);
 		mp_modules_unlock();
 	}
 }
@@ -1170,7 +1207,7 @@ static void atfork_child(void)
 	struct tstate *self = tls_ts;
 	if (!fork_locked)
 		return;
-	pthread_mutex_init(&main_lock, NULL);
+	main_lock = 0;
 	mp_modules_reinit_lock();
 	mp_in_hook++;
 	/* The parent's connection stays the parent's: the child never writes to it. */
