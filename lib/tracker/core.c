@@ -99,6 +99,7 @@ static uint64_t n_allocs, n_frees, bytes_allocated, n_traces_total, n_records;
 static uint64_t start_mono_ns, last_tick_ns, start_wall_us;
 static int exit_status_known, exit_status_value;
 static int statm_fd = -1;
+static unsigned stream_mode;        /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_ATTACH */
 static long page_size = 4096;
 static char exe_path[4096];
 static uint64_t self_lo, self_hi;
@@ -990,24 +991,13 @@ static void new_stream_state(void)
 	mp_modules_reset();
 }
 
-void mp_init_stage1(void)
+/* What every way of tracking needs, done once: buffers, keys, the stack walker's setup. */
+static int setup(void)
 {
-	static int initializing;
+	static int done;
 	ssize_t n;
-	if (__atomic_exchange_n(&initializing, 1, __ATOMIC_ACQ_REL))
-		return; /* re-entered from dlsym's allocations, or another thread races us */
-	mp_in_hook++;
-	resolve_real();
-	if (!mp_real.malloc || !mp_real.free || !mp_real.calloc || !mp_real.realloc) {
-		mp_write_stderr("cannot find the C library's allocator; the program runs untracked",
-				NULL, NULL);
-		mp_state = MP_STATE_OFF;
-		goto out;
-	}
-	if (read_config()) {
-		mp_state = MP_STATE_OFF;
-		goto out;
-	}
+	if (done)
+		return 0;
 	page_size = sysconf(_SC_PAGESIZE);
 	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	exe_path[n > 0 ? n : 0] = '\0';
@@ -1019,14 +1009,35 @@ void mp_init_stage1(void)
 	if (!out_buf || pthread_key_create(&ts_key, ts_destroy) || tt_grow()) {
 		mp_write_stderr("cannot allocate the tracker's buffers; the program runs untracked",
 				NULL, NULL);
+		return -1;
+	}
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	done = 1;
+	return 0;
+}
+
+void mp_init_stage1(void)
+{
+	static int initializing;
+	if (__atomic_exchange_n(&initializing, 1, __ATOMIC_ACQ_REL))
+		return; /* re-entered from dlsym's allocations, or another thread races us */
+	mp_in_hook++;
+	resolve_real();
+	if (!mp_real.malloc || !mp_real.free || !mp_real.calloc || !mp_real.realloc) {
+		mp_write_stderr("cannot find the C library's allocator; the program runs untracked",
+				NULL, NULL);
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	/* Without configuration (memprof attach loads us with dlopen) nothing starts here. */
+	if (read_config() || setup()) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
 	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	mp_modules_reset();
-	if (open_sink(cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
-		      cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
+	stream_mode = cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN;
+	if (open_sink(stream_mode, cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
@@ -1065,6 +1076,9 @@ static void tick_locked(void)
 	last_tick_ns = now;
 }
 
+static int attach_control(void);
+static void attach_stop(void);
+
 static void *timer_main(void *arg)
 {
 	struct timespec ts = { cfg.interval_ms / 1000, (long)(cfg.interval_ms % 1000) * 1000000L };
@@ -1075,8 +1089,14 @@ static void *timer_main(void *arg)
 		nanosleep(&ts, NULL);
 		if (timer_stop || mp_state != MP_STATE_ON)
 			break;
-		/* The module map first, outside the main lock (see modules.c). */
-		mp_modules_refresh(0);
+		if (stream_mode == MP_MODE_ATTACH && attach_control()) {
+			attach_stop();
+			return NULL;
+		}
+		/* The module map first, outside the main lock (see modules.c); an attached
+		   tracker also patches the modules loaded since. */
+		if (mp_modules_refresh(0) && stream_mode == MP_MODE_ATTACH)
+			mp_got_patch();
 		mp_lock(&main_lock);
 		if (sink_fd >= 0) {
 			tick_locked();
@@ -1085,6 +1105,9 @@ static void *timer_main(void *arg)
 		}
 		mp_unlock(&main_lock);
 	}
+	/* An attached tracker whose collector went away restores the program as it was. */
+	if (stream_mode == MP_MODE_ATTACH && !timer_stop)
+		attach_stop();
 	return NULL;
 }
 
@@ -1230,8 +1253,7 @@ static void atfork_child(void)
 	if (statm_fd >= 0)
 		close(statm_fd);
 	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (open_sink(cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
-		      MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
+	if (open_sink(stream_mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
@@ -1332,4 +1354,96 @@ __attribute__((constructor(101))) static void stage2(void)
 	if (mp_getenv("MEMPROF_SOCKET") || mp_getenv("MEMPROF_OUTPUT"))
 		clean_environment();
 	mp_in_hook--;
+}
+
+/* ---- attach ---- */
+
+/*
+ * The collector of `memprof attach` asks for the end of tracking with one byte
+ * on the stream's socket; its end (EOF, an error) means the same.
+ */
+static int attach_control(void)
+{
+	char c;
+	ssize_t n;
+	if (sink_fd < 0)
+		return 1;
+	n = recv(sink_fd, &c, 1, MSG_DONTWAIT);
+	if (n < 0)
+		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+	return 1; /* a request ('D'), or the end of the connection */
+}
+
+/* Stop tracking an attached process: hooks inert, GOT restored, capture finished. */
+static void attach_stop(void)
+{
+	mp_in_hook++;
+	mp_state = MP_STATE_OFF;
+	/* Outside the main lock: restoring walks the loaded objects. */
+	mp_got_unpatch();
+	mp_lock(&main_lock);
+	if (sink_fd >= 0) {
+		marker_locked(MP_TAG_DETACH, MP_M_RSS, read_rss(), 0);
+		tick_locked();
+		flush_locked();
+		close(sink_fd);
+		sink_fd = -1;
+	}
+	mp_unlock(&main_lock);
+	timer_running = 0;
+	mp_in_hook--;
+}
+
+int mp_attach_start(const struct mp_attach_cfg *ac)
+{
+	static int registered;
+	struct mp_marker_baseline base = { 0 };
+	if (mp_state == MP_STATE_ON)
+		return -EALREADY;
+	if (timer_running)
+		return -EBUSY; /* a detach is still finishing */
+	if (mp_state == MP_STATE_INIT)
+		mp_init_stage1();
+	if (!mp_real.malloc || setup())
+		return -ENOMEM;
+	if (strlen(ac->socket_path) >= sizeof(cfg.socket_path))
+		return -ENAMETOOLONG;
+	memset(cfg.socket_path, 0, sizeof(cfg.socket_path));
+	strcpy(cfg.socket_path, ac->socket_path);
+	cfg.direct = 0;
+	cfg.interval_ms = ac->interval_ms ? ac->interval_ms : 10;
+	cfg.max_depth = ac->max_depth && ac->max_depth <= MAX_DEPTH_LIMIT ? ac->max_depth : 128;
+	cfg.follow_fork = ac->follow_fork;
+	cfg.libunwind_only = ac->libunwind_only;
+	mp_lock(&main_lock);
+	/* A new stream: its own trace tree, threads, modules and counters. */
+	new_stream_state();
+	mp_unlock(&main_lock);
+	if (statm_fd < 0)
+		statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	stream_mode = MP_MODE_ATTACH;
+	if (open_sink(MP_MODE_ATTACH, cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0))
+		return -ECONNREFUSED;
+	mp_heap_baseline(&base);
+	mp_lock(&main_lock);
+	{
+		uint8_t *rec = room(128), *p;
+		p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
+		p = mp_enc_field_uint(p, MP_M_TIME, 0);
+		p = mp_enc_field_uint(p, MP_M_RSS, read_rss());
+		if (base.valid) {
+			p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
+			p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
+		}
+		commit(mp_enc_sized_end(rec, p));
+	}
+	mp_unlock(&main_lock);
+	if (!registered) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atexit(at_exit);
+		registered = 1;
+	}
+	mp_state = MP_STATE_ON;
+	start_timer();
+	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,4 +508,81 @@ MP_EXPORT int prctl(int option, ...)
 	if (r == 0 && option == PR_SET_NAME)
 		mp_record_thread_name((unsigned long)pthread_self(), (const char *)a[0]);
 	return r;
+}
+
+/* ---- the table GOT patching uses (attach) ---- */
+
+/*
+ * Hidden aliases: inside a library loaded with dlopen, "&malloc" would name
+ * the C library's malloc (the first definition in the global scope); these
+ * name ours.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmissing-attributes" /* the aliases need not repeat 'nothrow' & co. */
+#define ALIAS(name) extern __typeof__(name) mp_hook_##name __attribute__((alias(#name), visibility("hidden")));
+ALIAS(malloc)
+ALIAS(calloc)
+ALIAS(realloc)
+ALIAS(reallocarray)
+ALIAS(free)
+ALIAS(free_sized)
+ALIAS(free_aligned_sized)
+ALIAS(posix_memalign)
+ALIAS(aligned_alloc)
+ALIAS(memalign)
+ALIAS(valloc)
+ALIAS(pvalloc)
+ALIAS(mmap)
+ALIAS(mmap64)
+ALIAS(munmap)
+ALIAS(mremap)
+ALIAS(fork)
+ALIAS(exit)
+ALIAS(_exit)
+ALIAS(_Exit)
+ALIAS(abort)
+ALIAS(execve)
+ALIAS(execv)
+ALIAS(execvp)
+ALIAS(execvpe)
+ALIAS(fexecve)
+ALIAS(execl)
+ALIAS(execlp)
+ALIAS(execle)
+ALIAS(pthread_setname_np)
+ALIAS(prctl)
+#pragma GCC diagnostic pop
+
+#define HOOK(name) { #name, (void *)mp_hook_##name }
+const struct mp_hook mp_hooks[] = {
+	HOOK(malloc), HOOK(calloc), HOOK(realloc), HOOK(reallocarray), HOOK(free),
+	HOOK(free_sized), HOOK(free_aligned_sized), HOOK(posix_memalign), HOOK(aligned_alloc),
+	HOOK(memalign), HOOK(valloc), HOOK(pvalloc), HOOK(mmap), HOOK(mmap64), HOOK(munmap),
+	HOOK(mremap), HOOK(fork), HOOK(exit), HOOK(_exit), HOOK(_Exit), HOOK(abort),
+	HOOK(execve), HOOK(execv), HOOK(execvp), HOOK(execvpe), HOOK(fexecve), HOOK(execl),
+	HOOK(execlp), HOOK(execle), HOOK(pthread_setname_np), HOOK(prctl),
+	{ NULL, NULL },
+};
+
+void *mp_real_for(const char *name)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} map[] = {
+#define REAL(n) { #n, offsetof(struct mp_real, n) }
+		REAL(malloc), REAL(calloc), REAL(realloc), REAL(reallocarray), REAL(free),
+		REAL(free_sized), REAL(free_aligned_sized), REAL(posix_memalign), REAL(aligned_alloc),
+		REAL(memalign), REAL(valloc), REAL(pvalloc), REAL(mmap), REAL(munmap), REAL(mremap),
+		REAL(fork), REAL(exit), REAL(_exit), REAL(_Exit), REAL(abort), REAL(execve),
+		REAL(execv), REAL(execvp), REAL(execvpe), REAL(fexecve), REAL(pthread_setname_np),
+		REAL(prctl),
+#undef REAL
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].name, name))
+			return *(void **)((char *)&mp_real + map[i].off);
+	/* mmap64 is mmap; the execl family has no real counterpart we keep: look it up. */
+	return dlsym(RTLD_NEXT, name);
 }

@@ -249,13 +249,14 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-void mp_modules_refresh(int force)
+int mp_modules_refresh(int force)
 {
 	unsigned long long c[2] = { 0, 0 };
+	int changed = 0;
 	if (mp_state != MP_STATE_ON)
-		return;
+		return 0;
 	if (pthread_mutex_trylock(&modules_lock))
-		return; /* another thread is at it */
+		return 0; /* another thread is at it */
 	mp_in_hook++;
 	dl_iterate_phdr(counters_cb, c);
 	if (force || mp_modules_dirty() || c[0] != last_adds || c[1] != last_subs) {
@@ -276,9 +277,11 @@ void mp_modules_refresh(int force)
 		/* Unloaded code invalidates what the stack walkers cached about it. */
 		if (c[1] != last_subs && last_subs != ~0ull)
 			mp_unwind_code_changed();
+		changed = c[0] != last_adds;
 		last_adds = c[0];
 		last_subs = c[1];
 	}
 	mp_in_hook--;
 	pthread_mutex_unlock(&modules_lock);
+	return changed;
 }

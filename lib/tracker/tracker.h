@@ -75,8 +75,11 @@ void *mp_boot_alloc(size_t size, size_t align) MP_HIDDEN;
 int mp_is_boot(const void *p) MP_HIDDEN;
 size_t mp_boot_size(const void *p) MP_HIDDEN;
 
-/* Module map (modules.c): emit MODULE/MODULE_UNLOAD records for changes since the last call. */
-void mp_modules_refresh(int force) MP_HIDDEN;
+/*
+ * Module map (modules.c): emit MODULE/MODULE_UNLOAD records for changes since
+ * the last call; returns 1 when modules were added.
+ */
+int mp_modules_refresh(int force) MP_HIDDEN;
 /* Note that the module map may have changed; the next event refreshes it. */
 void mp_modules_mark_dirty(void) MP_HIDDEN;
 int mp_modules_dirty(void) MP_HIDDEN;
@@ -92,6 +95,35 @@ void mp_modules_reset(void) MP_HIDDEN;
 void mp_stream_locked(void (*fn)(void *), void *arg) MP_HIDDEN;
 /* Append already-encoded records to the stream (takes the main lock). */
 void mp_stream_append(const uint8_t *rec, size_t len) MP_HIDDEN;
+
+/* The hooked functions by name, for GOT patching (hooks.c); ends with a NULL name. */
+struct mp_hook {
+	const char *name;
+	void *fn;
+};
+extern const struct mp_hook mp_hooks[] MP_HIDDEN;
+/* The real function a hook wraps, by name (what a GOT slot bound to the C library holds). */
+void *mp_real_for(const char *name) MP_HIDDEN;
+
+/* Attaching to a running process (attach.c, core.c). */
+struct mp_attach_cfg {
+	char socket_path[108];
+	unsigned interval_ms, max_depth;
+	int follow_fork, libunwind_only;
+};
+/* Start a stream to the collector of `memprof attach`; 0 or -errno (-EALREADY: tracked). */
+int mp_attach_start(const struct mp_attach_cfg *cfg) MP_HIDDEN;
+/* Point the GOT slots of every loaded module (but ours and the loader) at the hooks. */
+int mp_got_patch(void) MP_HIDDEN;
+/* Put every patched slot back. */
+void mp_got_unpatch(void) MP_HIDDEN;
+
+struct mp_marker_baseline {
+	int valid;
+	uint64_t arena, in_use;
+};
+/* The C library's own view of its heap (mallinfo2), as the unattributed baseline at attach. */
+void mp_heap_baseline(struct mp_marker_baseline *b) MP_HIDDEN;
 
 /* Small helpers that never allocate (util.c). */
 size_t mp_u64_to_dec(char *buf, uint64_t v) MP_HIDDEN;
