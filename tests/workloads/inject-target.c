@@ -1,0 +1,171 @@
+/*
+ * A target for the injection tests.
+ *
+ * inject-target run FIFO EXPECTED SLEEPS ORDER
+ *   Threads: a reader blocked in read() on FIFO, a sleeper doing SLEEPS nanosleeps of 20 ms
+ *   (a line every 10), and two workers hammering malloc/free of random sizes with checked
+ *   contents; ORDER "rs" starts the reader before the sleeper, "sr" the other way round
+ *   (the injector picks the first safe thread). When the reader reaches end of file, the
+ *   workers stop; the program then prints what the reader got and whether every sleep
+ *   lasted its full time, and exits 0 when all is as expected (the FIFO carried exactly
+ *   EXPECTED), else 1.
+ * inject-target stuck
+ *   Two threads waiting on locks forever (futex): never at a safe point.
+ * inject-target pause
+ *   One thread in pause() forever.
+ * Each prints "ready" once its threads run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int stop;
+static const char *fifo_path;
+static char got[4096];
+static size_t got_len;
+static int read_error;
+static int sleeps, sleep_failures;
+static int worker_failures[2];
+
+static void *reader(void *unused)
+{
+	int fd = open(fifo_path, O_RDONLY);
+	ssize_t n;
+
+	(void)unused;
+	if (fd < 0) {
+		read_error = errno;
+		return NULL;
+	}
+	while ((n = read(fd, got + got_len, sizeof(got) - 1 - got_len)) > 0)
+		got_len += (size_t)n;
+	if (n < 0)
+		read_error = errno;
+	close(fd);
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *sleeper(void *unused)
+{
+	(void)unused;
+	for (int i = 1; i <= sleeps; i++) {
+		struct timespec req = { 0, 20 * 1000 * 1000 };
+		uint64_t t0 = now_ns();
+		if (nanosleep(&req, NULL) != 0 || now_ns() - t0 < 20 * 1000 * 1000ull)
+			sleep_failures++;
+		if (i % 10 == 0)
+			printf("sleep %d\n", i);
+	}
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
+	unsigned char *slot[64] = { 0 };
+	size_t len[64] = { 0 };
+
+	while (!atomic_load(&stop)) {
+		size_t i, size;
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		i = x % 64;
+		if (slot[i]) {
+			if (slot[i][0] != (unsigned char)i || slot[i][len[i] - 1] != (unsigned char)(i ^ 0x5a))
+				worker_failures[id]++;
+			free(slot[i]);
+			slot[i] = NULL;
+			continue;
+		}
+		size = (x >> 8) % 16 == 0 ? 2 + (x >> 16) % 300000 : 2 + (x >> 16) % 1024;
+		slot[i] = malloc(size);
+		if (!slot[i]) {
+			worker_failures[id]++;
+			continue;
+		}
+		len[i] = size;
+		slot[i][0] = (unsigned char)i;
+		slot[i][size - 1] = (unsigned char)(i ^ 0x5a);
+	}
+	for (int i = 0; i < 64; i++)
+		free(slot[i]);
+	return NULL;
+}
+
+static void *wait_forever(void *m)
+{
+	pthread_mutex_lock(m);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t r, s, w[2];
+	int ok;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* under Yama ptrace_scope 1, let the tests' injector (not our parent) trace us */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	if (argc == 2 && !strcmp(argv[1], "pause")) {
+		printf("ready\n");
+		for (;;)
+			pause();
+	}
+	if (argc == 2 && !strcmp(argv[1], "stuck")) {
+		static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+		pthread_t t;
+		pthread_mutex_lock(&m);
+		pthread_create(&t, NULL, wait_forever, &m);
+		printf("ready\n");
+		pthread_join(t, NULL);
+		return 0;
+	}
+	if (argc != 6 || strcmp(argv[1], "run")) {
+		fprintf(stderr, "usage: inject-target run FIFO EXPECTED SLEEPS rs|sr | stuck | pause\n");
+		return 2;
+	}
+	fifo_path = argv[2];
+	sleeps = atoi(argv[4]);
+	if (!strcmp(argv[5], "rs")) {
+		pthread_create(&r, NULL, reader, NULL);
+		pthread_create(&s, NULL, sleeper, NULL);
+	} else {
+		pthread_create(&s, NULL, sleeper, NULL);
+		pthread_create(&r, NULL, reader, NULL);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, worker, (void *)(intptr_t)i);
+	printf("ready\n");
+	pthread_join(r, NULL);
+	atomic_store(&stop, 1);
+	pthread_join(s, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	got[got_len] = '\0';
+	ok = !read_error && !strcmp(got, argv[3]);
+	printf("pipe: %s '%s'\n", ok ? "got" : "MISMATCH, got", got);
+	if (read_error)
+		printf("pipe: read error %s\n", strerror(read_error));
+	printf("sleeper: %d sleeps, %d short or interrupted\n", sleeps, sleep_failures);
+	for (int i = 0; i < 2; i++)
+		printf("worker %d: %d corrupted or failed blocks\n", i, worker_failures[i]);
+	ok = ok && !sleep_failures && !worker_failures[0] && !worker_failures[1];
+	return ok ? 0 : 1;
+}
