@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -325,6 +326,7 @@ int mp_inject_check(pid_t pid, struct strbuf *err)
 
 struct target_fns {
 	uint64_t dlopen, dlerror, dlsym, mmap, munmap, errno_location;
+	uint64_t gettid, syscall; /* for the gdb method: which thread runs the calls */
 	int dlopen_mode;
 	const char *dlopen_name;
 };
@@ -333,7 +335,7 @@ static int resolve_fns(const struct mp_procmaps *maps, struct target_fns *f, str
 {
 	static const char *const names[] = {
 		"dlopen", "dlerror", "dlsym", "__libc_dlopen_mode", "__libc_dlsym", "mmap", "munmap",
-		"__errno_location",
+		"__errno_location", "gettid", "syscall",
 	};
 	uint64_t a[sizeof(names) / sizeof(names[0])];
 	const struct mp_procmaps_entry *libc = mp_procmaps_find(maps, libc_names), *libdl;
@@ -356,6 +358,8 @@ static int resolve_fns(const struct mp_procmaps *maps, struct target_fns *f, str
 	f->mmap = a[5];
 	f->munmap = a[6];
 	f->errno_location = a[7];
+	f->gettid = a[8];
+	f->syscall = a[9];
 	f->dlopen_mode = MP_RTLD_NOW;
 	f->dlopen_name = "dlopen";
 	/* glibc < 2.34 keeps dlopen in libdl.so.2, when the program loaded it ... */
@@ -498,7 +502,7 @@ static int inject_ptrace(const struct mp_inject_opts *o, int yama1, uint64_t dea
 	int saved_errno = 0, have_errno = 0, rc = -1;
 	size_t lib_len = strlen(o->library) + 1, arg_len = strlen(o->arg) + 1;
 
-	mp_remote_init(&r, o->pid, deadline);
+	mp_remote_init(&r, o->pid, deadline, o->timeout_ms);
 	if (mp_procmaps_read(&maps, o->pid, err) < 0 || resolve_fns(&maps, &fns, err) < 0)
 		goto out;
 	collect_ranges(&maps, unsafe_names, NULL, &unsafe, &nr_unsafe, &alloc_unsafe);
@@ -634,6 +638,13 @@ static void gdb_script(struct strbuf *s, const struct mp_inject_opts *o, const s
 	for (size_t i = 0; i < nr_bp; i++)
 		strbuf_addf(s, "%s$mp_pc == 0x%llx", i ? " || " : "", (unsigned long long)bp[i]);
 	strbuf_addstr(s, "\n  delete\n  echo memprof-gdb: safe point\\n\n");
+	/* the thread that runs the calls, so that a timeout can interrupt exactly that one */
+	if (f->gettid)
+		strbuf_addf(s, "  printf \"memprof-gdb: tid %%d\\n\", ((int (*)(void)) 0x%llx)()\n",
+			    (unsigned long long)f->gettid);
+	else if (f->syscall)
+		strbuf_addf(s, "  printf \"memprof-gdb: tid %%ld\\n\", ((long (*)(long)) 0x%llx)(%d)\n",
+			    (unsigned long long)f->syscall, SYS_gettid);
 	strbuf_addf(s, "  set $mp_s = (unsigned long) ((void *(*)(void *, unsigned long, int, int, int, long)) 0x%llx)"
 		    "(0, %llu, %d, %d, -1, 0)\n", (unsigned long long)f->mmap, (unsigned long long)size,
 		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
@@ -654,6 +665,7 @@ static void gdb_script(struct strbuf *s, const struct mp_inject_opts *o, const s
 	strbuf_addstr(s, "    if $mp_f == 0\n      echo memprof-gdb: no entry\\n\n    else\n");
 	strbuf_addf(s, "      set $mp_r = ((long (*)(const char *)) $mp_f)((const char *) ($mp_s + %zu))\n"
 		    "      printf \"memprof-gdb: result %%ld\\n\", $mp_r\n    end\n  end\n", lib_len);
+	strbuf_addstr(s, "  echo memprof-gdb: call done\\n\n");
 	strbuf_addf(s, "  set $mp_u = ((int (*)(void *, unsigned long)) 0x%llx)((void *) $mp_s, %llu)\n",
 		    (unsigned long long)f->munmap, (unsigned long long)size);
 	strbuf_addstr(s, "else\n  delete\n  echo memprof-gdb: no safe point\\n\nend\ndetach\nquit\n");
@@ -687,6 +699,19 @@ static void allocator_entries(const struct mp_procmaps *maps, uint64_t **bp, siz
 		}
 		strbuf_release(&ignore);
 	}
+}
+
+static const char *find_line(const char *out, const char *prefix)
+{
+	const char *p = out;
+	size_t n = strlen(prefix);
+
+	while ((p = strstr(p, prefix))) {
+		if (p == out || p[-1] == '\n')
+			return p + n;
+		p += n;
+	}
+	return NULL;
 }
 
 /* Run gdb on the script, collecting its output until it exits; SIGINT it at the deadline. */
@@ -743,7 +768,16 @@ static int run_gdb(const struct mp_inject_opts *o, const char *script, uint64_t 
 			if (got == 0 || errno != EINTR)
 				break;
 		} else if (n == 0) {
-			if (!*interrupted) {
+			const char *tid = find_line(out->buf, "memprof-gdb: tid ");
+			if (!*interrupted && tid && !find_line(out->buf, "memprof-gdb: call done")) {
+				/*
+				 * gdb is in a call: interrupting gdb would signal some other thread,
+				 * and gdb would leave the call running, to return into nowhere.
+				 * A SIGINT to the calling thread makes gdb unwind the call instead.
+				 */
+				syscall(SYS_tgkill, o->pid, atoi(tid), SIGINT);
+				*interrupted = 1;
+			} else if (!*interrupted) {
 				kill(child, SIGINT);
 				*interrupted = 1;
 			} else {
@@ -757,19 +791,6 @@ static int run_gdb(const struct mp_inject_opts *o, const char *script, uint64_t 
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	return 0;
-}
-
-static const char *find_line(const char *out, const char *prefix)
-{
-	const char *p = out;
-	size_t n = strlen(prefix);
-
-	while ((p = strstr(p, prefix))) {
-		if (p == out || p[-1] == '\n')
-			return p + n;
-		p += n;
-	}
-	return NULL;
 }
 
 /* gdb's output on one line, for verbose errors. */
@@ -792,6 +813,7 @@ static void explain_gdb(const struct mp_inject_opts *o, const char *out, int int
 			struct strbuf *err)
 {
 	int pid = (int)o->pid;
+	struct proc_status st;
 	const char *p;
 
 	if ((p = find_line(out, "memprof-gdb: exec "))) {
@@ -805,6 +827,10 @@ static void explain_gdb(const struct mp_inject_opts *o, const char *out, int int
 			strbuf_addf(err, "gdb cannot attach to %d: ptrace: Operation not permitted; check "
 				    "kernel.yama.ptrace_scope, seccomp and the process's owner, or run as root", pid);
 		strbuf_release(&why);
+	} else if (find_line(out, "memprof-gdb: safe point") &&
+		   (read_status(o->pid, &st) < 0 || st.state == 'Z' || st.state == 'X')) {
+		/* gdb words this in several ways, some of them internal errors */
+		strbuf_addf(err, "process %d exited during injection", pid);
 	} else if (strstr(out, "ptrace: No such process")) {
 		strbuf_addf(err, "cannot attach to %d: no such process; check the process id with ps", pid);
 	} else if (strstr(out, "exited while in a function called from GDB") || strstr(out, "exited with code") ||
@@ -815,7 +841,7 @@ static void explain_gdb(const struct mp_inject_opts *o, const char *out, int int
 			    "realloc or free); retry while the program allocates, or use --method ptrace",
 			    pid, (unsigned long long)deadline_ms);
 	} else if (strstr(out, "signaled while in a function called from GDB")) {
-		if (interrupted)
+		if (interrupted && strstr(out, "received signal SIGINT"))
 			strbuf_addf(err, "the call in process %d did not return within %llu ms; gdb abandoned it and "
 				    "restored the thread's registers", pid, (unsigned long long)deadline_ms);
 		else
@@ -898,25 +924,28 @@ out:
 
 /* ---- the entry point ---- */
 
-int mp_inject(const struct mp_inject_opts *o, long *result, struct strbuf *err)
+int mp_inject(const struct mp_inject_opts *opts, long *result, struct strbuf *err)
 {
-	uint64_t deadline = mp_remote_now() + (uint64_t)(o->timeout_ms ? o->timeout_ms : 5000) * MS_NS;
+	struct mp_inject_opts o = *opts;
+	uint64_t deadline;
 	int yama1 = 0;
 
-	if (!o->library || o->library[0] != '/') {
-		strbuf_addf(err, "cannot inject '%s': the library path must be absolute",
-			    o->library ? o->library : "");
+	if (!o.timeout_ms)
+		o.timeout_ms = 5000;
+	deadline = mp_remote_now() + (uint64_t)o.timeout_ms * MS_NS;
+	if (!o.library || o.library[0] != '/') {
+		strbuf_addf(err, "cannot inject '%s': the library path must be absolute", o.library ? o.library : "");
 		return -1;
 	}
-	if (!o->entry || !*o->entry || !o->arg) {
+	if (!o.entry || !*o.entry || !o.arg) {
 		strbuf_addstr(err, "cannot inject: no entry function or argument given");
 		return -1;
 	}
-	if (check(o->pid, 0, &yama1, err) < 0)
+	if (check(o.pid, 0, &yama1, err) < 0)
 		return -1;
-	if (precheck_library(o, err) < 0)
+	if (precheck_library(&o, err) < 0)
 		return -1;
-	if (o->method == MP_INJECT_GDB)
-		return inject_gdb(o, deadline, result, err);
-	return inject_ptrace(o, yama1, deadline, result, err);
+	if (o.method == MP_INJECT_GDB)
+		return inject_gdb(&o, deadline, result, err);
+	return inject_ptrace(&o, yama1, deadline, result, err);
 }

@@ -18,7 +18,7 @@ struct mp_inject_opts {
 	const char *entry;     /* exported function in it: long entry(const char *arg) */
 	const char *arg;       /* string passed to entry; it lives in a scratch area freed when entry
 				  returns, so entry must copy what it keeps */
-	unsigned timeout_ms;   /* for the whole injection, e.g. 5000 */
+	unsigned timeout_ms;   /* for the whole injection, e.g. 5000; 0 means 5000 */
 	enum mp_inject_method method;
 	bool verbose;          /* gdb: keep its output in the error text */
 };

@@ -183,10 +183,11 @@ static int scan_dynsym(Elf *elf, Elf_Scn *symscn, GElf_Shdr *symhdr, Elf_Data *v
 {
 	Elf_Data *data = elf_getdata(symscn, NULL);
 	size_t count;
-	unsigned char *is_default = xcalloc(n ? n : 1, 1);
+	unsigned char *is_default = xcalloc(n ? n : 1, 1), *is_ifunc = xcalloc(n ? n : 1, 1);
 
 	if (!data || !symhdr->sh_entsize) {
 		free(is_default);
+		free(is_ifunc);
 		return -1;
 	}
 	count = symhdr->sh_size / symhdr->sh_entsize;
@@ -198,8 +199,8 @@ static int scan_dynsym(Elf *elf, Elf_Scn *symscn, GElf_Shdr *symhdr, Elf_Data *v
 
 		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue; /* STT_GNU_IFUNC gives the resolver, not the function */
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
 		name = elf_strptr(elf, symhdr->sh_link, sym.st_name);
 		if (!name || (idx = name_index(names, n, name)) < 0)
 			continue;
@@ -212,8 +213,14 @@ static int scan_dynsym(Elf *elf, Elf_Scn *symscn, GElf_Shdr *symhdr, Elf_Data *v
 			continue;
 		values[idx] = sym.st_value;
 		is_default[idx] = !hidden;
+		is_ifunc[idx] = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
 	}
+	/* an indirect function's value is its resolver, not callable as the function */
+	for (size_t i = 0; i < n; i++)
+		if (is_ifunc[i])
+			values[i] = 0;
 	free(is_default);
+	free(is_ifunc);
 	return 0;
 }
 

@@ -59,11 +59,12 @@ uint64_t mp_remote_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void mp_remote_init(struct mp_remote *r, pid_t pid, uint64_t deadline)
+void mp_remote_init(struct mp_remote *r, pid_t pid, uint64_t deadline, unsigned timeout_ms)
 {
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
 	r->deadline = deadline;
+	r->timeout_ms = timeout_ms;
 	r->memfd = -1;
 }
 
@@ -136,9 +137,8 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 	}
 }
 
-static void note_exit(struct mp_remote *r, struct mp_remote_thread *t, int status)
+static void note_exit(struct mp_remote *r, struct mp_remote_thread *t)
 {
-	(void)status;
 	t->state = T_GONE;
 	if (t->tid == r->pid || kill(r->pid, 0) < 0)
 		r->gone = true;
@@ -166,11 +166,11 @@ static int wait_stopped(struct mp_remote *r, struct mp_remote_thread *t, uint64_
 		if (rc == 0)
 			return -1;
 		if (rc < 0) {
-			note_exit(r, t, 0);
+			note_exit(r, t);
 			return 0;
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			note_exit(r, t, status);
+			note_exit(r, t);
 			return 0;
 		}
 		if (!WIFSTOPPED(status))
@@ -385,7 +385,6 @@ static int save_state(struct mp_remote *r, const regs_t *regs, struct strbuf *er
 int mp_remote_stop_safe(struct mp_remote *r, const struct mp_remote_range *unsafe, size_t nr_unsafe,
 			const struct mp_remote_range *loader, size_t nr_loader, struct strbuf *err)
 {
-	uint64_t start = mp_remote_now();
 	char path[64];
 
 	for (;;) {
@@ -414,9 +413,9 @@ int mp_remote_stop_safe(struct mp_remote *r, const struct mp_remote_range *unsaf
 		}
 		if (mp_remote_now() >= r->deadline) {
 			strbuf_addf(err,
-				    "no safe point within %llu ms (the threads were always inside the C library, "
+				    "no safe point within %u ms (the threads were always inside the C library, "
 				    "the allocator or the dynamic loader, or waiting on a lock); retry, or use --method gdb",
-				    (unsigned long long)((r->deadline - start + 500000) / 1000000));
+				    r->timeout_ms);
 			return -1;
 		}
 		resume_all(r);
@@ -544,12 +543,12 @@ int mp_remote_call(struct mp_remote *r, const char *what, uint64_t fn, const uin
 				describe_exit(r, err);
 				return -1;
 			}
-			strbuf_addf(err, "the call of %s in process %d did not return before the deadline; "
-				    "it was abandoned and the thread's registers restored", what, (int)r->pid);
+			strbuf_addf(err, "the call of %s in process %d did not return within %u ms; "
+				    "it was abandoned and the thread's registers restored", what, (int)r->pid, r->timeout_ms);
 			return -1;
 		}
 		if (rc < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
-			note_exit(r, t, status);
+			note_exit(r, t);
 			r->gone = true; /* the thread we hold died: whatever killed it took the process */
 			describe_exit(r, err);
 			return -1;

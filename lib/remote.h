@@ -25,6 +25,7 @@ struct mp_remote {
 	pid_t pid;
 	pid_t tid;           /* the thread running our calls; 0 until mp_remote_stop_safe() succeeds */
 	uint64_t deadline;   /* CLOCK_MONOTONIC nanoseconds: every wait gives up after it */
+	unsigned timeout_ms; /* what the deadline stands for, in messages */
 	unsigned rounds;     /* safe-point search rounds taken */
 	bool gone;           /* the process exited (or exec'd) while we had it */
 	bool call_pending;   /* a call was abandoned (crash, timeout): registers still must be restored */
@@ -44,8 +45,11 @@ struct mp_remote {
 /* The monotonic clock in nanoseconds, for deadlines. */
 uint64_t mp_remote_now(void);
 
-/* Prepare r for process pid; nothing is touched until mp_remote_stop_safe(). */
-void mp_remote_init(struct mp_remote *r, pid_t pid, uint64_t deadline);
+/*
+ * Prepare r for process pid, to be done by deadline, which is timeout_ms after the start
+ * of the whole operation; nothing is touched until mp_remote_stop_safe().
+ */
+void mp_remote_init(struct mp_remote *r, pid_t pid, uint64_t deadline, unsigned timeout_ms);
 
 /*
  * Seize every thread (PTRACE_SEIZE, no options), interrupt them all and look for a thread

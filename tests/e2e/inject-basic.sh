@@ -1,0 +1,34 @@
+#!/bin/bash
+# lib/inject, ptrace method: the library is loaded, entry runs in the target with our
+# argument and returns 42, and the target carries on unharmed: its interrupted read()
+# and nanosleep() restart, its allocating threads see no corruption, same output and status.
+. "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+
+for order in rs sr; do
+	start_target "$order"
+	inject "$TPID" "$LIB" "$ENTRY" "write:$T/w/out-$order.txt"
+	expect_rc 0 "injection ($order)"
+	expect_out "result 42"
+	expect_file "w/out-$order.txt" "call=1 arg=write:$T/w/out-$order.txt pid=$TPID"
+	expect_alive "$TPID"
+	grep -q "^$(printf '[0-9a-f]*-[0-9a-f]* r-xp .*')$LIB\$" /proc/"$TPID"/maps ||
+		fail_ "'$LIB' is not mapped in the target"
+	finish_target
+done
+
+# Another user's process, as that user without privileges: allowed by the classic rules.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause >nobody.out 2>&1 &
+	NPID=$!
+	wait_for grep -q ready nobody.out || framework_failure_ "the nobody target did not start"
+	inject -u 65534 "$NPID" "$LIB" "$ENTRY" "write:$T/w/nobody.txt"
+	expect_rc 0 "injection as nobody into nobody's process"
+	expect_out "result 42"
+	expect_file w/nobody.txt "call=1 arg=write:$T/w/nobody.txt pid=$NPID"
+	expect_alive "$NPID"
+	kill "$NPID"
+else
+	warn_ "$ME_: not root or no setpriv: the same-user-as-nobody case is not run"
+fi
+exit 0
