@@ -5,10 +5,14 @@
  *   exit:N      end the whole process with _exit(N)
  *   crash:      dereference a null pointer
  *   sleep:N     sleep N seconds, return 43
+ *   raise:      send SIGUSR1 to the calling thread itself, return 44 (the injector holds it
+ *               back during the call and must deliver it afterwards)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 long mp_fixture_entry(const char *arg);
@@ -34,6 +38,10 @@ long mp_fixture_entry(const char *arg)
 	if (!strncmp(arg, "sleep:", 6)) {
 		sleep((unsigned)atoi(arg + 6));
 		return 43;
+	}
+	if (!strncmp(arg, "raise:", 6)) {
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGUSR1);
+		return 44;
 	}
 	return -2;
 }

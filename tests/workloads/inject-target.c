@@ -12,12 +12,13 @@
  * inject-target stuck
  *   Two threads waiting on locks forever (futex): never at a safe point.
  * inject-target pause
- *   One thread in pause() forever.
+ *   One thread in pause() forever; prints "SIGUSR1" for each SIGUSR1 it gets.
  * Each prints "ready" once its threads run.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,6 +110,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void on_usr1(int sig)
+{
+	static const char msg[] = "SIGUSR1\n";
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+}
+
 static void *wait_forever(void *m)
 {
 	pthread_mutex_lock(m);
@@ -124,6 +133,7 @@ int main(int argc, char **argv)
 	/* under Yama ptrace_scope 1, let the tests' injector (not our parent) trace us */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	if (argc == 2 && !strcmp(argv[1], "pause")) {
+		signal(SIGUSR1, on_usr1);
 		printf("ready\n");
 		for (;;)
 			pause();
