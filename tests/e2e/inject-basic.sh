@@ -18,23 +18,21 @@ for order in rs sr; do
 done
 
 # A signal that reaches the calling thread during the call is held back, then delivered.
-"$INJECT_TARGET" pause >pause.out &
-PPID_=$!
-wait_for grep -q ready pause.out || framework_failure_ "the pause target did not start"
-inject "$PPID_" "$LIB" "$ENTRY" raise:
+spawn pause "$INJECT_TARGET" pause
+PAUSE_PID=$HPID
+inject "$PAUSE_PID" "$LIB" "$ENTRY" raise:
 expect_rc 0 "injection that raises SIGUSR1"
 expect_out "result 44"
 wait_for grep -q SIGUSR1 pause.out || fail_ "the SIGUSR1 raised during the call was not delivered"
 printf 'ready\nSIGUSR1\n' >want.txt
 match_diff want.txt pause.out
-expect_alive "$PPID_"
-kill "$PPID_"
+expect_alive "$PAUSE_PID"
+kill "$PAUSE_PID"
 
 # Another user's process, as that user without privileges: allowed by the classic rules.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause >nobody.out 2>&1 &
-	NPID=$!
-	wait_for grep -q ready nobody.out || framework_failure_ "the nobody target did not start"
+	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause
+	NPID=$HPID
 	inject -u 65534 "$NPID" "$LIB" "$ENTRY" "write:$T/w/nobody.txt"
 	expect_rc 0 "injection as nobody into nobody's process"
 	expect_out "result 42"

@@ -30,9 +30,8 @@ kill $zparent
 # statically linked
 static=$MEMPROF_BUILDDIR/tests/workloads/inject-target-static
 if [ -x "$static" ]; then
-	"$static" pause >static.out &
-	spid=$!
-	wait_for grep -q ready static.out || framework_failure_ "the static target did not start"
+	spawn static "$static" pause
+	spid=$HPID
 	expect_fail "cannot attach to $spid: it is statically linked: memprof attach needs a dynamically linked program (use \`memprof run\` on a dynamic build)" \
 		"$spid" "$LIB" "$ENTRY" x
 	expect_alive "$spid"
@@ -54,9 +53,8 @@ expect_alive "$TPID"
 
 # another user's process, injector without privileges as a third uid
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause >nobody.out 2>&1 &
-	npid=$!
-	wait_for grep -q ready nobody.out || framework_failure_ "the nobody target did not start"
+	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause
+	npid=$HPID
 	expect_fail "cannot attach to $npid: the process belongs to uid 65534 and memprof runs as uid 65533 without CAP_SYS_PTRACE; run memprof as that user or as root" \
 		-u 65533 "$npid" "$LIB" "$ENTRY" x
 	expect_alive "$npid"
@@ -97,18 +95,16 @@ expect_out "result 42"
 finish_target
 
 # no thread ever at a safe point: both threads wait on a lock (futex)
-"$INJECT_TARGET" stuck >stuck.out &
-kpid=$!
-wait_for grep -q ready stuck.out || framework_failure_ "the stuck target did not start"
+spawn stuck "$INJECT_TARGET" stuck
+kpid=$HPID
 expect_fail "cannot attach to $kpid: no safe point within 300 ms (the threads were always inside the C library, the allocator or the dynamic loader, or waiting on a lock); retry, or use --method gdb" \
 	-t 300 "$kpid" "$LIB" "$ENTRY" x
 expect_alive "$kpid"
 kill $kpid
 
 # the target exits during the injection
-"$INJECT_TARGET" pause >exit.out &
-epid=$!
-wait_for grep -q ready exit.out || framework_failure_ "the pause target did not start"
+spawn exit "$INJECT_TARGET" pause
+epid=$HPID
 expect_fail "process $epid exited during injection" "$epid" "$LIB" "$ENTRY" exit:3
 wait $epid; est=$?
 [ $est -eq 3 ] || fail_ "the target's exit status is $est, expected 3 (from entry's _exit)"

@@ -31,9 +31,8 @@ expect_alive "$TPID"
 
 finish_target
 
-"$INJECT_TARGET" stuck >stuck.out &
-kpid=$!
-wait_for grep -q ready stuck.out || framework_failure_ "the stuck target did not start"
+spawn stuck "$INJECT_TARGET" stuck
+kpid=$HPID
 inject -m gdb -t 1500 "$kpid" "$LIB" "$ENTRY" x
 expect_rc 1 "gdb: target that never allocates"
 expect_file err "inject-tool: cannot attach to $kpid: no safe point within 1500 ms (no thread entered malloc, calloc, realloc or free); retry while the program allocates, or use --method ptrace"

@@ -20,6 +20,14 @@ wait_for() { # wait_for CMD...: up to 10 s for CMD to succeed
 	for _ in $(seq 200); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# spawn NAME CMD...: start CMD in the background with its output in NAME.out and wait
+# for its "ready"; HPID is its pid.
+spawn() {
+	name=$1; shift
+	"$@" >"$name.out" 2>&1 &
+	HPID=$!
+	wait_for grep -q ready "$name.out" || framework_failure_ "'$*' did not start"
+}
 blocked_in_read() { # a thread of $1 sits in read(2)
 	grep -q '^0 ' /proc/"$1"/task/*/syscall 2>/dev/null
 }

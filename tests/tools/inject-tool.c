@@ -71,18 +71,14 @@ static int probe(void)
 	usleep(20000); /* let it reach prctl */
 	c = 0;
 	if (ptrace(PTRACE_SEIZE, target, 0, 0) < 0) {
+		struct strbuf why = STRBUF_INIT;
 		int e = errno;
-		FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-		int scope = -1;
-		if (f) {
-			if (fscanf(f, "%d", &scope) != 1)
-				scope = -1;
-			fclose(f);
-		}
-		printf("ptrace is not permitted here: PTRACE_SEIZE of a non-child: %s", strerror(e));
-		if (scope >= 0)
-			printf(" (kernel.yama.ptrace_scope is %d)", scope);
-		printf(" (seccomp or a container may forbid ptrace)\n");
+		if (mp_inject_check(target, &why) < 0)
+			printf("ptrace is not permitted here: %s\n", why.buf);
+		else
+			printf("ptrace is not permitted here: PTRACE_SEIZE of a process we did not start: %s "
+			       "(seccomp, a container or an LSM forbids it)\n", strerror(e));
+		strbuf_release(&why);
 		c = 1;
 	}
 	kill(target, SIGKILL);
