@@ -131,8 +131,9 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 			return -1;
 		if (mp_remote_now() >= deadline)
 			return 0;
+		/* short sleeps: a remote call is often over in tens of microseconds */
 		usleep(delay_us);
-		if (delay_us < 500)
+		if (delay_us < 64)
 			delay_us *= 2;
 	}
 }
@@ -305,8 +306,9 @@ static void resume_all(struct mp_remote *r)
 static void release_thread(struct mp_remote *r, struct mp_remote_thread *t)
 {
 	if (t->state == T_RUNNING) {
-		uint64_t limit = mp_remote_now() + CLEANUP_NS;
-		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 || wait_stopped(r, t, limit, false) <= 0) {
+		/* an INTERRUPT refused with ESRCH means it is exiting: the wait reaps it */
+		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+		if (wait_stopped(r, t, mp_remote_now() + CLEANUP_NS, false) <= 0) {
 			if (t->state == T_RUNNING)
 				t->state = T_GONE; /* detached by the kernel when we exit */
 			return;
@@ -605,11 +607,14 @@ void mp_remote_release(struct mp_remote *r)
 	}
 	for (size_t i = 0; i < r->nr_threads; i++)
 		release_thread(r, &r->threads[i]);
-	/* Reap what exited meanwhile so no traced zombie stays behind. */
+	/*
+	 * Reap the threads that exited while traced: until we do, they stay zombies (their
+	 * exit is reported to us, not to the process), which matters in a long-lived tracer.
+	 */
 	for (size_t i = 0; i < r->nr_threads; i++) {
 		int status;
 		if (r->threads[i].state == T_GONE)
-			waitpid(r->threads[i].tid, &status, __WALL | WNOHANG);
+			wait_tid(r->threads[i].tid, mp_remote_now() + 50 * 1000 * 1000ull, &status);
 	}
 	if (r->memfd >= 0)
 		close(r->memfd);

@@ -59,6 +59,7 @@ pipe: got '$EXPECTED'
 sleeper: 25 sleeps, 0 short or interrupted
 worker 0: 0 corrupted or failed blocks
 worker 1: 0 corrupted or failed blocks
+spawner: threads came and went
 EOT
 	match_diff expected.out target.out
 	[ "$trc" -eq 0 ] || fail_ "the target exited with status $trc"

@@ -3,8 +3,9 @@
  *
  * inject-target run FIFO EXPECTED SLEEPS ORDER
  *   Threads: a reader blocked in read() on FIFO, a sleeper doing SLEEPS nanosleeps of 20 ms
- *   (a line every 10), and two workers hammering malloc/free of random sizes with checked
- *   contents; ORDER "rs" starts the reader before the sleeper, "sr" the other way round
+ *   (a line every 10), two workers hammering malloc/free of random sizes with checked
+ *   contents, and a spawner that keeps creating short-lived threads (which allocate too);
+ *   ORDER "rs" starts the reader before the sleeper, "sr" the other way round
  *   (the injector picks the first safe thread). When the reader reaches end of file, the
  *   workers stop; the program then prints what the reader got and whether every sleep
  *   lasted its full time, and exits 0 when all is as expected (the FIFO carried exactly
@@ -118,6 +119,27 @@ static void on_usr1(int sig)
 		_exit(3);
 }
 
+static void *short_lived(void *arg)
+{
+	for (int i = 0; i < 10; i++)
+		free(malloc(64 + (size_t)i * 100));
+	return arg;
+}
+
+static void *spawner(void *arg)
+{
+	int *count = arg;
+
+	while (!atomic_load(&stop)) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, short_lived, NULL) == 0) {
+			pthread_join(t, NULL);
+			++*count;
+		}
+	}
+	return NULL;
+}
+
 static void *wait_forever(void *m)
 {
 	pthread_mutex_lock(m);
@@ -126,8 +148,8 @@ static void *wait_forever(void *m)
 
 int main(int argc, char **argv)
 {
-	pthread_t r, s, w[2];
-	int ok;
+	pthread_t r, s, w[2], sp;
+	int ok, spawned = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* under Yama ptrace_scope 1, let the tests' injector (not our parent) trace us */
@@ -162,12 +184,14 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < 2; i++)
 		pthread_create(&w[i], NULL, worker, (void *)(intptr_t)i);
+	pthread_create(&sp, NULL, spawner, &spawned);
 	printf("ready\n");
 	pthread_join(r, NULL);
 	atomic_store(&stop, 1);
 	pthread_join(s, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(w[i], NULL);
+	pthread_join(sp, NULL);
 	got[got_len] = '\0';
 	ok = !read_error && !strcmp(got, argv[3]);
 	printf("pipe: %s '%s'\n", ok ? "got" : "MISMATCH, got", got);
@@ -176,6 +200,7 @@ int main(int argc, char **argv)
 	printf("sleeper: %d sleeps, %d short or interrupted\n", sleeps, sleep_failures);
 	for (int i = 0; i < 2; i++)
 		printf("worker %d: %d corrupted or failed blocks\n", i, worker_failures[i]);
-	ok = ok && !sleep_failures && !worker_failures[0] && !worker_failures[1];
+	printf("spawner: %s\n", spawned > 0 ? "threads came and went" : "NO THREADS");
+	ok = ok && !sleep_failures && !worker_failures[0] && !worker_failures[1] && spawned > 0;
 	return ok ? 0 : 1;
 }
