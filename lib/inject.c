@@ -514,6 +514,9 @@ static int inject_ptrace(const struct mp_inject_opts *o, int yama1, uint64_t dea
 			strbuf_reset(err);
 			strbuf_addf(err, "cannot attach to %d: kernel.yama.ptrace_scope is 1: only descendants can be "
 				    "traced; run `sysctl kernel.yama.ptrace_scope=0` or run as root", (int)o->pid);
+		} else if (strstr(err->buf, "Operation not permitted")) {
+			strbuf_addstr(err, "; check kernel.yama.ptrace_scope, seccomp and the process's owner, or "
+				      "run as root");
 		} else if (!strncmp(err->buf, "no safe point", 13)) {
 			char *why = strbuf_detach(err, NULL);
 			strbuf_addf(err, "cannot attach to %d: %s", (int)o->pid, why);
@@ -579,11 +582,9 @@ out:
 		/* Leave nothing behind: the scratch area and errno as they were. */
 		struct strbuf ignore = STRBUF_INIT;
 		if (scratch) {
+			/* on its own stack: the scratch stack goes away; a failure only leaks the area */
 			uint64_t args[2] = { scratch, size };
-			if (mp_remote_call(&r, "munmap", fns.munmap, args, 2, 0, &ret, &ignore) < 0 && rc == 0) {
-				strbuf_addstr(err, ignore.buf);
-				rc = -1;
-			}
+			mp_remote_call(&r, "munmap", fns.munmap, args, 2, 0, &ret, &ignore);
 		}
 		if (have_errno && !r.gone && !r.call_pending)
 			mp_remote_write(&r, errno_addr, &saved_errno, sizeof(saved_errno), &ignore);

@@ -229,9 +229,10 @@ static int seize_new_threads(struct mp_remote *r, struct strbuf *err)
 	}
 	while ((de = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
+		struct mp_remote_thread *known = find_thread(r, tid);
 		char st;
 
-		if (tid <= 0 || find_thread(r, tid))
+		if (tid <= 0 || (known && known->state != T_GONE))
 			continue;
 		st = task_state(r->pid, tid);
 		if (st == 'Z' || st == 'X')
@@ -244,18 +245,20 @@ static int seize_new_threads(struct mp_remote *r, struct strbuf *err)
 			closedir(dir);
 			return -1;
 		}
-		ALLOC_GROW(r->threads, r->nr_threads + 1, r->alloc_threads);
-		r->threads[r->nr_threads].tid = tid;
-		r->threads[r->nr_threads].state = T_RUNNING;
-		r->threads[r->nr_threads].signalled = false;
-		r->nr_threads++;
+		if (!known) { /* else a new thread got the id of one that exited */
+			ALLOC_GROW(r->threads, r->nr_threads + 1, r->alloc_threads);
+			known = &r->threads[r->nr_threads++];
+			known->tid = tid;
+		}
+		known->state = T_RUNNING;
+		known->signalled = false;
 		added++;
 	}
 	closedir(dir);
 	return added;
 }
 
-/* Interrupt every running thread and wait until all are stopped, new threads included. */
+/* Interrupt every running thread and wait until all are stopped, new threads included. 0 or -1 with err. */
 static int stop_all(struct mp_remote *r, struct strbuf *err)
 {
 	for (;;) {
@@ -278,8 +281,12 @@ static int stop_all(struct mp_remote *r, struct strbuf *err)
 			return 0;
 		for (size_t i = 0; i < r->nr_threads; i++) {
 			struct mp_remote_thread *t = &r->threads[i];
-			if (t->state == T_RUNNING && wait_stopped(r, t, r->deadline, false) < 0)
-				return 1; /* timeout: the caller reports it */
+			if (t->state == T_RUNNING && wait_stopped(r, t, r->deadline, false) < 0) {
+				strbuf_addf(err, "thread %d of process %d did not stop within %u ms (an uninterruptible "
+					    "wait: state D, or a parent waiting in vfork?); retry later", (int)t->tid,
+					    (int)r->pid, r->timeout_ms);
+				return -1;
+			}
 		}
 		if (r->gone) {
 			describe_exit(r, err);
@@ -390,29 +397,25 @@ int mp_remote_stop_safe(struct mp_remote *r, const struct mp_remote_range *unsaf
 	char path[64];
 
 	for (;;) {
-		int rc = stop_all(r, err);
-		if (rc < 0)
+		if (stop_all(r, err) < 0)
 			return -1;
-		if (rc == 0) {
-			for (size_t i = 0; i < r->nr_threads && !r->tid; i++) {
-				struct mp_remote_thread *t = &r->threads[i];
-				regs_t regs;
+		for (size_t i = 0; i < r->nr_threads && !r->tid; i++) {
+			struct mp_remote_thread *t = &r->threads[i];
+			regs_t regs;
 
-				if (t->state != T_STOPPED || t->signalled)
-					continue;
-				if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-					continue;
-				if (safe_point(&regs, unsafe, nr_unsafe, loader, nr_loader)) {
-					r->tid = t->tid;
-					if (save_state(r, &regs, err) < 0) {
-						r->tid = 0;
-						return -1;
-					}
+			if (t->state != T_STOPPED || t->signalled)
+				continue;
+			if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 &&
+			    safe_point(&regs, unsafe, nr_unsafe, loader, nr_loader)) {
+				r->tid = t->tid;
+				if (save_state(r, &regs, err) < 0) {
+					r->tid = 0;
+					return -1;
 				}
 			}
-			if (r->tid)
-				break;
 		}
+		if (r->tid)
+			break;
 		if (mp_remote_now() >= r->deadline) {
 			strbuf_addf(err,
 				    "no safe point within %u ms (the threads were always inside the C library, "
