@@ -50,6 +50,8 @@ struct mp_remote_signal {
 
 /* Grace period for cleanup waits after the deadline has passed. */
 #define CLEANUP_NS (1000ull * 1000 * 1000)
+/* How long a thread may take to stop once interrupted, even past the deadline (a loaded machine). */
+#define STOP_GRACE_MS 250
 
 uint64_t mp_remote_now(void)
 {
@@ -263,6 +265,7 @@ static int stop_all(struct mp_remote *r, struct strbuf *err)
 {
 	for (;;) {
 		size_t running = 0;
+		uint64_t limit;
 
 		if (seize_new_threads(r, err) < 0)
 			return -1;
@@ -279,12 +282,15 @@ static int stop_all(struct mp_remote *r, struct strbuf *err)
 		}
 		if (!running)
 			return 0;
+		limit = mp_remote_now() + STOP_GRACE_MS * 1000000ull;
+		if (limit < r->deadline)
+			limit = r->deadline;
 		for (size_t i = 0; i < r->nr_threads; i++) {
 			struct mp_remote_thread *t = &r->threads[i];
-			if (t->state == T_RUNNING && wait_stopped(r, t, r->deadline, false) < 0) {
-				strbuf_addf(err, "thread %d of process %d did not stop within %u ms (an uninterruptible "
+			if (t->state == T_RUNNING && wait_stopped(r, t, limit, false) < 0) {
+				strbuf_addf(err, "thread %d of process %d did not stop when interrupted (an uninterruptible "
 					    "wait: state D, or a parent waiting in vfork?); retry later", (int)t->tid,
-					    (int)r->pid, r->timeout_ms);
+					    (int)r->pid);
 				return -1;
 			}
 		}

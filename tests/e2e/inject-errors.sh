@@ -83,9 +83,9 @@ expect_err "; it was abandoned and the thread's registers restored"
 expect_alive "$TPID"
 
 # entry does not return in time
-inject -t 400 "$TPID" "$LIB" "$ENTRY" sleep:30
+inject -t 1500 "$TPID" "$LIB" "$ENTRY" sleep:30
 expect_rc 1 "sleeping entry"
-expect_file err "inject-tool: the call of $ENTRY in process $TPID did not return within 400 ms; it was abandoned and the thread's registers restored"
+expect_file err "inject-tool: the call of $ENTRY in process $TPID did not return within 1500 ms; it was abandoned and the thread's registers restored"
 expect_alive "$TPID"
 
 # after all that, the target still works: one good injection, then its normal end

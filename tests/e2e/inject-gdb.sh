@@ -24,18 +24,18 @@ expect_rc 1 "gdb: crashing entry"
 expect_file err "inject-tool: the call in process $TPID crashed; gdb abandoned it and restored the thread's registers"
 expect_alive "$TPID"
 
-inject -m gdb -v -t 2500 "$TPID" "$LIB" "$ENTRY" sleep:30
+inject -m gdb -v -t 4000 "$TPID" "$LIB" "$ENTRY" sleep:30
 expect_rc 1 "gdb: sleeping entry"
-expect_err "inject-tool: the call in process $TPID did not return within 2500 ms; gdb abandoned it and restored the thread's registers (gdb said: "
+expect_err "inject-tool: the call in process $TPID did not return within 4000 ms; gdb abandoned it and restored the thread's registers (gdb said: "
 expect_alive "$TPID"
 
 finish_target
 
 spawn stuck "$INJECT_TARGET" stuck
 kpid=$HPID
-inject -m gdb -t 1500 "$kpid" "$LIB" "$ENTRY" x
+inject -m gdb -t 3000 "$kpid" "$LIB" "$ENTRY" x
 expect_rc 1 "gdb: target that never allocates"
-expect_file err "inject-tool: cannot attach to $kpid: no safe point within 1500 ms (no thread entered malloc, calloc, realloc or free); retry while the program allocates, or use --method ptrace"
+expect_file err "inject-tool: cannot attach to $kpid: no safe point within 3000 ms (no thread entered malloc, calloc, realloc or free); retry while the program allocates, or use --method ptrace"
 expect_alive "$kpid"
 kill $kpid
 
