@@ -242,6 +242,10 @@ static int seize_new_threads(struct mp_remote *r, struct strbuf *err)
 		if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 			if (errno == ESRCH)
 				continue;
+			/* the kernel refuses (EPERM) a thread that has just exited */
+			if (errno == EPERM && (st = task_state(r->pid, tid)) != 'R' && st != 'S' && st != 'D' &&
+			    st != 'T' && st != 't')
+				continue;
 			strbuf_addf(err, "cannot trace thread %d of process %d: %s", (int)tid, (int)r->pid,
 				    strerror(errno));
 			closedir(dir);

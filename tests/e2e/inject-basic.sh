@@ -29,6 +29,18 @@ match_diff want.txt pause.out
 expect_alive "$PAUSE_PID"
 kill "$PAUSE_PID"
 
+# Injected while running its own code: every register (general, SSE) and errno comes back.
+spawn spin "$INJECT_TARGET" spin
+SPIN_PID=$HPID
+inject -n 20 "$SPIN_PID" "$LIB" "$ENTRY" "write:$T/w/spin.txt"
+expect_rc 0 "20 injections into a spinning thread"
+[ "$(grep -c '^result 42$' out)" -eq 20 ] || fail_ "not 20 results of 42: $(cat out)"
+kill -TERM "$SPIN_PID"
+wait "$SPIN_PID"; st=$?
+printf 'ready\nspin: 0 register or errno mismatches\n' >want.txt
+match_diff want.txt spin.out
+[ $st -eq 0 ] || fail_ "the spinning target exited with status $st"
+
 # Another user's process, as that user without privileges: allowed by the classic rules.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause

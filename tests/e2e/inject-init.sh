@@ -3,6 +3,7 @@
 [ -x "${INJECT_TOOL:-}" ] || framework_failure_ "INJECT_TOOL is not built: run this through 'make check'"
 [ -x "${INJECT_TARGET:-}" ] || framework_failure_ "INJECT_TARGET is not built"
 [ -f "${INJECT_FIXTURE:-}" ] || framework_failure_ "INJECT_FIXTURE '${INJECT_FIXTURE:-}' is not built"
+[ "$(uname -m)" = x86_64 ] || skip_ "memprof attach supports x86_64 only, this is $(uname -m)"
 why=$("$INJECT_TOOL" --probe); st=$?
 [ $st -eq 77 ] && skip_ "$why"
 [ $st -eq 0 ] || framework_failure_ "inject-tool --probe failed with status $st"
@@ -12,6 +13,11 @@ ENTRY=mp_fixture_entry
 # The targets of these tests may run as nobody: let them write here.
 chmod 755 "$T"
 mkdir -m 1777 w
+
+# Processes started by the test die with it, also when it fails half-way.
+MP_PIDS=
+mp_kill_pids() { [ -z "$MP_PIDS" ] || kill -9 $MP_PIDS 2>/dev/null; }
+eval "$(trap -p EXIT | sed "s/' EXIT\$/; mp_kill_pids' EXIT/")"
 
 # inject ARGS...: run the driver; output in ./out and ./err, status in $rc.
 inject() { run "$INJECT_TOOL" "$@"; }
@@ -26,6 +32,7 @@ spawn() {
 	name=$1; shift
 	"$@" >"$name.out" 2>&1 &
 	HPID=$!
+	MP_PIDS="$MP_PIDS $HPID"
 	wait_for grep -q ready "$name.out" || framework_failure_ "'$*' did not start"
 }
 blocked_in_read() { # a thread of $1 sits in read(2)
@@ -42,6 +49,7 @@ start_target() {
 	exec 3<>fifo
 	"$INJECT_TARGET" run fifo "$EXPECTED" 25 "$1" >target.out 2>target.err 3>&- &
 	TPID=$!
+	MP_PIDS="$MP_PIDS $TPID"
 	wait_for grep -q ready target.out || framework_failure_ "the target did not start"
 	wait_for blocked_in_read "$TPID" || framework_failure_ "the target's reader never blocked in read()"
 }

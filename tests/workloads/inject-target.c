@@ -14,6 +14,11 @@
  *   Two threads waiting on locks forever (futex): never at a safe point.
  * inject-target pause
  *   One thread in pause() forever; prints "SIGUSR1" for each SIGUSR1 it gets.
+ * inject-target spin
+ *   A thread spinning in a loop of its own code that keeps values in xmm0-xmm15, r12-r15
+ *   and errno and checks them all the time, while the main thread waits for it (futex),
+ *   so an injection must interrupt the loop and restore every register exactly. Runs
+ *   until SIGTERM, then prints the number of mismatches and exits 0 when there were none.
  * Each prints "ready" once its threads run.
  */
 #include <errno.h>
@@ -111,6 +116,66 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+#if defined(__x86_64__)
+static atomic_int spin_stop;
+static const uint64_t spin_pattern[20] = {
+	0x0101010101010101, 0x0202020202020202, 0x0303030303030303, 0x0404040404040404,
+	0x0505050505050505, 0x0606060606060606, 0x0707070707070707, 0x0808080808080808,
+	0x0909090909090909, 0x0a0a0a0a0a0a0a0a, 0x0b0b0b0b0b0b0b0b, 0x0c0c0c0c0c0c0c0c,
+	0x0d0d0d0d0d0d0d0d, 0x0e0e0e0e0e0e0e0e, 0x0f0f0f0f0f0f0f0f, 0x1010101010101010,
+	0x1111111111111111, 0x1212121212121212, 0x1313131313131313, 0x1414141414141414,
+};
+
+/* Load the patterns into xmm0-15 and r12-15, then check them n times: 0, or 1 on a mismatch. */
+static long spin_check(long n)
+{
+	long bad;
+
+#define LOADX(i) "movq " #i "*8(%[p]), %%xmm" #i "\n\t"
+#define CHECKX(i) "movq %%xmm" #i ", %%rax\n\tcmp " #i "*8(%[p]), %%rax\n\tjne 2f\n\t"
+	__asm__ volatile(
+		LOADX(0) LOADX(1) LOADX(2) LOADX(3) LOADX(4) LOADX(5) LOADX(6) LOADX(7)
+		LOADX(8) LOADX(9) LOADX(10) LOADX(11) LOADX(12) LOADX(13) LOADX(14) LOADX(15)
+		"mov 128(%[p]), %%r12\n\tmov 136(%[p]), %%r13\n\tmov 144(%[p]), %%r14\n\tmov 152(%[p]), %%r15\n\t"
+		"mov %[n], %%rcx\n"
+		"1:\n\t"
+		CHECKX(0) CHECKX(1) CHECKX(2) CHECKX(3) CHECKX(4) CHECKX(5) CHECKX(6) CHECKX(7)
+		CHECKX(8) CHECKX(9) CHECKX(10) CHECKX(11) CHECKX(12) CHECKX(13) CHECKX(14) CHECKX(15)
+		"cmp 128(%[p]), %%r12\n\tjne 2f\n\tcmp 136(%[p]), %%r13\n\tjne 2f\n\t"
+		"cmp 144(%[p]), %%r14\n\tjne 2f\n\tcmp 152(%[p]), %%r15\n\tjne 2f\n\t"
+		"dec %%rcx\n\tjnz 1b\n\t"
+		"xor %[bad], %[bad]\n\tjmp 3f\n"
+		"2:\n\tmov $1, %[bad]\n"
+		"3:\n"
+		: [bad] "=&r"(bad)
+		: [p] "r"(spin_pattern), [n] "r"(n)
+		: "rax", "rcx", "r12", "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+		  "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc",
+		  "memory");
+#undef LOADX
+#undef CHECKX
+	return bad;
+}
+
+static void *spinner(void *arg)
+{
+	long *mismatches = arg;
+
+	errno = 777;
+	while (!atomic_load(&spin_stop))
+		*mismatches += spin_check(100000);
+	if (errno != 777)
+		++*mismatches;
+	return NULL;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	atomic_store(&spin_stop, 1);
+}
+#endif
+
 static void on_usr1(int sig)
 {
 	static const char msg[] = "SIGUSR1\n";
@@ -159,6 +224,21 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		for (;;)
 			pause();
+	}
+	if (argc == 2 && !strcmp(argv[1], "spin")) {
+#if defined(__x86_64__)
+		pthread_t t;
+		long mismatches = 0;
+		signal(SIGTERM, on_term);
+		pthread_create(&t, NULL, spinner, &mismatches);
+		printf("ready\n");
+		pthread_join(t, NULL);
+		printf("spin: %ld register or errno mismatches\n", mismatches);
+		return mismatches ? 1 : 0;
+#else
+		printf("spin: not on this machine\n");
+		return 1;
+#endif
 	}
 	if (argc == 2 && !strcmp(argv[1], "stuck")) {
 		static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
