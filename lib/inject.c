@@ -252,10 +252,10 @@ static int check(pid_t pid, int strict_yama, int *yama1, struct strbuf *err)
 		return -1;
 	}
 	if (!cap) {
-		/* /proc/PID belongs to root when the process is not dumpable */
+		/* the files in /proc/PID belong to root when the process is not dumpable */
 		char path[64];
 		struct stat sbuf;
-		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 		if (stat(path, &sbuf) == 0 && sbuf.st_uid == 0 && st.uid[1] != 0) {
 			strbuf_addf(err, "cannot attach to %d: the process is not dumpable (a setuid, setgid or "
 				    "file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)); run memprof as root",

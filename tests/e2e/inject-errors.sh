@@ -59,6 +59,13 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		-u 65533 "$npid" "$LIB" "$ENTRY" x
 	expect_alive "$npid"
 	kill $npid
+	# the same user, but the process made itself not dumpable
+	spawn undumpable setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause undumpable
+	upid=$HPID
+	expect_fail "cannot attach to $upid: the process is not dumpable (a setuid, setgid or file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)); run memprof as root" \
+		-u 65534 "$upid" "$LIB" "$ENTRY" x
+	expect_alive "$upid"
+	kill $upid
 else
 	warn_ "$ME_: not root or no setpriv: the other-user case is not run"
 fi
@@ -74,6 +81,12 @@ expect_fail "cannot load '$T/notlib.so' into process $TPID: '$T/notlib.so' is no
 	"$TPID" "$T/notlib.so" "$ENTRY" x
 expect_fail "cannot call 'no_such_entry' in process $TPID: '$LIB' exports no function 'no_such_entry'" \
 	"$TPID" "$LIB" no_such_entry x
+
+# the gdb method without gdb
+PATH=/nonexistent inject -m gdb "$TPID" "$LIB" "$ENTRY" x
+expect_rc 1 "gdb method without gdb"
+expect_file err "inject-tool: cannot run gdb: No such file or directory; install the Debian package 'gdb' or use --method ptrace"
+expect_alive "$TPID"
 
 # entry crashes: the call is abandoned, the thread restored
 inject "$TPID" "$LIB" "$ENTRY" crash:

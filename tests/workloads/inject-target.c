@@ -12,8 +12,9 @@
  *   EXPECTED), else 1.
  * inject-target stuck
  *   Two threads waiting on locks forever (futex): never at a safe point.
- * inject-target pause
- *   One thread in pause() forever; prints "SIGUSR1" for each SIGUSR1 it gets.
+ * inject-target pause [undumpable]
+ *   One thread in pause() forever; prints "SIGUSR1" for each SIGUSR1 it gets. With
+ *   "undumpable", it first makes itself not dumpable (prctl PR_SET_DUMPABLE 0).
  * inject-target spin
  *   A thread spinning in a loop of its own code that keeps values in xmm0-xmm15, r12-r15
  *   and errno and checks them all the time, while the main thread waits for it (futex),
@@ -219,7 +220,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* under Yama ptrace_scope 1, let the tests' injector (not our parent) trace us */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-	if (argc == 2 && !strcmp(argv[1], "pause")) {
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "pause")) {
+		if (argc == 3 && !strcmp(argv[2], "undumpable"))
+			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		signal(SIGUSR1, on_usr1);
 		printf("ready\n");
 		for (;;)
@@ -250,7 +253,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 6 || strcmp(argv[1], "run")) {
-		fprintf(stderr, "usage: inject-target run FIFO EXPECTED SLEEPS rs|sr | stuck | pause\n");
+		fprintf(stderr, "usage: inject-target run FIFO EXPECTED SLEEPS rs|sr | stuck | spin | pause [undumpable]\n");
 		return 2;
 	}
 	fifo_path = argv[2];
