@@ -601,7 +601,19 @@ out:
 	return rc;
 }
 
-/* ---- the gdb method ---- */
+/*
+ * ---- the gdb method ----
+ * memray's recipe: breakpoints on the entries of malloc, calloc, realloc and free (in
+ * every module that defines them, so a preloaded allocator counts too), continue until
+ * one hits, delete them, then call mmap, dlopen, dlsym, entry and munmap at that point,
+ * where the thread holds no allocator lock. Everything is called by address (resolved
+ * here as for the ptrace method) and strings are written as words, so gdb needs neither
+ * symbols nor the target's malloc, and `set auto-solib-add off` keeps it quick.
+ * A target that never allocates never reaches a safe point: at the deadline we interrupt
+ * gdb and report that, rather than calling dlopen at an arbitrary point (which can corrupt
+ * the heap, see the reference); the ptrace method handles idle targets, whose threads
+ * wait in read, poll, nanosleep and the like.
+ */
 
 /* Append "0xA || $mp_pc == 0xB ..." style lists and C-string-free memory writes to a gdb script. */
 static void gdb_write_bytes(struct strbuf *s, const char *var, uint64_t offset, const char *str, size_t len)
