@@ -500,7 +500,7 @@ static int inject_ptrace(const struct mp_inject_opts *o, int yama1, uint64_t dea
 	struct mp_remote r;
 	uint64_t errno_addr = 0, scratch = 0, size = 0, ret = 0, lib_addr, arg_addr, handle, fn;
 	int saved_errno = 0, have_errno = 0, rc = -1;
-	size_t lib_len = strlen(o->library) + 1, arg_len = strlen(o->arg) + 1;
+	size_t lib_len = strlen(o->library) + 1, arg_len = strlen(o->arg) + 1, entry_len = strlen(o->entry) + 1;
 
 	mp_remote_init(&r, o->pid, deadline, o->timeout_ms);
 	if (mp_procmaps_read(&maps, o->pid, err) < 0 || resolve_fns(&maps, &fns, err) < 0)
@@ -531,7 +531,7 @@ static int inject_ptrace(const struct mp_inject_opts *o, int yama1, uint64_t dea
 		goto out;
 	have_errno = 1;
 
-	size = ((lib_len + arg_len + 4095) & ~(uint64_t)4095) + SCRATCH_STACK;
+	size = ((lib_len + arg_len + entry_len + 4095) & ~(uint64_t)4095) + SCRATCH_STACK;
 	{
 		uint64_t args[6] = { 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
 		if (mp_remote_call(&r, "mmap", fns.mmap, args, 6, 0, &ret, err) < 0)
@@ -548,7 +548,8 @@ static int inject_ptrace(const struct mp_inject_opts *o, int yama1, uint64_t dea
 	lib_addr = scratch;
 	arg_addr = scratch + lib_len;
 	if (mp_remote_write(&r, lib_addr, o->library, lib_len, err) < 0 ||
-	    mp_remote_write(&r, arg_addr, o->arg, arg_len, err) < 0)
+	    mp_remote_write(&r, arg_addr, o->arg, arg_len, err) < 0 ||
+	    mp_remote_write(&r, arg_addr + arg_len, o->entry, entry_len, err) < 0)
 		goto out;
 
 	{
@@ -568,8 +569,18 @@ static int inject_ptrace(const struct mp_inject_opts *o, int yama1, uint64_t dea
 		strbuf_release(&why);
 		goto out;
 	}
-	if (entry_address(o, &fn, err) < 0)
-		goto out;
+	if (entry_address(o, &fn, err) < 0) {
+		/* e.g. the file was replaced since it was first loaded: ask the loader itself */
+		uint64_t args[2] = { handle, arg_addr + arg_len };
+		struct strbuf ignore = STRBUF_INIT;
+		if (!fns.dlsym || mp_remote_call(&r, "dlsym", fns.dlsym, args, 2, scratch + size, &fn, &ignore) < 0 ||
+		    !fn) {
+			strbuf_release(&ignore);
+			goto out;
+		}
+		strbuf_release(&ignore);
+		strbuf_reset(err);
+	}
 	{
 		uint64_t args[1] = { arg_addr };
 		if (mp_remote_call(&r, o->entry, fn, args, 1, scratch + size, &ret, err) < 0)
