@@ -29,6 +29,20 @@ match_diff want.txt pause.out
 expect_alive "$PAUSE_PID"
 kill "$PAUSE_PID"
 
+# The library replaced on disk (an upgrade) between two injections: the loaded copy is used.
+cp "$LIB" w/fx.so
+spawn replaced "$INJECT_TARGET" pause
+inject "$HPID" "$T/w/fx.so" "$ENTRY" "write:$T/w/fx.txt"
+expect_rc 0 "injection of a copy"
+cp "$LIB" w/fx.new && mv w/fx.new w/fx.so
+inject "$HPID" "$T/w/fx.so" "$ENTRY" "write:$T/w/fx.txt"
+expect_rc 0 "injection after the file was replaced"
+expect_out "result 42"
+printf 'call=1 arg=write:%s pid=%s\ncall=2 arg=write:%s pid=%s\n' "$T/w/fx.txt" "$HPID" "$T/w/fx.txt" "$HPID" >want.txt
+match_diff want.txt w/fx.txt
+expect_alive "$HPID"
+kill "$HPID"
+
 # Injected while running its own code: every register (general, SSE) and errno comes back.
 spawn spin "$INJECT_TARGET" spin
 SPIN_PID=$HPID
