@@ -626,7 +626,7 @@ out:
  * wait in read, poll, nanosleep and the like.
  */
 
-/* Append "0xA || $mp_pc == 0xB ..." style lists and C-string-free memory writes to a gdb script. */
+/* Write str (len bytes, NUL included) at var + offset in the target, as gdb commands. */
 static void gdb_write_bytes(struct strbuf *s, const char *var, uint64_t offset, const char *str, size_t len)
 {
 	/* Words of 8 bytes, little-endian, so that no string literal (which gdb would malloc) is needed. */
