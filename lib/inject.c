@@ -643,7 +643,7 @@ static void gdb_script(struct strbuf *s, const struct mp_inject_opts *o, const s
 		       const uint64_t *bp, size_t nr_bp)
 {
 	size_t lib_len = strlen(o->library) + 1, arg_len = strlen(o->arg) + 1, entry_len = strlen(o->entry) + 1;
-	uint64_t size = (lib_len + arg_len + entry_len + 4095) & ~(uint64_t)4095;
+	uint64_t size = (lib_len + arg_len + entry_len + 8 + 4095) & ~(uint64_t)4095; /* + a partial last word */
 
 	strbuf_addstr(s,
 		"set pagination off\n"
