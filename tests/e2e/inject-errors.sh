@@ -21,7 +21,9 @@ expect_fail "cannot attach to $gone: no such process; check the process id with 
 
 # a zombie: its parent (exec'd into sleep) never reaps it
 sh -c 'sleep 0 & exec sleep 30' & zparent=$!
-wait_for test "$(ps -o stat= --ppid $zparent 2>/dev/null | cut -c1)" = Z || framework_failure_ "no zombie"
+MP_PIDS="$MP_PIDS $zparent"
+has_zombie_child() { [ "$(ps -o stat= --ppid "$1" 2>/dev/null | cut -c1)" = Z ]; }
+wait_for has_zombie_child $zparent || framework_failure_ "no zombie"
 zpid=$(ps -o pid= --ppid $zparent | tr -d ' ')
 expect_fail "cannot attach to $zpid: it is a zombie (it has exited and its parent $zparent has not reaped it); there is nothing left to profile" \
 	"$zpid" "$LIB" "$ENTRY" x
