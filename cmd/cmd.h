@@ -14,6 +14,8 @@
 
 #include <signal.h>
 
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 

@@ -24,6 +24,8 @@ struct mp_cmd {
 
 /* Sorted by name; checked at start-up in debug builds by cmd_table_sorted(). */
 static const struct mp_cmd commands[] = {
+	{ "attach", cmd_attach, "start tracking every allocation inside a running process" },
+	{ "detach", cmd_detach, "stop the tracking 'memprof attach' started" },
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
 	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },

@@ -248,7 +248,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 	int listen_fd, sfd, go[2], errp[2], status = 0, code, out_fd;
 	sigset_t block, orig;
 	pid_t pid;
-	bool exited = false, any_stream = false;
+	bool exited = false;
 	struct mp_collector *c;
 	struct mp_collect_opts co = { 0 };
 
@@ -307,6 +307,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 	co.symbolize = o->symbols;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
+	mp_collector_listen(c, listen_fd);
 
 	if (write(go[1], "g", 1) != 1)
 		die_errno("cannot start '%s'", argv[0]);
@@ -335,9 +336,8 @@ static int run(struct run_opts *o, int argc, char **argv)
 		size_t n = 0, ns;
 		int timeout = -1;
 		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
 		ns = mp_collector_pollfds(c, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
-		if (exited && ns == 0)
+		if (exited && mp_collector_open_streams(c) == 0)
 			break;
 		if (exited)
 			timeout = 5000; /* a descendant holding the main stream open */
@@ -365,19 +365,11 @@ static int run(struct run_opts *o, int argc, char **argv)
 				}
 			}
 		}
-		if (fds[1].revents & POLLIN) {
-			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-			if (cfd >= 0) {
-				mp_collector_add(c, cfd);
-				any_stream = true;
-			}
-		}
-		mp_collector_service(c, fds + 2, ns);
+		mp_collector_service(c, fds + 1, ns);
 	}
-	close(listen_fd);
 	unlink(sock);
 	rmdir(dir);
-	if (!any_stream) {
+	if (!mp_collector_streams(c)) {
 		close(out_fd);
 		unlink(output);
 		error("'%s' ran without being tracked: the tracker was not loaded (LD_PRELOAD was "

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -23,7 +24,8 @@
 
 struct stream {
 	int fd;
-	bool eof, broken, finished, have_preamble, have_header, exit_seen, main;
+	bool eof, broken, finished, have_preamble, have_header, exit_seen, exit_status_known, main;
+	bool detach_failed;
 	pid_t pid;
 	int exit_status;
 	uint8_t *in;
@@ -42,6 +44,8 @@ struct stream {
 
 struct mp_collector {
 	struct mp_collect_opts opts;
+	int listen_fd;
+	bool detaching;
 	struct stream **streams;
 	size_t nstreams, streams_alloc;
 	bool main_exited, main_claimed;
@@ -77,6 +81,7 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 {
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
+	c->listen_fd = -1;
 	c->opts.output = xstrdup(opts->output);
 	if (opts->root)
 		c->opts.root = xstrdup(opts->root);
@@ -103,6 +108,8 @@ void mp_collector_free(struct mp_collector *c)
 {
 	if (!c)
 		return;
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
 	for (size_t i = 0; i < c->nstreams; i++)
 		stream_free(c->streams[i]);
 	free(c->streams);
@@ -129,6 +136,26 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	mp_decoder_init(&s->dec);
 	ALLOC_GROW(c->streams, c->nstreams + 1, c->streams_alloc);
 	c->streams[c->nstreams++] = s;
+}
+
+void mp_collector_listen(struct mp_collector *c, int fd)
+{
+	c->listen_fd = fd;
+}
+
+size_t mp_collector_streams(struct mp_collector *c)
+{
+	return c->nstreams;
+}
+
+void mp_collector_detach(struct mp_collector *c)
+{
+	c->detaching = true;
+	for (size_t i = 0; i < c->nstreams; i++) {
+		struct stream *s = c->streams[i];
+		if (!s->eof && s->fd >= 0 && send(s->fd, "D", 1, MSG_NOSIGNAL) < 0)
+			s->detach_failed = true;
+	}
 }
 
 size_t mp_collector_open_streams(struct mp_collector *c)
@@ -310,8 +337,9 @@ static void process(struct mp_collector *c, struct stream *s)
 			s->info.threads++;
 			break;
 		case MP_REC_EXIT:
+			s->exit_seen = true;
 			if (rec.u.marker.has & MP_HAS_STATUS) {
-				s->exit_seen = true;
+				s->exit_status_known = true;
 				s->exit_status = (int)rec.u.marker.status;
 			}
 			break;
@@ -398,6 +426,12 @@ static bool read_stream(struct mp_collector *c, struct stream *s)
 size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max)
 {
 	size_t n = 0;
+	if (c->listen_fd >= 0 && max) {
+		fds[n].fd = c->listen_fd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		n++;
+	}
 	for (size_t i = 0; i < c->nstreams && n < max; i++) {
 		if (c->streams[i]->eof)
 			continue;
@@ -414,6 +448,12 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 	for (size_t k = 0; k < n; k++) {
 		if (!fds[k].revents)
 			continue;
+		if (fds[k].fd == c->listen_fd) {
+			int cfd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (cfd >= 0)
+				mp_collector_add(c, cfd);
+			continue;
+		}
 		for (size_t i = 0; i < c->nstreams; i++)
 			if (c->streams[i]->fd == fds[k].fd && !c->streams[i]->eof)
 				read_stream(c, c->streams[i]);
@@ -451,7 +491,9 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	t.end_time_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 	if (t.end_time_us > s->dec.header.start_time_us)
 		t.duration_us = t.end_time_us - s->dec.header.start_time_us;
-	if (s->main && c->main_exited) {
+	if (c->detaching && !s->exit_seen && !(s->main && c->main_exited)) {
+		t.end_reason = MP_END_DETACH;
+	} else if (s->main && c->main_exited) {
 		t.end_reason = MP_END_EXIT;
 		if (WIFEXITED(c->main_status)) {
 			t.has_exit_code = true;
@@ -464,8 +506,9 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 			t.core_dumped = WCOREDUMP(c->main_status) ? 1 : 0;
 		}
 	} else if (s->exit_seen) {
+		/* The process exited (the status is known when it called exit() itself). */
 		t.end_reason = MP_END_EXIT;
-		t.has_exit_code = true;
+		t.has_exit_code = s->exit_status_known;
 		t.exit_code = s->exit_status & 0xff;
 	} else {
 		t.end_reason = MP_END_DISCONNECT;

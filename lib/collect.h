@@ -41,10 +41,20 @@ void mp_collector_free(struct mp_collector *c);
 
 /* Take ownership of a connected stream. */
 void mp_collector_add(struct mp_collector *c, int fd);
+/* Take ownership of the listening socket tracked processes connect to. */
+void mp_collector_listen(struct mp_collector *c, int fd);
+/* How many streams have connected so far. */
+size_t mp_collector_streams(struct mp_collector *c);
 /*
- * Poll set: mp_collector_pollfds() appends one entry per open stream at
- * fds[0..max) and returns how many; after poll(), mp_collector_service()
- * reads what is ready. Returns the number of streams still open.
+ * Ask every open stream's tracker to stop (memprof attach's detach): one
+ * byte on each connection; the trackers restore the programs and close.
+ */
+void mp_collector_detach(struct mp_collector *c);
+/*
+ * Poll set: mp_collector_pollfds() appends the listening socket (when given)
+ * and one entry per open stream at fds[0..max) and returns how many; after
+ * poll(), mp_collector_service() accepts and reads what is ready. Returns the
+ * number of streams still open.
  */
 size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max);
 size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, size_t n);

@@ -1180,6 +1180,16 @@ static void at_exit(void)
 	mp_modules_refresh(0);
 	mp_lock(&main_lock);
 	if (sink_fd >= 0) {
+		/*
+		 * Returning from main reaches exit() inside the C library, past every
+		 * hook an attached tracker could patch: say the process exits, if not
+		 * with which status.
+		 */
+		if (!exit_status_known && stream_mode == MP_MODE_ATTACH) {
+			uint8_t *rec = room(32), *p = mp_enc_sized_begin(rec, MP_TAG_EXIT);
+			p = mp_enc_field_uint(p, MP_M_TIME, since_start_us());
+			commit(mp_enc_sized_end(rec, p));
+		}
 		tick_locked();
 		if (cfg.direct)
 			trailer_locked();

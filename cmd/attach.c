@@ -1,0 +1,335 @@
+/* memprof attach: start tracking inside a running process, until detach, Ctrl-C or --duration. */
+#include <config.h>
+#include <stdio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "cmd/options.h"
+#include "lib/attachctl.h"
+#include "lib/collect.h"
+#include "lib/inject.h"
+#include "lib/paths.h"
+#include "lib/usage.h"
+#include "lib/xalloc.h"
+
+enum { OPT_FOLLOW_FORK = 256, OPT_INTERVAL, OPT_MAX_DEPTH, OPT_NO_SYMBOLS, OPT_DURATION, OPT_METHOD };
+
+static const struct mp_opt opts[] = {
+	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<exe>.<pid>.bin)" },
+	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
+	{ 'q', 'q', "quiet", NULL, "print nothing but errors and warnings" },
+	{ OPT_DURATION, 0, "duration", "SECONDS", "detach by itself after SECONDS" },
+	{ OPT_FOLLOW_FORK, 0, "follow-fork", NULL, "also track children the process forks, into FILE.<pid>" },
+	{ OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" },
+	{ OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" },
+	{ OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" },
+	{ OPT_METHOD, 0, "method", "ptrace|gdb", "how to get into the process (default ptrace)" },
+	{ 0 },
+};
+
+static const struct mp_cmd_spec spec = {
+	.name = "attach",
+	.synopsis = "[options] PID",
+	.summary = "Start tracking every allocation inside the running process PID, until "
+		   "'memprof detach PID', Ctrl-C, --duration or its exit.",
+	.opts = opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+struct attach_opts {
+	const char *output;
+	bool force, quiet, follow_fork, symbols;
+	unsigned interval_ms, max_depth;
+	double duration;
+	enum mp_inject_method method;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The socket the tracker connects to: in a private directory the target's user may use. */
+static int stream_socket(const struct mp_target_info *ti, char *dir, size_t dirlen, char *path,
+			 size_t pathlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	snprintf(dir, dirlen, "/tmp/memprof-attach-XXXXXX");
+	if (!mkdtemp(dir))
+		die_errno("cannot create a private directory in '/tmp'");
+	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) || strlen(dir) + 8 > pathlen)
+		die("the socket path in '%s' is too long", dir);
+	strcpy(path, dir);
+	strcat(path, "/stream");
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die_errno("cannot create a socket");
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+		die_errno("cannot listen on '%s'", path);
+	/* A process of another user (memprof runs as root) must be able to connect. */
+	if (ti->uid != getuid() && (chown(dir, ti->uid, ti->gid) < 0 || chown(path, ti->uid, ti->gid) < 0))
+		die_errno("cannot give '%s' to the user of the process", dir);
+	return fd;
+}
+
+static const char *start_error(long r)
+{
+	switch (-r) {
+	case EALREADY:
+		return "it is already tracked (by 'memprof run', a preloaded tracker, or an attach)";
+	case ECONNREFUSED:
+		return "its tracker could not connect back to memprof";
+	case EBUSY:
+		return "its previous tracking is still stopping; try again";
+	case ENOMEM:
+		return "its tracker could not allocate its buffers";
+	case ENAMETOOLONG:
+		return "the socket path is too long";
+	}
+	return strerror((int)-r);
+}
+
+static void report(const struct attach_opts *o, struct mp_collector *c, pid_t pid)
+{
+	const struct mp_capture_info *infos;
+	const char **warns, **undebugged;
+	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
+	size_t nu = mp_collector_undebugged(c, &undebugged);
+	for (size_t i = 0; i < nw; i++)
+		warning("%s", warns[i]);
+	if (o->quiet)
+		return;
+	if (nu)
+		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
+				"but no source lines)\n", nu, nu == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		const struct mp_capture_info *ci = &infos[i];
+		if (ci->failed)
+			continue;
+		fprintf(stderr, "memprof: wrote '%s'%s: %llu allocations and %llu frees since attach, "
+				"%llu bytes on disk\n", ci->path,
+			ci->pid == pid ? "" : " (a child process)", (unsigned long long)ci->allocs,
+			(unsigned long long)ci->frees, (unsigned long long)ci->file_bytes);
+	}
+}
+
+static int attach(const struct attach_opts *o, pid_t pid)
+{
+	struct strbuf err = STRBUF_INIT, config = STRBUF_INIT;
+	struct mp_target_info ti;
+	struct mp_inject_opts io = { 0 };
+	struct mp_collect_opts co = { 0 };
+	struct mp_collector *c;
+	char dir[PATH_MAX], sock[PATH_MAX], *output, *tracker;
+	int ctl, lfd, out_fd, sfd, reply_fd = -1;
+	long result, started = now_ms(), deadline = 0, detach_deadline = 0;
+	bool detaching = false;
+	sigset_t block;
+
+	if (mp_inject_check(pid, &err) < 0)
+		die("%s", err.buf);
+	if (mp_target_info(pid, &ti, &err) < 0)
+		die("%s", err.buf);
+	if (!ti.same_root)
+		die("process %d runs in another root directory (a container): run memprof attach "
+		    "inside it, where the tracker library is visible", (int)pid);
+	ctl = mp_attachctl_listen(pid, &err);
+	if (ctl < 0)
+		die("%s", err.buf);
+	if (o->output) {
+		output = xstrdup(o->output);
+	} else {
+		const char *base = strrchr(ti.exe, '/');
+		output = xasprintf("memprof-%s.%d.bin", base ? base + 1 : ti.exe, (int)pid);
+	}
+	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL), 0644);
+	if (out_fd < 0) {
+		if (errno == EEXIST)
+			die("'%s' exists (use -f to overwrite it)", output);
+		die_errno("cannot create '%s'", output);
+	}
+	lfd = stream_socket(&ti, dir, sizeof(dir), sock, sizeof(sock));
+
+	/* Ctrl-C and the usual stop signals detach; they never reach the target. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		die_errno("cannot set up signal handling");
+
+	tracker = mp_tracker_path();
+	if (access(tracker, R_OK) < 0)
+		die("cannot find the tracker library '%s' (set MEMPROF_LIBDIR to its directory)", tracker);
+	strbuf_addf(&config, "socket=%s\ninterval=%u\ndepth=%u\nfollow=%d\n", sock, o->interval_ms,
+		    o->max_depth, o->follow_fork);
+	if (getenv("MEMPROF_UNWIND"))
+		strbuf_addf(&config, "unwind=%s\n", getenv("MEMPROF_UNWIND"));
+	io.pid = pid;
+	io.library = tracker;
+	io.entry = "memprof_attach";
+	io.arg = config.buf;
+	io.method = o->method;
+	if (mp_inject(&io, &result, &err) < 0 || result != 0) {
+		close(out_fd);
+		unlink(output);
+		unlink(sock);
+		rmdir(dir);
+		if (err.len)
+			die("%s", err.buf);
+		die("cannot track process %d: %s", (int)pid, start_error(result));
+	}
+
+	co.output = output;
+	co.output_fd = out_fd;
+	co.force = o->force;
+	co.symbolize = o->symbols;
+	co.main_pid = pid;
+	c = mp_collector_new(&co);
+	mp_collector_listen(c, lfd);
+	if (!o->quiet)
+		fprintf(stderr, "memprof: tracking process %d ('%s') into '%s' after %ld ms; stop with "
+				"Ctrl-C or 'memprof detach %d'\n", (int)pid, ti.exe, output,
+			now_ms() - started, (int)pid);
+	if (o->duration > 0)
+		deadline = now_ms() + (long)(o->duration * 1000);
+
+	for (;;) {
+		struct pollfd fds[1024];
+		size_t n = 0, ns;
+		long now = now_ms();
+		int timeout = -1;
+		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = ctl, .events = POLLIN };
+		ns = mp_collector_pollfds(c, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
+		/* Done when the tracker closed its stream: detached, or the process ended. */
+		if (mp_collector_streams(c) && !mp_collector_open_streams(c))
+			break;
+		if (!detaching && deadline && now >= deadline) {
+			detaching = true;
+			mp_collector_detach(c);
+			detach_deadline = now + 10000;
+		}
+		if (detaching && now >= detach_deadline) {
+			warning("process %d did not confirm the detach within 10 s; finishing the capture",
+				(int)pid);
+			break;
+		}
+		if (deadline && !detaching)
+			timeout = (int)(deadline - now);
+		else if (detaching)
+			timeout = (int)(detach_deadline - now);
+		else if (!mp_collector_streams(c))
+			timeout = 5000; /* the tracker connects before the injection returns */
+		if (poll(fds, n + ns, timeout) == 0 && !mp_collector_streams(c) && !detaching) {
+			error("process %d's tracker never connected", (int)pid);
+			break;
+		}
+		if (fds[0].revents) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (!detaching) {
+					detaching = true;
+					mp_collector_detach(c);
+					detach_deadline = now_ms() + 10000;
+				} else {
+					detach_deadline = 0; /* a second Ctrl-C: finish now */
+				}
+			}
+		}
+		if (fds[1].revents & POLLIN) {
+			int cfd = mp_attachctl_accept(ctl);
+			if (cfd >= 0) {
+				if (reply_fd >= 0)
+					close(reply_fd);
+				reply_fd = cfd;
+				if (!detaching) {
+					detaching = true;
+					mp_collector_detach(c);
+					detach_deadline = now_ms() + 10000;
+				}
+			}
+		}
+		mp_collector_service(c, fds + 2, ns);
+	}
+	report(o, c, pid);
+	if (reply_fd >= 0)
+		mp_attachctl_reply(reply_fd, output);
+	close(ctl);
+	unlink(sock);
+	rmdir(dir);
+	mp_collector_free(c);
+	mp_target_info_release(&ti);
+	free(tracker);
+	free(output);
+	strbuf_release(&config);
+	strbuf_release(&err);
+	return MP_EXIT_OK;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
+	struct attach_opts o = { .symbols = true, .interval_ms = 10, .max_depth = 128,
+				 .method = MP_INJECT_PTRACE };
+	int c;
+	char *end;
+	long pid;
+	while ((c = mp_getopt(&spec, &g)) != -1) {
+		switch (c) {
+		case 'o': o.output = g.arg; break;
+		case 'f': o.force = true; break;
+		case 'q': o.quiet = true; break;
+		case OPT_FOLLOW_FORK: o.follow_fork = true; break;
+		case OPT_INTERVAL:
+			o.interval_ms = (unsigned)mp_opt_uint(&spec, "--memory-interval-ms", g.arg, 1, 3600000);
+			break;
+		case OPT_MAX_DEPTH:
+			o.max_depth = (unsigned)mp_opt_uint(&spec, "--max-depth", g.arg, 1, 1024);
+			break;
+		case OPT_NO_SYMBOLS: o.symbols = false; break;
+		case OPT_DURATION:
+			errno = 0;
+			o.duration = strtod(g.arg, &end);
+			if (errno || *end || end == g.arg || !(o.duration > 0) || o.duration > 1e7)
+				mp_usage_error(&spec, "invalid value '%s' for --duration: expected a positive "
+						      "number of seconds", g.arg);
+			break;
+		case OPT_METHOD:
+			if (!strcmp(g.arg, "ptrace"))
+				o.method = MP_INJECT_PTRACE;
+			else if (!strcmp(g.arg, "gdb"))
+				o.method = MP_INJECT_GDB;
+			else
+				mp_usage_error(&spec, "invalid value '%s' for --method: expected ptrace or gdb",
+					       g.arg);
+			break;
+		}
+	}
+	errno = 0;
+	pid = strtol(argv[g.optind], &end, 10);
+	if (errno || *end || pid <= 0 || pid > INT_MAX)
+		mp_usage_error(&spec, "invalid process id '%s'", argv[g.optind]);
+	return attach(&o, (pid_t)pid);
+}
