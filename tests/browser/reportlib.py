@@ -1,4 +1,5 @@
 """Browser checks shared by the report page tests (built on cdp.py)."""
+import time
 import argparse
 import json
 import os
@@ -77,6 +78,21 @@ def hostile_is_text(page):
     expect(not page.dialogs, "a dialog opened: %s" % page.dialogs)
 
 
+def stored_in_browser(page, key, value, timeout=10.0):
+    """Wait until the browser process (not just the page) holds localStorage[key] == value."""
+    origin = page.evaluate("location.origin === 'null' ? location.protocol + '//' : location.origin")
+    page.send("DOMStorage.enable", {})
+    deadline = time.monotonic() + timeout
+    while True:
+        items = page.send("DOMStorage.getDOMStorageItems",
+                          {"storageId": {"securityOrigin": origin, "isLocalStorage": True}})["entries"]
+        if [key, value] in items:
+            return
+        if time.monotonic() > deadline:
+            raise Failure("localStorage[%r] did not reach the browser: %r" % (key, items))
+        time.sleep(0.05)
+
+
 def theme_toggle(page, shot, on_dark=None):
     """Light by default (the emulated preference), dark after a click, remembered when storage works;
     on_dark(page) checks more while the page is dark."""
@@ -94,6 +110,8 @@ def theme_toggle(page, shot, on_dark=None):
     stored = page.evaluate("(function(){try{return localStorage.getItem('memprof-theme')}catch(e){return 'no storage'}})()")
     expect(stored in ("dark", "no storage"), "theme not stored: %r" % stored)
     if stored == "dark":
+        # setItem reaches the browser's storage asynchronously: a reload can outrun it.
+        stored_in_browser(page, "memprof-theme", "dark")
         page.reload()
         page.wait_for("window.memprofDebug && 1", what="the reloaded page")
         equal(page.evaluate("document.documentElement.dataset.theme"), "dark", "theme after a reload")
