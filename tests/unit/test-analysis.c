@@ -762,39 +762,114 @@ static void test_time_series_downsampled(void **state)
 	assert_int_equal(A.samples[2].heap, 100);
 }
 
-static const struct mp_interval *find_interval(uint32_t slot, uint32_t ab, uint32_t fb)
+static const struct mp_interval *find_interval(uint32_t slot, uint32_t ah, uint32_t fh)
 {
 	for (size_t i = 0; i < A.nintervals; i++)
-		if (A.intervals[i].slot == slot && A.intervals[i].alloc_bucket == ab &&
-		    A.intervals[i].free_bucket == fb)
+		if (A.intervals[i].slot == slot && A.intervals[i].alloc == ah &&
+		    A.intervals[i].free == fh)
 			return &A.intervals[i];
-	fail_msg("no interval [%u, %u) for slot %u", ab, fb, slot);
+	fail_msg("no interval (%u, %u) for slot %u", ah, fh, slot);
 	return NULL;
 }
 
+static uint32_t slot_index(uint64_t stack)
+{
+	return (uint32_t)(slot_of(stack, M, MALLOC) - A.slots);
+}
+
+/* What the intervals say was live at bucket b's high-water mark. */
+static uint64_t live_at_hwm(uint32_t b)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < A.nintervals; i++)
+		if (A.intervals[i].alloc <= 2 * b &&
+		    (A.intervals[i].free == MP_NONE || A.intervals[i].free > 2 * b))
+			bytes += A.intervals[i].c.bytes;
+	return bytes;
+}
+
 static void test_temporal(void **state)
+{
+	uint32_t s1, s2;
+	(void)state;
+	begin(MP_ANALYSIS_TEMPORAL, 1);
+	trace(0, 0x1000);
+	trace(0, 0x2000);
+	ev_alloc(0, MALLOC, 0x10, 10, 1);   /* event 1: half 0, freed in half 5 */
+	ev_alloc(0, MALLOC, 0x20, 20, 1);   /* event 2, bucket 0's mark (30): half 0 */
+	ev_free(0, FREE, 0x20);             /* after the mark: half 1 */
+	tick(100, 1);
+	ev_alloc(0, MALLOC, 0x30, 30, 2);   /* half 2, never freed */
+	ev_alloc(0, MALLOC, 0x40, 40, 1);   /* bucket 1's mark (80): half 2, freed in 5 */
+	tick(200, 1);
+	ev_free(0, FREE, 0x10);             /* bucket 2 only falls: its mark is its start */
+	ev_free(0, FREE, 0x40);
+	ev_alloc(0, MALLOC, 0x50, 5, 1);    /* half 5, never freed */
+	mp_analysis_finish(&A);
+	s1 = slot_index(1);
+	s2 = slot_index(2);
+	assert_int_equal(A.nsamples, 3);
+	assert_int_equal(A.samples[0].heap_max, 30);
+	assert_int_equal(A.samples[1].heap_max, 80);
+	assert_int_equal(A.samples[1].hwm_time_us, 100);
+	assert_int_equal(A.samples[2].heap_max, 80);
+	assert_int_equal(A.samples[2].hwm_time_us, 200);
+	assert_int_equal(A.nintervals, 5);
+	assert_counts(find_interval(s1, 0, 1)->c, 20, 1);
+	assert_counts(find_interval(s1, 0, 5)->c, 10, 1);
+	assert_counts(find_interval(s1, 2, 5)->c, 40, 1);
+	assert_counts(find_interval(s2, 2, MP_NONE)->c, 30, 1);
+	assert_counts(find_interval(s1, 5, MP_NONE)->c, 5, 1);
+	for (uint32_t b = 0; b < 3; b++)
+		assert_int_equal(live_at_hwm(b), A.samples[b].heap_max);
+}
+
+/* A free before a later, higher mark of its bucket is not live at that mark. */
+static void test_temporal_mark_moves(void **state)
 {
 	(void)state;
 	begin(MP_ANALYSIS_TEMPORAL, 1);
 	trace(0, 0x1000);
 	trace(0, 0x2000);
-	ev_alloc(0, MALLOC, 0x10, 10, 1);   /* bucket 0, freed in 2 */
-	ev_alloc(0, MALLOC, 0x20, 20, 1);   /* bucket 0, freed in 0: left out */
-	ev_free(0, FREE, 0x20);
-	tick(100, 1);
-	ev_alloc(0, MALLOC, 0x30, 30, 2);   /* bucket 1, never freed */
-	ev_alloc(0, MALLOC, 0x40, 40, 1);   /* bucket 1, freed in 2 */
-	tick(200, 1);
-	ev_free(0, FREE, 0x10);
-	ev_free(0, FREE, 0x40);
-	ev_alloc(0, MALLOC, 0x50, 5, 1);    /* bucket 2, never freed */
+	trace(0, 0x3000);
+	ev_alloc(0, MALLOC, 0x10, 100, 1);  /* the mark so far */
+	ev_free(0, FREE, 0x10);             /* pending: after that mark */
+	ev_alloc(0, MALLOC, 0x20, 50, 2);   /* pending alloc half */
+	ev_alloc(0, MALLOC, 0x30, 200, 3);  /* 250: the mark; the free above came before it */
+	ev_free(0, FREE, 0x20);             /* after it */
 	mp_analysis_finish(&A);
-	assert_int_equal(A.nsamples, 3);
-	assert_int_equal(A.nintervals, 4);
-	assert_counts(find_interval(0, 0, 2)->c, 10, 1);
-	assert_counts(find_interval(0, 1, 2)->c, 40, 1);
-	assert_counts(find_interval(1, 1, MP_NONE)->c, 30, 1);
-	assert_counts(find_interval(0, 2, MP_NONE)->c, 5, 1);
+	assert_int_equal(A.nsamples, 1);
+	assert_int_equal(A.samples[0].heap_max, 250);
+	assert_int_equal(A.nintervals, 2);
+	assert_counts(find_interval(slot_index(2), 0, 1)->c, 50, 1);
+	assert_counts(find_interval(slot_index(3), 0, MP_NONE)->c, 200, 1);
+	assert_int_equal(live_at_hwm(0), 250);
+}
+
+/* Downsampling merges buckets and renumbers the halves. */
+static void test_temporal_merged(void **state)
+{
+	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
+	(void)state;
+	o.flags = MP_ANALYSIS_TEMPORAL;
+	o.max_memory_records = 3;           /* rounded down to 2 */
+	begin_opts(&o);
+	trace(0, 0x1000);
+	trace(0, 0x2000);
+	ev_alloc(0, MALLOC, 0x10, 100, 1);  /* bucket 0 (mark 100): half 0 */
+	tick(10, 1);
+	ev_alloc(0, MALLOC, 0x20, 300, 2);  /* bucket 1's mark, 400, the higher one */
+	ev_free(0, FREE, 0x10);             /* half 3, then 1 once merged */
+	tick(20, 1);
+	mp_analysis_finish(&A);
+	assert_int_equal(A.ticks_per_sample, 2);
+	assert_int_equal(A.nsamples, 1);
+	assert_int_equal(A.samples[0].heap_max, 400);
+	assert_int_equal(A.samples[0].hwm_time_us, 10);
+	assert_int_equal(A.nintervals, 2);
+	assert_counts(find_interval(slot_index(1), 0, 1)->c, 100, 1);
+	assert_counts(find_interval(slot_index(2), 0, MP_NONE)->c, 300, 1);
+	assert_int_equal(live_at_hwm(0), 400);
 }
 
 /* ---- whole captures through the reader ---------------------------------- */
@@ -951,6 +1026,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_time_series, end),
 		cmocka_unit_test_teardown(test_time_series_downsampled, end),
 		cmocka_unit_test_teardown(test_temporal, end),
+		cmocka_unit_test_teardown(test_temporal_mark_moves, end),
+		cmocka_unit_test_teardown(test_temporal_merged, end),
 		cmocka_unit_test_teardown(test_read_file, end),
 		cmocka_unit_test_teardown(test_read_truncated, end),
 		cmocka_unit_test_teardown(test_memory_bound, end),
