@@ -827,8 +827,8 @@ struct release {
 
 /*
  * An allocation is gone: count it temporary when the thread that made it
- * frees it within the threshold, and record its lifetime for temporal views.
- * Implicit releases (an address reused without a free) are neither.
+ * frees it within the threshold. Implicit releases (an address reused
+ * without a free) are not.
  */
 static void allocation_gone(struct mp_analysis *a, const struct release *r, uint32_t freer,
 			    bool explicit)
@@ -840,25 +840,28 @@ static void allocation_gone(struct mp_analysis *a, const struct release *r, uint
 		a->totals.temporary_bytes += r->size;
 		a->totals.temporary_count++;
 	}
+}
+
+/*
+ * Take bytes (and, when count, one block) of an allocation made at event
+ * `event` off the heap: all of a block, or a piece of a mapping.
+ */
+static void heap_release(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
+			 bool count, uint64_t event)
+{
+	struct mp_analysis_private *p = a->p;
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL) {
 		/*
 		 * Freed now, so after the current bucket's high-water mark so far:
-		 * pending until the bucket ends. Allocated in this bucket after
-		 * that mark too, the block has both halves equal whatever comes.
+		 * pending until the bucket ends or the heap rises higher. Allocated
+		 * in this bucket after that mark too, the bytes have both halves
+		 * equal whatever comes: live at no mark.
 		 */
-		struct mp_analysis_private *p = a->p;
-		uint32_t ah = half_of(a, r->event);
+		uint32_t ah = half_of(a, event);
 		if (ah != MP_NONE)
-			iv_add(&p->pend, &p->npend, &p->pend_alloc, &p->pendset, r->slot, ah, MP_NONE,
-			       r->size, 1);
+			iv_add(&p->pend, &p->npend, &p->pend_alloc, &p->pendset, slot, ah, MP_NONE,
+			       bytes, count ? 1 : 0);
 	}
-}
-
-/* Take bytes (and, when count, one block) of an allocation off the heap. */
-static void heap_release(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
-			 bool count)
-{
-	struct mp_analysis_private *p = a->p;
 	slot_change(a, slot, -(int64_t)bytes, count ? -1 : 0);
 	p->heap -= bytes;
 	a->threads[thread].live.bytes -= bytes;
@@ -880,7 +883,7 @@ static void on_unmap_piece(void *ctx, uint64_t value, uint64_t bytes, int pieces
 	struct mp_analysis *a = u->a;
 	struct origin *o = &a->p->origins[value];
 	o->pieces += (uint32_t)pieces;
-	heap_release(a, o->slot, o->thread, bytes, o->pieces == 0);
+	heap_release(a, o->slot, o->thread, bytes, o->pieces == 0, o->event);
 	if (!o->pieces) {
 		struct release r = { o->slot, o->thread, o->event, o->serial, o->size };
 		allocation_gone(a, &r, u->freer, u->explicit);
@@ -951,7 +954,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 			/* A second allocation at a live address: the free was not seen. */
 			struct release r = { b->slot1 - 1, b->thread, take_block_event(a, addr),
 					     b->serial, b->size };
-			heap_release(a, r.slot, r.thread, r.size, true);
+			heap_release(a, r.slot, r.thread, r.size, true, r.event);
 			block_delete(p, b);
 			allocation_gone(a, &r, th, false);
 		}
@@ -1022,7 +1025,7 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 		r = (struct release){ b->slot1 - 1, b->thread, take_block_event(a, addr), b->serial,
 				      b->size };
 		block_delete(p, b);
-		heap_release(a, r.slot, r.thread, r.size, true);
+		heap_release(a, r.slot, r.thread, r.size, true, r.event);
 		allocation_gone(a, &r, th, true);
 	}
 	a->totals.n_frees++;
@@ -1256,22 +1259,18 @@ static void compute_sites(struct mp_analysis *a)
 }
 
 static void live_block_interval(struct mp_analysis *a, uint32_t slot, uint64_t event,
-				uint64_t size)
+				uint64_t size, uint64_t count)
 {
-	add_interval(a, slot, half_of(a, event), MP_NONE, size, 1);
+	add_interval(a, slot, half_of(a, event), MP_NONE, size, count);
 }
 
 static void live_mapping_interval(void *ctx, uint64_t start, uint64_t end, uint64_t value)
 {
 	struct mp_analysis *a = ctx;
 	struct origin *o = &a->p->origins[value];
-	/* Count each mapping once, with its original size, however many pieces it has left. */
-	if (o->event == UINT64_MAX)
-		return;
-	live_block_interval(a, o->slot, o->event, o->size);
-	o->event = UINT64_MAX;
-	(void)start;
-	(void)end;
+	/* The bytes of every piece left; the mapping counted once (pieces 0 once counted). */
+	live_block_interval(a, o->slot, o->event, end - start, o->pieces ? 1 : 0);
+	o->pieces = 0;
 }
 
 void mp_analysis_finish(struct mp_analysis *a)
@@ -1308,7 +1307,7 @@ void mp_analysis_finish(struct mp_analysis *a)
 			if (p->blocks[i].slot1)
 				live_block_interval(a, p->blocks[i].slot1 - 1,
 						    take_block_event(a, p->blocks[i].addr),
-						    p->blocks[i].size);
+						    p->blocks[i].size, 1);
 		mp_rangemap_each(&p->maps, live_mapping_interval, a);
 	}
 	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);

@@ -846,6 +846,30 @@ static void test_temporal_mark_moves(void **state)
 	assert_int_equal(live_at_hwm(0), 250);
 }
 
+/* A mapping unmapped piece by piece: each piece leaves the intervals when it goes. */
+static void test_temporal_mapping_pieces(void **state)
+{
+	uint32_t sm;
+	(void)state;
+	begin(MP_ANALYSIS_TEMPORAL, 1);
+	trace(0, 0x1000);
+	trace(0, 0x2000);
+	ev_alloc(0, MMAP, 0x10000, 3 * 4096, 1); /* 12288: bucket 0's mark */
+	ev_range(0, MUNMAP, 0x11000, 4096);      /* the middle page */
+	tick(10, 1);
+	ev_alloc(0, MALLOC, 0x20, 100, 2);       /* 8292: bucket 1's mark */
+	mp_analysis_finish(&A);
+	sm = (uint32_t)(slot_of(1, M, MMAP) - A.slots);
+	assert_int_equal(A.nsamples, 2);
+	assert_int_equal(A.nintervals, 3);
+	assert_counts(find_interval(sm, 0, 1)->c, 4096, 0);
+	assert_counts(find_interval(sm, 0, MP_NONE)->c, 8192, 1);
+	assert_counts(find_interval(slot_index(2), 2, MP_NONE)->c, 100, 1);
+	assert_int_equal(live_at_hwm(0), 12288);
+	assert_int_equal(live_at_hwm(1), 8292);
+	assert_counts(slot_of(1, M, MMAP)->leaked, 8192, 1);
+}
+
 /* Downsampling merges buckets and renumbers the halves. */
 static void test_temporal_merged(void **state)
 {
@@ -1028,6 +1052,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_temporal, end),
 		cmocka_unit_test_teardown(test_temporal_mark_moves, end),
 		cmocka_unit_test_teardown(test_temporal_merged, end),
+		cmocka_unit_test_teardown(test_temporal_mapping_pieces, end),
 		cmocka_unit_test_teardown(test_read_file, end),
 		cmocka_unit_test_teardown(test_read_truncated, end),
 		cmocka_unit_test_teardown(test_memory_bound, end),
