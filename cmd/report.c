@@ -57,7 +57,8 @@ bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *arg
 }
 
 /*
- * Report-time symbolization: the analysis asks for each ip without a SYMBOL
+ * Report-time symbolization of captures written without symbols (header
+ * flag "symbolized" absent): the analysis asks for each ip without a SYMBOL
  * record; the modules it names are handed to lib/symbols on first use.
  */
 struct symbolizer {
@@ -74,7 +75,8 @@ static size_t symbolize(void *ctx, const struct mp_module *mod, uint64_t ip, uin
 	struct mp_sym sym;
 	size_t n;
 	(void)offset;
-	if (!mod)
+	/* What the collector could not symbolize, this machine cannot do better. */
+	if (!mod || (z->a->header.flags & MP_HF_SYMBOLIZED))
 		return 0;
 	index = (uint64_t)(mod - z->a->modules);
 	if (!z->sym) {
