@@ -347,10 +347,26 @@ static void on_string(struct mp_analysis *a, const struct mp_record *rec)
 
 static void on_symbol(struct mp_analysis *a, const struct mp_record *rec)
 {
+	struct mp_analysis_private *p = a->p;
 	uint32_t module = loaded_module(a, rec->u.symbol.module);
-	uint64_t ip = rec->u.symbol.ip;
-	struct ipinfo *info = new_ipinfo(a, ip, module, rec->u.symbol.offset, MP_NONE);
+	uint64_t ip = rec->u.symbol.ip, idx;
+	struct ipinfo *info;
 	uint32_t fallback = MP_NONE;
+
+	if (mp_intmap_get(&p->ipmap, ip, &idx) && p->ips[idx].gen != MP_NONE) {
+		/*
+		 * TRACE records used the ip before its SYMBOL record came (the
+		 * format allows either order): they get its frames now.
+		 */
+		info = &p->ips[idx];
+		info->module = module;
+		info->offset = rec->u.symbol.offset;
+		info->frames = (uint32_t)p->nframes;
+		info->gen = MP_NONE;
+	} else {
+		new_ipinfo(a, ip, module, rec->u.symbol.offset, MP_NONE);
+		idx = p->nips - 1;
+	}
 
 	for (size_t i = 0; i < rec->u.symbol.nframes; i++) {
 		const struct mp_frame *f = &rec->u.symbol.frames[i];
@@ -369,8 +385,8 @@ static void on_symbol(struct mp_analysis *a, const struct mp_record *rec)
 	if (!rec->u.symbol.nframes)
 		add_frame(a, location(a, unsymbolized_name(a, module, ip, rec->u.symbol.offset), 0, 0,
 				      module, MP_LOC_UNSYMBOLIZED));
-	info = &a->p->ips[a->p->nips - 1];
-	info->nframes = (uint32_t)(a->p->nframes - info->frames);
+	info = &p->ips[idx];
+	info->nframes = (uint32_t)(p->nframes - info->frames);
 }
 
 /* The ipinfo of an ip that had no SYMBOL record: the hook, else module+offset. */

@@ -63,9 +63,10 @@ struct mp_module;
 /*
  * The hook for captures without SYMBOL records (header flag "symbolized"
  * missing, or an ip the collector could not symbolize): called once per
- * distinct instruction pointer that has no SYMBOL record, during the pass,
- * when the first TRACE record using it is read, with the module that
- * contains it then (NULL when none does) and ip - module base. The ip is a
+ * distinct instruction pointer that has no SYMBOL record yet, during the
+ * pass, when the first TRACE record using it is read, with the module that
+ * contains it then (NULL when none does) and ip - module base. (A SYMBOL
+ * record for the ip read later replaces what the hook gave.) The ip is a
  * return address as recorded: look up ip - 1. Fill up to max frames,
  * innermost (inlined) first, and return how many; 0 means "unknown": the
  * location becomes module+0xoffset.

@@ -506,6 +506,29 @@ static void test_module_reuse(void **state)
 	assert_string_equal(locname(locs[0]), "libb.so+0x100");
 }
 
+/* The format lets a SYMBOL record follow the TRACE records using its ip (memprof run does). */
+static void test_symbol_after_trace(void **state)
+{
+	const uint32_t *locs;
+	uint64_t s_fn, s_file;
+	(void)state;
+	begin(0, 1);
+	module(1, 0x400000, "/usr/bin/prog", 0x1000, 0x1000);
+	trace(0, 0x401010);                 /* 1: its symbol comes next */
+	trace(1, 0x401020);                 /* 2: never symbolized */
+	s_fn = string("late");
+	s_file = string("/src/late.c");
+	symbol(0x401010, 1, 0x1010, 1, (struct mp_frame[]){ { s_fn, s_file, 5, 0 } });
+	trace(1, 0x401010);                 /* 3: the same ip again */
+	mp_analysis_finish(&A);
+	assert_int_equal(mp_analysis_node_frames(&A, 1, &locs), 1);
+	assert_string_equal(locname(locs[0]), "late at /src/late.c:5");
+	mp_analysis_node_frames(&A, 3, &locs);
+	assert_string_equal(locname(locs[0]), "late at /src/late.c:5");
+	mp_analysis_node_frames(&A, 2, &locs);
+	assert_string_equal(locname(locs[0]), "prog+0x1020");
+}
+
 static int hook_calls;
 
 static size_t fake_symbolizer(void *ctx, const struct mp_module *mod, uint64_t ip,
@@ -1042,6 +1065,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_sites, end),
 		cmocka_unit_test_teardown(test_unsymbolized, end),
 		cmocka_unit_test_teardown(test_module_reuse, end),
+		cmocka_unit_test_teardown(test_symbol_after_trace, end),
 		cmocka_unit_test_teardown(test_symbolize_hook, end),
 		cmocka_unit_test_teardown(test_calltree, end),
 		cmocka_unit_test_teardown(test_calltree_inverted, end),
