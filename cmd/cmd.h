@@ -13,6 +13,7 @@
 #define MEMPROF_CMD_CMD_H
 
 #include <signal.h>
+#include <stdio.h>
 
 int cmd_parse(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -22,5 +23,29 @@ __sighandler_t mp_saved_sigpipe_handler(void);
 int cmd_stats(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
+
+/* The HTML reporters. */
+int cmd_flamegraph(int argc, char **argv);
+int cmd_table(int argc, char **argv);
+
+struct strbuf;
+
+/*
+ * A reporter that `memprof run --reporter NAME` runs on the capture it has
+ * just written. Such a command also exports its mp_reporter_<name>. Both
+ * functions take the command's argv (argv[0] its name, the options, the
+ * capture last) and parse it with the command's own option table:
+ *  - check() only parses, printing nothing and exiting never: 0, or -1
+ *    with the usage error in *err (one line); run calls it before the
+ *    program starts;
+ *  - run() is the command itself, with its messages ("Wrote ...") to msgs
+ *    (NULL: none); it returns the exit status.
+ */
+struct mp_reporter {
+	const char *name;
+	int (*check)(int argc, char **argv, struct strbuf *err);
+	int (*run)(int argc, char **argv, FILE *msgs);
+};
+extern const struct mp_reporter mp_reporter_flamegraph, mp_reporter_table;
 
 #endif

@@ -24,10 +24,12 @@ struct mp_cmd {
 
 /* Sorted by name; checked at start-up in debug builds by cmd_table_sorted(). */
 static const struct mp_cmd commands[] = {
+	{ "flamegraph", cmd_flamegraph, "write an HTML flame graph of a capture" },
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
 	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },
 	{ "summary", cmd_summary, "show which functions hold the memory, as a table" },
+	{ "table", cmd_table, "write an HTML table of the allocation sites of a capture" },
 	{ "tree", cmd_tree, "show the call tree of the biggest allocations" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
