@@ -32,18 +32,21 @@ struct strbuf;
 
 /*
  * A reporter that `memprof run --reporter NAME` runs on the capture it has
- * just written. Such a command also exports its mp_reporter_<name>. Both
- * functions take the command's argv (argv[0] its name, the options, the
- * capture last) and parse it with the command's own option table:
- *  - check() only parses, printing nothing and exiting never: 0, or -1
- *    with the usage error in *err (one line); run calls it before the
- *    program starts;
- *  - run() is the command itself, with its messages ("Wrote ...") to msgs
- *    (NULL: none); it returns the exit status.
+ * just written. Such a command also exports its mp_reporter_<name>:
+ *  - check(argc, argv, capture, err): argv is the reporter's name and its
+ *    arguments, without the capture, whose path is given apart (NULL when
+ *    not known yet). Parses them with the command's own option table,
+ *    printing nothing and never exiting: 0 when the command would run;
+ *    -1 for a usage error; 1 when the report could not be written (it
+ *    exists and -f was not given: checked only when capture is known),
+ *    the reason in *err (one line). run calls it before the program starts.
+ *  - run(argc, argv, msgs): the command itself on its whole argv (the
+ *    capture last), with its messages ("Wrote ...") to msgs (NULL: none);
+ *    returns the exit status.
  */
 struct mp_reporter {
 	const char *name;
-	int (*check)(int argc, char **argv, struct strbuf *err);
+	int (*check)(int argc, char **argv, const char *capture, struct strbuf *err);
 	int (*run)(int argc, char **argv, FILE *msgs);
 };
 extern const struct mp_reporter mp_reporter_flamegraph, mp_reporter_table;

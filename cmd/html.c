@@ -78,6 +78,27 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	return ret;
 }
 
+int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
+		  char **argv, const char *capture, struct strbuf *err)
+{
+	struct mp_html_args args;
+	char **full = xcalloc((size_t)argc + 2, sizeof(*full)), *path;
+	int ret;
+	memcpy(full, argv, (size_t)argc * sizeof(*full));
+	full[argc] = (char *)(capture ? capture : "CAPTURE");
+	ret = mp_html_parse(spec, report, argc + 1, full, &args, err);
+	if (!ret && capture) {
+		path = mp_html_output_path(&args);
+		if (!args.force && access(path, F_OK) == 0) {
+			strbuf_addf(err, "'%s' already exists", path);
+			ret = 1;
+		}
+		free(path);
+	}
+	free(full);
+	return ret;
+}
+
 char *mp_html_output_path(const struct mp_html_args *args)
 {
 	if (args->output)

@@ -50,6 +50,14 @@ struct mp_html_args {
 int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
 		  char **argv, struct mp_html_args *args, struct strbuf *err);
 
+/*
+ * mp_reporter.check() of the HTML reporters: mp_html_parse() of argv and
+ * the capture (a placeholder when NULL), then, with a capture, whether the
+ * report could be written.
+ */
+int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
+		  char **argv, const char *capture, struct strbuf *err);
+
 /* The report's path: -o, else memprof-<report>-<name>.html next to the capture (a new string). */
 char *mp_html_output_path(const struct mp_html_args *args);
 

@@ -26,10 +26,9 @@ static const struct mp_cmd_spec spec = {
 	.max_args = 1,
 };
 
-static int check(int argc, char **argv, struct strbuf *err)
+static int check(int argc, char **argv, const char *capture, struct strbuf *err)
 {
-	struct mp_html_args args;
-	return mp_html_parse(&spec, MP_HTML_TABLE, argc, argv, &args, err);
+	return mp_html_check(&spec, MP_HTML_TABLE, argc, argv, capture, err);
 }
 
 static int run(int argc, char **argv, FILE *msgs)
