@@ -21,7 +21,9 @@ temporal:   the full window gives the tree and draws --names; the window of
             the data says, --window-bytes in all, draws --window-names
             and none of --names but those.
 hostile:    the hostile name </script><script>alert(1)</script> is drawn
-            and in the page as text, nothing was injected, no dialog.
+            (flame graph, and in the tooltip) or listed (table, found by
+            filtering) and in the page as text, as is every --names entry;
+            nothing was injected, no dialog opened.
 A screenshot of each page is kept (--shot NAME).
 """
 import argparse
@@ -130,11 +132,29 @@ def temporal(browser, a, page, d):
 
 
 def hostile(browser, a, page, d):
-    expect(X.HOSTILE in CF.frames(page), "the hostile name is not drawn")
-    CF.expect_drawn(page, X.Tree.of(X.Report(d)), 0, "at load")
-    page.mouse("mouseMoved", *R.center(CF.frame_rect(page, X.HOSTILE)))
-    tip = page.wait_for("memprofDebug.tooltip()", what="the tooltip of the hostile frame")
-    expect(tip.startswith(X.HOSTILE + "\n"), "tooltip %r" % tip)
+    rep = X.Report(d)
+    if d["report"] == "table":
+        t = X.Table(rep)
+        CT.expect_rows(page, t, t.order("size", True), "default order")
+        CT.filter_rows(page, "<script>")
+        rows = t.order("size", True, t.filter("<script>"))
+        expect(rows, "the data: no row matches '<script>'")
+        CT.expect_rows(page, t, rows, "filter '<script>'")
+        cells = page.evaluate("Array.from(document.querySelectorAll('#tb-scroll [role=row]:not([hidden]) "
+                              "[role=cell]:last-child')).map(c => c.textContent)")
+        expect(any(c.startswith(X.HOSTILE + " at ") for c in cells), "hostile location cells %r" % cells)
+    else:
+        expect(X.HOSTILE in CF.frames(page), "the hostile name is not drawn")
+        CF.expect_drawn(page, X.Tree.of(rep), 0, "at load")
+        page.mouse("mouseMoved", *R.center(CF.frame_rect(page, X.HOSTILE)))
+        tip = page.wait_for("memprofDebug.tooltip()", what="the tooltip of the hostile frame")
+        node = max(X.Tree.of(rep).find(X.HOSTILE), key=lambda i: X.Tree.of(rep).bytes[i])
+        loc = X.Tree.of(rep).loc[node]
+        expect(tip.startswith(X.HOSTILE + rep.file_line(loc) + "\n" + rep.module[loc] + "\n"), "tooltip %r" % tip)
+        equal(page.evaluate("document.getElementById('mp-tooltip').children.length"), 1, "tooltip elements")
+    for name in names_of(a):
+        expect(name in page.evaluate("document.body.textContent") or name in CF.frames(page),
+               "%r is not in the page" % name)
     R.hostile_is_text(page)
     page.screenshot(a.shot)
 
