@@ -84,8 +84,13 @@ int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	struct mp_html_args args;
 	char **full = xcalloc((size_t)argc + 2, sizeof(*full)), *path;
 	int ret;
-	memcpy(full, argv, (size_t)argc * sizeof(*full));
-	full[argc] = (char *)(capture ? capture : "CAPTURE");
+	/*
+	 * The capture first: options are found anywhere, and an operand among
+	 * the arguments is then the one named as unexpected.
+	 */
+	full[0] = argv[0];
+	full[1] = (char *)(capture ? capture : "CAPTURE");
+	memcpy(full + 2, argv + 1, (size_t)(argc - 1) * sizeof(*full));
 	ret = mp_html_parse(spec, report, argc + 1, full, &args, err);
 	if (!ret && capture) {
 		path = mp_html_output_path(&args);
