@@ -27,6 +27,7 @@ hostile:    the hostile name </script><script>alert(1)</script> is drawn
 A screenshot of each page is kept (--shot NAME).
 """
 import argparse
+import json
 import os
 
 import cdp
@@ -73,7 +74,10 @@ def flamegraph(browser, a, page, d):
     if a.search:
         hit = sorted(n for n in set(CF.frames(page)) if a.search.lower() in n.lower())
         expect(hit, "no frame drawn matches %r" % a.search)
-        r = CF.frame_rect(page, hit[0])
+        # The widest match, whose colour is sampled inside its box.
+        rects = [page.evaluate("memprofDebug.frameRect(%s)" % json.dumps(n)) for n in hit[:200]]
+        name = hit[max(range(len(rects)), key=lambda i: rects[i]["width"] if rects[i] else -1)]
+        r = CF.frame_rect(page, name)
         before = CF.pixel(page, r["x"] + 1, r["y"] + 2)
         got = CF.search(page, tree, a.search)
         expect(got[0] > 0, "search %r matched nothing" % a.search)
