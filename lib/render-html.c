@@ -545,69 +545,71 @@ static void write_meta(struct builder *b)
 	strbuf_release(&sb);
 }
 
-static void write_memory(struct builder *b)
+/* Row i of column c of a table of columns; negative values are written as such (-1: none). */
+typedef int64_t (*cell_fn)(struct builder *b, const void *ctx, size_t c, size_t i);
+
+/* An object of columns, "key": {"col": [n values], ...}; columns whose bit is in skip left out. */
+static void write_columns(struct builder *b, const char *key, const char *const *cols,
+			  size_t ncols, unsigned skip, size_t n, cell_fn cell, const void *ctx)
 {
-	const struct mp_analysis *a = b->a;
 	struct mp_json *j = &b->j;
-	static const char *const cols[] = { "time_us", "rss", "heap", "heap_max" };
-	mp_json_key(j, "memory");
+	mp_json_key(j, key);
 	mp_json_begin_object(j);
-	for (size_t c = 0; c < 4; c++) {
+	for (size_t c = 0; c < ncols; c++) {
+		if (skip & (1u << c))
+			continue;
 		mp_json_key(j, cols[c]);
 		mp_json_begin_array(j);
-		for (size_t i = 0; i < a->nsamples; i++) {
-			const struct mp_sample *s = &a->samples[i];
-			mp_json_uint(j, c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
-		}
+		for (size_t i = 0; i < n; i++)
+			mp_json_int(j, cell(b, ctx, c, i));
 		mp_json_end_array(j);
 	}
 	mp_json_end_object(j);
 }
 
-static void write_threads(struct builder *b)
+#define NCOLS(cols) (sizeof(cols) / sizeof(cols[0]))
+
+static int64_t memory_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_sample *s = &b->a->samples[i];
+	(void)ctx;
+	return (int64_t)(c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
+}
+
+static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_thread *t = &b->a->threads[i];
+	(void)ctx;
+	return c == 0 ? (int64_t)t->tid : out_string(b, t->name);
+}
+
+static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
 	const struct mp_analysis *a = b->a;
-	struct mp_json *j = &b->j;
-	mp_json_key(j, "threads");
-	mp_json_begin_object(j);
-	mp_json_key(j, "tid");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < a->nthreads; i++)
-		mp_json_uint(j, a->threads[i].tid);
-	mp_json_end_array(j);
-	mp_json_key(j, "name");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < a->nthreads; i++)
-		mp_json_uint(j, out_string(b, a->threads[i].name));
-	mp_json_end_array(j);
-	mp_json_end_object(j);
+	const struct mp_location *l = mp_analysis_location(a, b->locs[i]);
+	(void)ctx;
+	switch (c) {
+	case 0: return out_string(b, l->function);
+	case 1: return out_string(b, l->file);
+	case 2: return l->line;
+	default: return l->module == MP_NONE ? 0 : out_string(b, a->modules[l->module].path);
+	}
+}
+
+static void write_memory_and_threads(struct builder *b)
+{
+	static const char *const mem[] = { "time_us", "rss", "heap", "heap_max" };
+	static const char *const threads[] = { "tid", "name" };
+	write_columns(b, "memory", mem, NCOLS(mem), 0, b->a->nsamples, memory_cell, NULL);
+	write_columns(b, "threads", threads, NCOLS(threads), 0, b->a->nthreads, thread_cell, NULL);
 }
 
 /* The locations used, then the string table: last, once everything is numbered. */
 static void write_locations_and_strings(struct builder *b)
 {
-	const struct mp_analysis *a = b->a;
-	struct mp_json *j = &b->j;
 	static const char *const cols[] = { "function", "file", "line", "module" };
-	mp_json_key(j, "locations");
-	mp_json_begin_object(j);
-	for (size_t c = 0; c < 4; c++) {
-		mp_json_key(j, cols[c]);
-		mp_json_begin_array(j);
-		for (size_t i = 0; i < b->nlocs; i++) {
-			const struct mp_location *l = mp_analysis_location(a, b->locs[i]);
-			if (c == 0)
-				mp_json_uint(j, out_string(b, l->function));
-			else if (c == 1)
-				mp_json_uint(j, out_string(b, l->file));
-			else if (c == 2)
-				mp_json_uint(j, l->line);
-			else
-				mp_json_uint(j, l->module == MP_NONE ? 0 : out_string(b, a->modules[l->module].path));
-		}
-		mp_json_end_array(j);
-	}
-	mp_json_end_object(j);
+	struct mp_json *j = &b->j;
+	write_columns(b, "locations", cols, NCOLS(cols), 0, b->nlocs, location_cell, NULL);
 	mp_json_key(j, "strings");
 	mp_json_begin_array(j);
 	for (size_t i = 0; i < b->strings.n; i++)
@@ -686,12 +688,40 @@ static int interval_cmp(const void *x, const void *y)
 	return pf < qf ? -1 : pf > qf;
 }
 
+static int64_t interval_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct out_interval *iv = (const struct out_interval *)ctx + i;
+	(void)b;
+	switch (c) {
+	case 0: return iv->node;
+	case 1: return iv->alloc;
+	case 2: return iv->free == MP_NONE ? -1 : (int64_t)iv->free;
+	case 3: return (int64_t)iv->c.count;
+	default: return (int64_t)iv->c.bytes;
+	}
+}
+
+/* Bucket b's boundaries, high-water mark time and bytes (column c of the timeline). */
+static int64_t bucket_cell(const struct mp_analysis *a, size_t c, size_t b)
+{
+	size_t nb = a->nsamples;
+	if (!nb) /* nothing happened: one empty bucket over the whole time */
+		return c == 0 && b == 1 ? (int64_t)a->duration_us : 0;
+	if (c == 0) {
+		/* The last boundary is the end of tracking. */
+		uint64_t t = b ? a->samples[b - 1].time_us : 0;
+		return (int64_t)(b == nb && a->duration_us > t ? a->duration_us : t);
+	}
+	return (int64_t)(c == 1 ? a->samples[b].hwm_time_us : a->samples[b].heap_max);
+}
+
 static void write_timeline(struct builder *b, const uint32_t *slot_node, const uint32_t *pre)
 {
 	const struct mp_analysis *a = b->a;
 	struct mp_json *j = &b->j;
 	struct out_interval *iv = xcalloc(a->nintervals ? a->nintervals : 1, sizeof(*iv));
-	size_t n = 0, nb = a->nsamples;
+	size_t n = 0, nb = a->nsamples ? a->nsamples : 1;
+	static const char *const buckets[] = { "bucket_us", "hwm_us", "hwm_bytes" };
 	static const char *const cols[] = { "node", "alloc", "free", "count", "bytes" };
 
 	for (size_t i = 0; i < a->nintervals; i++) {
@@ -714,59 +744,40 @@ static void write_timeline(struct builder *b, const uint32_t *slot_node, const u
 	}
 	mp_json_key(j, "timeline");
 	mp_json_begin_object(j);
-	mp_json_key(j, "bucket_us");
-	mp_json_begin_array(j);
-	mp_json_uint(j, 0);
-	for (size_t i = 0; i < nb; i++) {
-		uint64_t t = a->samples[i].time_us;
-		if (i + 1 == nb && a->duration_us > t)
-			t = a->duration_us;   /* the last boundary is the end of tracking */
-		mp_json_uint(j, t);
-	}
-	if (!nb)
-		mp_json_uint(j, a->duration_us);
-	mp_json_end_array(j);
-	mp_json_key(j, "hwm_us");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < nb; i++)
-		mp_json_uint(j, a->samples[i].hwm_time_us);
-	if (!nb)
-		mp_json_uint(j, 0);
-	mp_json_end_array(j);
-	mp_json_key(j, "hwm_bytes");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < nb; i++)
-		mp_json_uint(j, a->samples[i].heap_max);
-	if (!nb)
-		mp_json_uint(j, 0);
-	mp_json_end_array(j);
-	mp_json_key(j, "intervals");
-	mp_json_begin_object(j);
-	for (size_t c = 0; c < 5; c++) {
-		mp_json_key(j, cols[c]);
+	for (size_t c = 0; c < NCOLS(buckets); c++) {
+		mp_json_key(j, buckets[c]);
 		mp_json_begin_array(j);
-		for (size_t i = 0; i < n; i++) {
-			if (c == 0)
-				mp_json_uint(j, iv[i].node);
-			else if (c == 1)
-				mp_json_uint(j, iv[i].alloc);
-			else if (c == 2)
-				mp_json_int(j, iv[i].free == MP_NONE ? -1 : (int64_t)iv[i].free);
-			else
-				mp_json_uint(j, c == 3 ? iv[i].c.count : iv[i].c.bytes);
-		}
+		for (size_t k = 0; k < nb + (c == 0); k++)
+			mp_json_int(j, bucket_cell(a, c, k));
 		mp_json_end_array(j);
 	}
-	mp_json_end_object(j);
+	write_columns(b, "intervals", cols, NCOLS(cols), 0, n, interval_cell, iv);
 	mp_json_end_object(j);
 	free(iv);
+}
+
+struct tree_ctx {
+	const struct mp_calltree *t;
+	const uint32_t *order;
+};
+
+static int64_t tree_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct tree_ctx *x = ctx;
+	const struct mp_calltree_node *n = &x->t->nodes[x->order[i]];
+	switch (c) {
+	case 0: return n->depth;
+	case 1: return n->location == MP_NONE ? -1 : (int64_t)out_location(b, n->location);
+	case 2: return n->thread == MP_THREAD_MERGED ? -1 : (int64_t)n->thread;
+	case 3: return (int64_t)n->self.bytes;
+	default: return (int64_t)n->self.count;
+	}
 }
 
 static void write_tree(struct builder *b, bool split)
 {
 	const struct mp_analysis *a = b->a;
 	const struct mp_html_opts *o = b->o;
-	struct mp_json *j = &b->j;
 	struct mp_calltree t;
 	uint32_t *slot_node = NULL, *order, *pre;
 	unsigned flags = (o->inverted ? MP_CALLTREE_INVERTED : 0) |
@@ -795,37 +806,8 @@ static void write_tree(struct builder *b, bool split)
 	order = xcalloc(t.n, sizeof(*order));
 	pre = xcalloc(t.n, sizeof(*pre));
 	preorder(&t, a, order, pre);
-
-	mp_json_key(j, "tree");
-	mp_json_begin_object(j);
-	for (size_t c = 0; c < 5; c++) {
-		if (c == 2 && !split)
-			continue;
-		mp_json_key(j, cols[c]);
-		mp_json_begin_array(j);
-		for (size_t i = 0; i < t.n; i++) {
-			const struct mp_calltree_node *n = &t.nodes[order[i]];
-			switch (c) {
-			case 0: mp_json_uint(j, n->depth); break;
-			case 1:
-				if (n->location == MP_NONE)
-					mp_json_int(j, -1);
-				else
-					mp_json_uint(j, out_location(b, n->location));
-				break;
-			case 2:
-				if (n->thread == MP_THREAD_MERGED)
-					mp_json_int(j, -1);
-				else
-					mp_json_uint(j, n->thread);
-				break;
-			case 3: mp_json_uint(j, n->self.bytes); break;
-			default: mp_json_uint(j, n->self.count); break;
-			}
-		}
-		mp_json_end_array(j);
-	}
-	mp_json_end_object(j);
+	write_columns(b, "tree", cols, NCOLS(cols), split ? 0 : 1u << 2, t.n, tree_cell,
+		      &(struct tree_ctx){ &t, order });
 	if (o->temporal)
 		write_timeline(b, slot_node, pre);
 	free(order);
@@ -836,14 +818,32 @@ static void write_tree(struct builder *b, bool split)
 
 /* ---- the table's rows ---- */
 
+struct rows_ctx {
+	const struct mp_group_row *rows;
+	const uint32_t *kind_of;
+};
+
+static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct rows_ctx *x = ctx;
+	const struct mp_group_row *r = &x->rows[i];
+	switch (c) {
+	case 0: return r->thread;
+	case 1: return x->kind_of[i];
+	case 2: return out_location(b, r->site == MP_NONE ? MP_LOCATION_NO_STACK : r->site);
+	case 3: return (int64_t)r->c.bytes;
+	default: return (int64_t)r->c.count;
+	}
+}
+
 static void write_rows(struct builder *b, bool split)
 {
-	const struct mp_analysis *a = b->a;
 	struct mp_json *j = &b->j;
 	struct mp_group_row *rows;
 	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0);
-	size_t n = mp_analysis_group(a, b->o->view, by, MP_SORT_BYTES, &rows);
+	size_t n = mp_analysis_group(b->a, b->o->view, by, MP_SORT_BYTES, &rows);
 	uint32_t kinds[64], nkinds = 0, *kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
+	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count" };
 
 	/* Allocator names, numbered on first use (at most one per kind of the capture). */
 	for (size_t i = 0; i < n; i++) {
@@ -859,37 +859,8 @@ static void write_rows(struct builder *b, bool split)
 	for (uint32_t k = 0; k < nkinds; k++)
 		mp_json_string(j, mp_kind_name(kinds[k]));
 	mp_json_end_array(j);
-	mp_json_key(j, "rows");
-	mp_json_begin_object(j);
-	if (split) {
-		mp_json_key(j, "thread");
-		mp_json_begin_array(j);
-		for (size_t i = 0; i < n; i++)
-			mp_json_uint(j, rows[i].thread);
-		mp_json_end_array(j);
-	}
-	mp_json_key(j, "kind");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < n; i++)
-		mp_json_uint(j, kind_of[i]);
-	mp_json_end_array(j);
-	mp_json_key(j, "location");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < n; i++)
-		mp_json_uint(j, out_location(b, rows[i].site == MP_NONE ? MP_LOCATION_NO_STACK
-									: rows[i].site));
-	mp_json_end_array(j);
-	mp_json_key(j, "bytes");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < n; i++)
-		mp_json_uint(j, rows[i].c.bytes);
-	mp_json_end_array(j);
-	mp_json_key(j, "count");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < n; i++)
-		mp_json_uint(j, rows[i].c.count);
-	mp_json_end_array(j);
-	mp_json_end_object(j);
+	write_columns(b, "rows", cols, NCOLS(cols), split ? 0 : 1u, n, row_cell,
+		      &(struct rows_ctx){ rows, kind_of });
 	free(kind_of);
 	free(rows);
 }
@@ -936,12 +907,11 @@ int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, stru
 	mp_json_field_bool(&b.j, "split_threads", split);
 	mp_json_field_bool(&b.j, "temporal", flame && o->temporal);
 	write_meta(&b);
-	write_memory(&b);
 	if (flame)
 		write_tree(&b, split);
 	else
 		write_rows(&b, split);
-	write_threads(&b);
+	write_memory_and_threads(&b);
 	write_locations_and_strings(&b);
 	mp_json_end_object(&b.j);
 

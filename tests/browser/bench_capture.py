@@ -32,11 +32,10 @@ SIZES = [16, 24, 32, 48, 64, 100, 128, 256, 512, 1000, 4096]
 def capture_text(n, seed, path):
     """A capture whose stacks are gen_data's bulk tree: about 1.7 nodes per stack."""
     rng = random.Random(seed)
-    nloc = max(64, n // 3)
     lines = ['HEADER format=1.0 pid=4242 ppid=1 main_tid=4242 mode=run start_time=2026-11-22T08:00:00.000000Z '
              'flags=symbolized hostname="bench" exe="/usr/bin/bench" argv=["/usr/bin/bench","--stacks","%d"]' % n,
              'THREAD index=0 tid=4242 name="bench"',
-             'MODULE id=1 base=0x%x path="/usr/bin/bench" build_id=- segments=[0x1000+0x%x:r-x]' % (BASE, 16 * (nloc + 16))]
+             'MODULE id=1 base=0x%x path="/usr/bin/bench" build_id=- segments=[0x1000+0x%x:r-x]' % (BASE, 16 * (n + 16))]
     strings = {}
 
     def sid(s):
@@ -55,31 +54,13 @@ def capture_text(n, seed, path):
 
     ip_main = symbol(0, "main", "app/main.c", 42)
     ip_root = symbol(1, "bulk_root", "app/bulk.c", 1)
-    pool = []
-    for i in range(nloc):
-        v, w = rng.choice(gen_data.WORDS_V), rng.choice(gen_data.WORDS_N)
-        ext = rng.choice(gen_data.BULK_EXT)
-        file = "src/%s/%s%s" % (w, v, ext) if ext else ""
-        pool.append(symbol(i + 2, "%s_%s_%d" % (v, w, i), file, rng.randint(1, 2000) if file else 0))
+    pool = [symbol(i + 2, f, file, line) for i, (f, file, line, _) in enumerate(gen_data.bulk_pool(rng, n))]
     nodes = [(0, ip_main), (1, ip_root)]          # trace node i + 1: (parent, ip)
-    work, leaves = [(2, n, 2)], []
-    while work:
-        node, budget, depth = work.pop()
-        if budget <= 1 or depth >= 40:
-            leaves.append(node)
-            continue
-        k = 1 if rng.random() < 0.45 else min(budget, rng.randint(2, 8))
-        used, rest = set(), budget
-        for j in range(k):
-            share = rest if j == k - 1 else max(1, int(rest * rng.uniform(0.1, 0.6)))
-            share = min(share, rest - (k - j - 1))
-            rest -= share
-            ip = rng.choice(pool)
-            while ip in used:
-                ip = rng.choice(pool)
-            used.add(ip)
-            nodes.append((node, ip))
-            work.append((len(nodes), share, depth + 1))
+
+    def child(parent, ip):
+        nodes.append((parent, ip))
+        return len(nodes)
+    leaves = gen_data.bulk_tree(rng, 2, n, pool, child)
     for i, (parent, ip) in enumerate(nodes):
         lines.append("TRACE node=%d parent=%d ip=0x%x" % (i + 1, parent, ip))
     # Unique stacks: the leaves, and inner nodes (which allocate too) up to n.
@@ -94,7 +75,7 @@ def capture_text(n, seed, path):
     lines.append("TRAILER exit_code=0 allocs=%d frees=0 duration_us=%d end=exit" % (len(leaves), t + 10000))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    return len(nodes), len(leaves), nloc
+    return len(nodes), len(leaves), len(pool)
 
 
 def timed_run(argv):
@@ -138,9 +119,7 @@ def main():
             first, frame, fcp = bench.load(b, P(name))
             rows.append(("%s: load to first draw / next frame / first contentful paint" % args,
                          "%.0f / %.0f / %.0f ms" % (first, frame, fcp)))
-    w = max(len(r[0]) for r in rows)
-    for k, v in rows:
-        print("%-*s  %s" % (w, k, v))
+    bench.print_rows(rows)
     return 0
 
 
