@@ -89,7 +89,24 @@ static int count_opts(const struct mp_cmd_spec *spec)
 	return n;
 }
 
-int mp_getopt(const struct mp_cmd_spec *spec, struct mp_getopt *g)
+/* A usage error: exit 2, or only recorded when checking. */
+static int getopt_error(const struct mp_cmd_spec *spec, struct strbuf *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int getopt_error(const struct mp_cmd_spec *spec, struct strbuf *err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!err)
+		mp_usage_error(spec, "%s", msg);
+	strbuf_addstr(err, msg);
+	return MP_GETOPT_ERROR;
+}
+
+/* mp_getopt(), or only checking when err is set. */
+static int getopt_next(const struct mp_cmd_spec *spec, struct mp_getopt *g, struct strbuf *err)
 {
 	int n = count_opts(spec), c;
 	struct option *longopts = xcalloc((size_t)n + 3, sizeof(*longopts));
@@ -121,61 +138,90 @@ int mp_getopt(const struct mp_cmd_spec *spec, struct mp_getopt *g)
 	c = getopt_long(g->argc, g->argv, shortopts.buf, longopts, &longindex);
 	g->arg = optarg;
 	strbuf_release(&shortopts);
+	free(longopts);
 	switch (c) {
 	case -1:
 		g->optind = optind;
-		free(longopts);
 		{
 			int operands = g->argc - optind;
 			if (operands < spec->min_args)
-				mp_usage_error(spec, "%s", spec->min_args - operands == 1 &&
-								   operands == 0
-							   ? "missing argument"
-							   : "missing arguments");
+				return getopt_error(spec, err, "%s",
+						    spec->min_args - operands == 1 && operands == 0
+							    ? "missing argument"
+							    : "missing arguments");
 			if (spec->max_args >= 0 && operands > spec->max_args)
-				mp_usage_error(spec, "unexpected argument '%s'",
-					       g->argv[optind + spec->max_args]);
+				return getopt_error(spec, err, "unexpected argument '%s'",
+						    g->argv[optind + spec->max_args]);
 		}
 		return -1;
 	case 'h':
-		mp_print_usage(spec, stdout);
-		exit(fflush(stdout) ? MP_EXIT_FAILURE : MP_EXIT_OK);
 	case OPT_HELP:
-		mp_show_manpage(spec->name);
 	case OPT_LIST_OPTS:
-		list_opts(spec);
+		if (err)
+			return getopt_error(spec, err, "option '%s' only shows help",
+					    g->argv[optind - 1]);
+		if (c == OPT_HELP)
+			mp_show_manpage(spec->name);
+		if (c == 'h')
+			mp_print_usage(spec, stdout);
+		else
+			list_opts(spec);
 		exit(fflush(stdout) ? MP_EXIT_FAILURE : MP_EXIT_OK);
 	case '?':
 		if (optopt)
-			mp_usage_error(spec, "unknown option '-%c'", optopt);
-		mp_usage_error(spec, "unknown option '%s'", g->argv[optind - 1]);
+			return getopt_error(spec, err, "unknown option '-%c'", optopt);
+		return getopt_error(spec, err, "unknown option '%s'", g->argv[optind - 1]);
 	case ':':
 		if (optind > 0 && optind <= g->argc && !strncmp(g->argv[optind - 1], "--", 2))
-			mp_usage_error(spec, "option '%s' needs an argument", g->argv[optind - 1]);
+			return getopt_error(spec, err, "option '%s' needs an argument",
+					    g->argv[optind - 1]);
 		if (optopt && optopt < 256)
-			mp_usage_error(spec, "option '-%c' needs an argument", optopt);
-		mp_usage_error(spec, "option '%s' needs an argument", g->argv[optind - 1]);
+			return getopt_error(spec, err, "option '-%c' needs an argument", optopt);
+		return getopt_error(spec, err, "option '%s' needs an argument", g->argv[optind - 1]);
 	}
-	free(longopts);
 	return c;
+}
+
+int mp_getopt(const struct mp_cmd_spec *spec, struct mp_getopt *g)
+{
+	return getopt_next(spec, g, NULL);
+}
+
+int mp_getopt_check(const struct mp_cmd_spec *spec, struct mp_getopt *g, struct strbuf *err)
+{
+	return getopt_next(spec, g, err);
+}
+
+int mp_opt_uint_check(const char *opt, const char *arg, uint64_t min, uint64_t max,
+		      uint64_t *v, struct strbuf *err)
+{
+	char *end;
+	uintmax_t u;
+	errno = 0;
+	if (!arg || !*arg || *arg == '-' || *arg == '+')
+		goto bad;
+	u = strtoumax(arg, &end, 10);
+	if (errno || *end || u < min || u > max)
+		goto bad;
+	*v = (uint64_t)u;
+	return 0;
+bad:
+	if (max == UINT64_MAX)
+		strbuf_addf(err, "invalid value '%s' for %s: expected an integer of at least %" PRIu64,
+			    arg ? arg : "", opt, min);
+	else
+		strbuf_addf(err, "invalid value '%s' for %s: expected an integer from %" PRIu64
+				 " to %" PRIu64, arg ? arg : "", opt, min, max);
+	return -1;
 }
 
 uint64_t mp_opt_uint(const struct mp_cmd_spec *spec, const char *opt, const char *arg,
 		     uint64_t min, uint64_t max)
 {
-	char *end;
-	uintmax_t v;
-	errno = 0;
-	if (!arg || !*arg || *arg == '-' || *arg == '+')
-		goto bad;
-	v = strtoumax(arg, &end, 10);
-	if (errno || *end || v < min || v > max)
-		goto bad;
-	return (uint64_t)v;
-bad:
-	if (max == UINT64_MAX)
-		mp_usage_error(spec, "invalid value '%s' for %s: expected an integer of at least %" PRIu64,
-			       arg ? arg : "", opt, min);
-	mp_usage_error(spec, "invalid value '%s' for %s: expected an integer from %" PRIu64 " to %" PRIu64,
-		       arg ? arg : "", opt, min, max);
+	struct strbuf err = STRBUF_INIT;
+	uint64_t v = 0;
+	if (mp_opt_uint_check(opt, arg, min, max, &v, &err) < 0)
+		mp_usage_error(spec, "%s", err.buf);
+	strbuf_release(&err);
+	return v;
 }

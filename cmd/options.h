@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+struct strbuf;
+
 struct mp_opt {
 	int id;                /* returned by mp_getopt; a short option letter or a value >= 256 */
 	int short_name;        /* 0 when there is none */
@@ -37,6 +39,8 @@ struct mp_getopt {
 	int started;
 };
 
+#define MP_GETOPT_ERROR (-2)
+
 /*
  * Parse the next option of argv (argv[0] is the command name). Handles -h
  * (usage on stdout, exit 0), --help (man page), --list-opts (exit 0) and
@@ -44,6 +48,13 @@ struct mp_getopt {
  * options end; then checks the operand count.
  */
 int mp_getopt(const struct mp_cmd_spec *spec, struct mp_getopt *g);
+/*
+ * The same, only checking: it never prints or exits; a usage error (-h,
+ * --help and --list-opts included) is appended to *err as one line and
+ * gives MP_GETOPT_ERROR. For checking a command's arguments before running
+ * it (memprof run --reporter).
+ */
+int mp_getopt_check(const struct mp_cmd_spec *spec, struct mp_getopt *g, struct strbuf *err);
 /* Print "usage: memprof NAME SYNOPSIS" and the option list. */
 void mp_print_usage(const struct mp_cmd_spec *spec, FILE *out);
 /* A usage error in a command: "memprof NAME: msg", then exit 2. */
@@ -52,6 +63,9 @@ void mp_usage_error(const struct mp_cmd_spec *spec, const char *fmt, ...)
 /* Parse an integer option argument in [min, max] or exit 2 naming the option. */
 uint64_t mp_opt_uint(const struct mp_cmd_spec *spec, const char *opt, const char *arg,
 		     uint64_t min, uint64_t max);
+/* The same without exiting: 0, or -1 with the usage error in *err. */
+int mp_opt_uint_check(const char *opt, const char *arg, uint64_t min, uint64_t max,
+		      uint64_t *v, struct strbuf *err);
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));
 

@@ -1,4 +1,4 @@
-/* The reporters' shared steps: view options and loading a capture. */
+/* The reporters' shared steps: view options, loading a capture and report-time symbolization. */
 #include <config.h>
 #include <stdio.h>
 #include "cmd/report.h"
@@ -6,40 +6,126 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/hash.h"
 #include "lib/progress.h"
 #include "lib/strbuf.h"
+#include "lib/symbols.h"
 #include "lib/usage.h"
 
-static void set_view(const struct mp_cmd_spec *spec, struct mp_report_args *args,
-		     enum mp_view view, const char *opt)
+static int set_view(struct mp_report_args *args, enum mp_view view, const char *opt,
+		    struct strbuf *err)
 {
-	if (args->view_opt && strcmp(args->view_opt, opt))
-		mp_usage_error(spec, "options '%s' and '%s' cannot be combined", args->view_opt, opt);
+	if (args->view_opt && strcmp(args->view_opt, opt)) {
+		strbuf_addf(err, "options '%s' and '%s' cannot be combined", args->view_opt, opt);
+		return -1;
+	}
 	args->view = view;
 	args->view_opt = opt;
+	return 1;
+}
+
+int mp_report_parse_option(struct mp_report_args *args, int id, const char *arg,
+			   struct strbuf *err)
+{
+	switch (id) {
+	case MP_OPT_LEAKS:
+		return set_view(args, MP_VIEW_LEAKS, "--leaks", err);
+	case MP_OPT_TEMPORARY:
+		args->threshold = 1;
+		return set_view(args, MP_VIEW_TEMPORARY, "--temporary-allocations", err);
+	case MP_OPT_THRESHOLD:
+		if (mp_opt_uint_check("--temporary-allocation-threshold", arg, 0, UINT32_MAX,
+				      &args->threshold, err) < 0)
+			return -1;
+		return set_view(args, MP_VIEW_TEMPORARY, "--temporary-allocation-threshold", err);
+	case MP_OPT_NO_MMAP:
+		args->flags |= MP_ANALYSIS_NO_MMAP;
+		return 1;
+	}
+	return 0;
 }
 
 bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
 		      const char *arg)
 {
-	switch (id) {
-	case MP_OPT_LEAKS:
-		set_view(spec, args, MP_VIEW_LEAKS, "--leaks");
-		return true;
-	case MP_OPT_TEMPORARY:
-		set_view(spec, args, MP_VIEW_TEMPORARY, "--temporary-allocations");
-		args->threshold = 1;
-		return true;
-	case MP_OPT_THRESHOLD:
-		args->threshold = mp_opt_uint(spec, "--temporary-allocation-threshold", arg, 0,
-					      UINT32_MAX);
-		set_view(spec, args, MP_VIEW_TEMPORARY, "--temporary-allocation-threshold");
-		return true;
-	case MP_OPT_NO_MMAP:
-		args->flags |= MP_ANALYSIS_NO_MMAP;
-		return true;
+	struct strbuf err = STRBUF_INIT;
+	int r = mp_report_parse_option(args, id, arg, &err);
+	if (r < 0)
+		mp_usage_error(spec, "%s", err.buf);
+	strbuf_release(&err);
+	return r > 0;
+}
+
+/*
+ * Report-time symbolization of captures written without symbols (header
+ * flag "symbolized" absent): the analysis asks for each ip without a SYMBOL
+ * record; the modules it names are handed to lib/symbols on first use.
+ */
+struct symbolizer {
+	const struct mp_analysis *a;
+	struct mp_symbols *sym;         /* created at the first question */
+	struct mp_intmap added;         /* module id -> analysis module index, as added */
+};
+
+static size_t symbolize(void *ctx, const struct mp_module *mod, uint64_t ip, uint64_t offset,
+			struct mp_sym_frame *out, size_t max)
+{
+	struct symbolizer *z = ctx;
+	uint64_t index, was;
+	struct mp_sym sym;
+	size_t n;
+	(void)offset;
+	/* What the collector could not symbolize, this machine cannot do better. */
+	if (!mod || (z->a->header.flags & MP_HF_SYMBOLIZED))
+		return 0;
+	index = (uint64_t)(mod - z->a->modules);
+	if (!z->sym) {
+		struct mp_symbols_opts so = { .root = NULL, .demangle = true, .share_with = NULL };
+		z->sym = mp_symbols_new(&so);
 	}
-	return false;
+	if (!mp_intmap_get(&z->added, mod->id, &was) || was != index) {
+		/* A module id is unique among the modules loaded at one time only. */
+		mp_symbols_remove_module(z->sym, mod->id);
+		mp_symbols_add_module(z->sym, mod->id, mod->base, mp_analysis_string(z->a, mod->path),
+				      mod->build_id, mod->build_id_len, mod->seg, mod->nseg);
+		mp_intmap_put(&z->added, mod->id, index);
+	}
+	if (mp_symbols_lookup(z->sym, ip, true, &sym) < 0)
+		return 0;
+	n = sym.nframes < max ? sym.nframes : max;
+	memcpy(out, sym.frames, n * sizeof(*out));
+	return n;
+}
+
+/* lib/symbols' problems in the words of a capture symbolized here (forms in lib/symbols.h). */
+static void symbolizer_warning(const char *line)
+{
+	const char *q = strchr(line, '\''), *e = q ? strchr(q + 1, '\'') : NULL;
+	size_t len = strlen(line);
+	int plen = e ? (int)(e - q - 1) : 0;
+	const char *path = q ? q + 1 : "";
+#define ENDS(s) (len >= strlen(s) && !strcmp(line + len - strlen(s), s))
+	if (!e)
+		warning("capture has no symbols: %s", line);
+	else if (!strncmp(line, "cannot find '", 13) && ENDS(": no symbols") &&
+		 line + 13 + plen + 1 == line + len - strlen(": no symbols"))
+		warning("capture has no symbols and '%.*s' cannot be read here: showing module+offset",
+			plen, path);
+	else if (!strncmp(line, "no debug information or symbol table", 36))
+		warning("capture has no symbols and '%.*s' has no symbol table here: showing "
+			"module+offset", plen, path);
+	else if (!strncmp(line, "no debug information", 20))
+		warning("capture has no symbols and '%.*s' has no debug information here: "
+			"function names only, no source lines", plen, path);
+	else if (ENDS(": no symbols"))
+		warning("capture has no symbols and '%.*s' cannot be read here: showing "
+			"module+offset (%.*s)", plen, path, (int)(len - strlen(": no symbols")), line);
+	else if (ENDS(": not used"))
+		warning("capture has no symbols and '%.*s' here is not the file that ran: showing "
+			"module+offset (%.*s)", plen, path, (int)(len - strlen(": not used")), line);
+	else
+		warning("capture has no symbols: %s", line);
+#undef ENDS
 }
 
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
@@ -47,6 +133,7 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 {
 	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_progress progress;
+	struct symbolizer z = { a, NULL, { NULL, 0, 0 } };
 	struct strbuf msg = STRBUF_INIT;
 	int ret;
 
@@ -54,15 +141,30 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 		opts = *o;
 	opts.flags |= args->flags;
 	opts.temporary_threshold = args->threshold;
+	if (!opts.symbolize) {
+		opts.symbolize = symbolize;
+		opts.symbolize_ctx = &z;
+	}
+	mp_intmap_init(&z.added);
 	mp_progress_init(&progress, STDERR_FILENO, "Analysing");
 	opts.progress = &progress;
 	mp_analysis_init(a, &opts);
 	ret = mp_analysis_read_file(a, path, &msg);
 	a->opts.progress = NULL;
+	a->opts.symbolize = NULL;
+	a->opts.symbolize_ctx = NULL;
 	if (ret < 0)
 		error("%s", msg.buf);
 	else if (ret > 0)
 		warning("%s", msg.buf);
+	if (z.sym) {
+		const char **lines;
+		size_t n = mp_symbols_warnings(z.sym, &lines);
+		for (size_t i = 0; i < n; i++)
+			symbolizer_warning(lines[i]);
+		mp_symbols_free(z.sym);
+	}
+	mp_intmap_release(&z.added);
 	strbuf_release(&msg);
 	return ret >= 0;
 }

@@ -1,7 +1,8 @@
 /*
- * What the reporters (stats, summary, tree, and later flamegraph and table)
- * share on the command side: the view options (--leaks, the temporary ones,
- * --no-mmap) and loading a capture with a progress bar and one-line errors.
+ * What the reporters (stats, summary, tree, flamegraph and table) share on
+ * the command side: the view options (--leaks, the temporary ones,
+ * --no-mmap) and loading a capture with a progress bar, one-line errors and
+ * report-time symbolization.
  */
 #ifndef MEMPROF_CMD_REPORT_H
 #define MEMPROF_CMD_REPORT_H
@@ -11,6 +12,7 @@
 
 #include "cmd/options.h"
 #include "lib/analysis.h"
+#include "lib/strbuf.h"
 
 enum {
 	MP_OPT_LEAKS = 400,
@@ -44,12 +46,21 @@ struct mp_report_args {
  */
 bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
 		      const char *arg);
+/* The same without exiting: 1 when id was one, 0 when not, -1 with the usage error in *err. */
+int mp_report_parse_option(struct mp_report_args *args, int id, const char *arg,
+			   struct strbuf *err);
 /*
  * Analyse the capture at path with the options of o (NULL: the defaults)
  * and those args chose, showing progress on a terminal's stderr. On failure
  * prints the reader's one-line error and returns false (a must still be
  * released); a truncated or damaged capture prints a one-line warning and is
  * analysed up to the damage.
+ *
+ * Instruction pointers without symbols (a capture written with
+ * `memprof run --no-symbols` or by a hand-preloaded tracker) are
+ * symbolized here from the capture's module records with lib/symbols, the
+ * build-ids checked; a warning says which files cannot be used on this
+ * machine and what is shown instead.
  */
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
 		    const struct mp_analysis_opts *o);

@@ -26,6 +26,7 @@
 #include "lib/xalloc.h"
 
 enum { OPT_FOLLOW_FORK = 256, OPT_INTERVAL, OPT_MAX_DEPTH, OPT_NO_SYMBOLS };
+enum { OPT_REPORTER = 300, OPT_REPORTER_ARG };
 
 static const struct mp_opt opts[] = {
 	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
@@ -36,6 +37,10 @@ static const struct mp_opt opts[] = {
 	{ OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" },
 	{ OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" },
 	{ OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" },
+	{ OPT_REPORTER, 0, "reporter", "NAME",
+	  "then write the report NAME (flamegraph or table) of the capture" },
+	{ OPT_REPORTER_ARG, 0, "reporter-arg", "ARG",
+	  "pass ARG to the reporter, as one argument (repeatable)" },
 	{ 0 },
 };
 
@@ -53,6 +58,10 @@ struct run_opts {
 	const char *output;
 	bool force, quiet, follow_fork, symbols;
 	unsigned interval_ms, max_depth;
+	/* --reporter: its argv, the name first, the capture to be appended. */
+	const struct mp_reporter *reporter;
+	char **rargv;
+	int rargc;
 };
 
 static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM };
@@ -182,16 +191,20 @@ static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
 	return fd;
 }
 
-static void report(const struct run_opts *o, struct mp_collector *c, const char *prog)
+/* Messages about the captures; returns whether the main one was written. */
+static bool report(const struct run_opts *o, struct mp_collector *c, const char *prog)
 {
 	const struct mp_capture_info *infos;
 	const char **warns, **undebugged;
 	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
 	size_t nu = mp_collector_undebugged(c, &undebugged);
+	bool written = false;
+	for (size_t i = 0; i < n; i++)
+		written |= infos[i].main && !infos[i].failed;
 	for (size_t i = 0; i < nw; i++)
 		warning("%s", warns[i]);
 	if (o->quiet)
-		return;
+		return written;
 	if (nu) {
 		/* One line however many modules: it is normal, and worth knowing. */
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s, shown with "
@@ -215,8 +228,29 @@ static void report(const struct run_opts *o, struct mp_collector *c, const char 
 					"which was not tracked; --follow-fork tracks it\n", prog);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (infos[i].main && !infos[i].failed)
+		if (infos[i].main && !infos[i].failed && !o->reporter)
 			fprintf(stderr, "memprof: next: memprof flamegraph %s\n", infos[i].path);
+	return written;
+}
+
+/*
+ * --reporter: the report of the capture, as `memprof <reporter> ARG...
+ * capture` would write it. The program's exit status stays, unless it was
+ * 0 and the report failed: then 1.
+ */
+static int run_reporter(struct run_opts *o, bool written, const char *capture, int status)
+{
+	int rs = MP_EXIT_FAILURE;
+	if (!written) {
+		error("no %s report: the capture '%s' was not written", o->reporter->name, capture);
+	} else {
+		o->rargv[o->rargc + 1] = (char *)capture;
+		o->rargv[o->rargc + 2] = NULL;
+		rs = o->reporter->run(o->rargc + 2, o->rargv, o->quiet ? NULL : stderr);
+	}
+	if (rs != MP_EXIT_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return W_EXITCODE(MP_EXIT_FAILURE, 0);
+	return status;
 }
 
 /* End as the program did: its exit status, or its death by the same signal. */
@@ -248,7 +282,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 	int listen_fd, sfd, go[2], errp[2], status = 0, code, out_fd;
 	sigset_t block, orig;
 	pid_t pid;
-	bool exited = false;
+	bool exited = false, written;
 	struct mp_collector *c;
 	struct mp_collect_opts co = { 0 };
 
@@ -378,18 +412,47 @@ static int run(struct run_opts *o, int argc, char **argv)
 		return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? MP_EXIT_FAILURE
 								       : transparent_exit(status);
 	}
-	report(o, c, argv[0]);
+	written = report(o, c, argv[0]);
 	mp_collector_free(c);
+	if (o->reporter)
+		status = run_reporter(o, written, output, status);
 	free(output);
 	mp_target_release(&t);
 	strbuf_release(&err);
 	return transparent_exit(status);
 }
 
+/* --reporter and its arguments: checked before the program starts, so a typo costs no run. */
+static void check_reporter(struct run_opts *o, const char *name)
+{
+	static const struct mp_reporter *const reporters[] = { &mp_reporter_flamegraph,
+							       &mp_reporter_table };
+	struct strbuf err = STRBUF_INIT;
+	int r;
+	for (size_t i = 0; i < sizeof(reporters) / sizeof(reporters[0]); i++)
+		if (!strcmp(name, reporters[i]->name))
+			o->reporter = reporters[i];
+	if (!o->reporter)
+		mp_usage_error(&spec, "unknown reporter '%s' (flamegraph or table)", name);
+	if (!o->rargv)
+		o->rargv = xcalloc(3, sizeof(*o->rargv));
+	o->rargv[0] = (char *)o->reporter->name;
+	o->rargv[o->rargc + 1] = NULL;
+	/* The default capture's name has the pid: its report's cannot be checked yet. */
+	r = o->reporter->check(o->rargc + 1, o->rargv, o->output, &err);
+	if (r < 0)
+		mp_usage_error(&spec, "invalid --reporter-arg for '%s': %s", name, err.buf);
+	if (r > 0)
+		die("cannot write the %s report: %s (add --reporter-arg -f to overwrite it)", name,
+		    err.buf);
+	strbuf_release(&err);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct run_opts o = { .symbols = true, .interval_ms = 10, .max_depth = 128 };
+	const char *reporter_name = NULL;
 	int c;
 	while ((c = mp_getopt(&spec, &g)) != -1) {
 		switch (c) {
@@ -404,7 +467,16 @@ int cmd_run(int argc, char **argv)
 			o.max_depth = (unsigned)mp_opt_uint(&spec, "--max-depth", g.arg, 1, 1024);
 			break;
 		case OPT_NO_SYMBOLS: o.symbols = false; break;
+		case OPT_REPORTER: reporter_name = g.arg; break;
+		case OPT_REPORTER_ARG:
+			o.rargv = xreallocarray(o.rargv, (size_t)o.rargc + 4, sizeof(*o.rargv));
+			o.rargv[++o.rargc] = (char *)g.arg;
+			break;
 		}
 	}
+	if (o.rargc && !reporter_name)
+		mp_usage_error(&spec, "option '--reporter-arg' needs --reporter");
+	if (reporter_name)
+		check_reporter(&o, reporter_name);
 	return run(&o, argc - g.optind, argv + g.optind);
 }

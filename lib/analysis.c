@@ -12,8 +12,8 @@
 
 /*
  * A live heap block (any non-mapping kind), in an open-addressing table keyed
- * by address: 32 bytes, since there may be tens of millions. The tick of its
- * allocation, needed only for temporal intervals, is kept aside.
+ * by address: 32 bytes, since there may be tens of millions. The event number
+ * of its allocation, needed only for temporal intervals, is kept aside.
  */
 struct block {
 	uint64_t addr, size;
@@ -25,7 +25,8 @@ struct block {
 /* One mapping allocation; munmap may cut it into several pieces in the range map. */
 struct origin {
 	uint64_t size, serial;
-	uint32_t slot, thread, tick;
+	uint64_t event;         /* of the allocation (temporal intervals) */
+	uint32_t slot, thread;
 	uint32_t pieces;        /* 0: free (next free origin in serial) */
 };
 
@@ -49,7 +50,7 @@ struct segref {
 struct mp_analysis_private {
 	struct block *blocks;
 	size_t bcap, bn;
-	struct mp_intmap block_ticks;   /* MP_ANALYSIS_TEMPORAL: address -> tick of allocation */
+	struct mp_intmap block_events;  /* MP_ANALYSIS_TEMPORAL: address -> event of allocation */
 	struct mp_rangemap maps;
 	struct origin *origins;
 	size_t norigins, origins_alloc;
@@ -81,9 +82,25 @@ struct mp_analysis_private {
 	bool events_since_tick;
 	struct mp_sample pending;       /* ticks merged into the next point */
 	uint64_t pending_ticks;
+	/*
+	 * Time buckets, one per sample: the event count at each one's start and
+	 * at its high-water mark (its start when the heap only fell in it).
+	 */
+	uint64_t *ev_start, *ev_hwm;
+	size_t ev_alloc;
+	/* The current bucket, the future sample a->nsamples: the same so far. */
+	uint64_t cur_start, cur_hwm, cur_max, cur_hwm_time;
 	/* Temporal intervals. */
 	struct mp_idxset ivset;
 	size_t intervals_alloc;
+	/*
+	 * Blocks freed in the current bucket after its high-water mark so far,
+	 * by (slot, alloc half): their free half is 2b if the heap rises higher
+	 * later in the bucket, else 2b + 1.
+	 */
+	struct mp_interval *pend;
+	size_t npend, pend_alloc;
+	struct mp_idxset pendset;
 	/* Allocation sites: first non-runtime location on the path to the root, by node. */
 	uint32_t *site_memo;
 	struct mp_sym_frame *symbuf;
@@ -330,10 +347,26 @@ static void on_string(struct mp_analysis *a, const struct mp_record *rec)
 
 static void on_symbol(struct mp_analysis *a, const struct mp_record *rec)
 {
+	struct mp_analysis_private *p = a->p;
 	uint32_t module = loaded_module(a, rec->u.symbol.module);
-	uint64_t ip = rec->u.symbol.ip;
-	struct ipinfo *info = new_ipinfo(a, ip, module, rec->u.symbol.offset, MP_NONE);
+	uint64_t ip = rec->u.symbol.ip, idx;
+	struct ipinfo *info;
 	uint32_t fallback = MP_NONE;
+
+	if (mp_intmap_get(&p->ipmap, ip, &idx) && p->ips[idx].gen != MP_NONE) {
+		/*
+		 * TRACE records used the ip before its SYMBOL record came (the
+		 * format allows either order): they get its frames now.
+		 */
+		info = &p->ips[idx];
+		info->module = module;
+		info->offset = rec->u.symbol.offset;
+		info->frames = (uint32_t)p->nframes;
+		info->gen = MP_NONE;
+	} else {
+		new_ipinfo(a, ip, module, rec->u.symbol.offset, MP_NONE);
+		idx = p->nips - 1;
+	}
 
 	for (size_t i = 0; i < rec->u.symbol.nframes; i++) {
 		const struct mp_frame *f = &rec->u.symbol.frames[i];
@@ -352,8 +385,8 @@ static void on_symbol(struct mp_analysis *a, const struct mp_record *rec)
 	if (!rec->u.symbol.nframes)
 		add_frame(a, location(a, unsymbolized_name(a, module, ip, rec->u.symbol.offset), 0, 0,
 				      module, MP_LOC_UNSYMBOLIZED));
-	info = &a->p->ips[a->p->nips - 1];
-	info->nframes = (uint32_t)(a->p->nframes - info->frames);
+	info = &p->ips[idx];
+	info->nframes = (uint32_t)(p->nframes - info->frames);
 }
 
 /* The ipinfo of an ip that had no SYMBOL record: the hook, else module+offset. */
@@ -545,56 +578,101 @@ static void slot_change(struct mp_analysis *a, uint32_t slot, int64_t bytes, int
 
 /* ---- time series -------------------------------------------------------- */
 
-static uint64_t current_tick(const struct mp_analysis *a)
-{
-	return a->n_ticks < UINT32_MAX ? a->n_ticks : UINT32_MAX - 1;
-}
-
-static uint32_t bucket_of(const struct mp_analysis *a, uint64_t tick)
-{
-	return (uint32_t)(tick / a->ticks_per_sample);
-}
-
 struct iv_probe {
-	const struct mp_analysis *a;
-	uint32_t slot, ab, fb;
+	const struct mp_interval *ivs;
+	uint32_t slot, ah, fh;
 };
 
 static bool iv_eq(const void *ctx, uint32_t idx)
 {
 	const struct iv_probe *p = ctx;
-	const struct mp_interval *iv = &p->a->intervals[idx];
-	return iv->slot == p->slot && iv->alloc_bucket == p->ab && iv->free_bucket == p->fb;
+	const struct mp_interval *iv = &p->ivs[idx];
+	return iv->slot == p->slot && iv->alloc == p->ah && iv->free == p->fh;
 }
 
-static uint64_t iv_hash(uint32_t slot, uint32_t ab, uint32_t fb)
+static uint64_t iv_hash(uint32_t slot, uint32_t ah, uint32_t fh)
 {
-	return mp_hash_combine(mp_hash_u64((uint64_t)ab << 32 | fb), slot);
+	return mp_hash_combine(mp_hash_u64((uint64_t)ah << 32 | fh), slot);
 }
 
-static void add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ab, uint32_t fb,
+/* Add to the interval (slot, ah, fh) of a set; returns its index. */
+static void iv_add(struct mp_interval **ivs, size_t *n, size_t *alloc, struct mp_idxset *set,
+		   uint32_t slot, uint32_t ah, uint32_t fh, uint64_t bytes, uint64_t count)
+{
+	struct iv_probe probe = { *ivs, slot, ah, fh };
+	uint64_t h = iv_hash(slot, ah, fh);
+	uint32_t idx = mp_idxset_find(set, h, iv_eq, &probe);
+	if (idx == MP_NONE) {
+		ALLOC_GROW(*ivs, *n + 1, *alloc);
+		idx = (uint32_t)(*n)++;
+		(*ivs)[idx] = (struct mp_interval){ slot, ah, fh, { 0, 0 } };
+		mp_idxset_add(set, h, idx);
+	}
+	(*ivs)[idx].c.bytes += bytes;
+	(*ivs)[idx].c.count += count;
+}
+
+static void add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah, uint32_t fh,
 			 uint64_t bytes, uint64_t count)
 {
-	struct mp_analysis_private *p = a->p;
-	struct iv_probe probe = { a, slot, ab, fb };
-	uint64_t h;
-	uint32_t idx;
-	if (ab == fb)
-		return; /* never live at the end of a bucket */
-	h = iv_hash(slot, ab, fb);
-	idx = mp_idxset_find(&p->ivset, h, iv_eq, &probe);
-	if (idx == MP_NONE) {
-		ALLOC_GROW(a->intervals, a->nintervals + 1, p->intervals_alloc);
-		idx = (uint32_t)a->nintervals++;
-		a->intervals[idx] = (struct mp_interval){ slot, ab, fb, { 0, 0 } };
-		mp_idxset_add(&p->ivset, h, idx);
-	}
-	a->intervals[idx].c.bytes += bytes;
-	a->intervals[idx].c.count += count;
+	if (ah == fh)
+		return; /* never live at a high-water mark */
+	iv_add(&a->intervals, &a->nintervals, &a->p->intervals_alloc, &a->p->ivset, slot, ah, fh,
+	       bytes, count);
 }
 
-/* After the stride doubled: halve every interval's buckets and merge equal ones. */
-static void rebucket_intervals(struct mp_analysis *a)
+/* The current bucket's pending frees all get the free half fh. */
+static void flush_pending(struct mp_analysis *a, uint32_t fh)
+{
+	struct mp_analysis_private *p = a->p;
+	if (!p->npend)
+		return;
+	for (size_t i = 0; i < p->npend; i++)
+		add_interval(a, p->pend[i].slot, p->pend[i].alloc, fh, p->pend[i].c.bytes,
+			     p->pend[i].c.count);
+	p->npend = 0;
+	mp_idxset_release(&p->pendset);
+}
+
+/*
+ * The half of an event (2b at or before bucket b's high-water mark, 2b + 1
+ * after), or MP_NONE for an event of the current bucket after its
+ * high-water mark so far, whose half is not known yet.
+ */
+static uint32_t half_of(const struct mp_analysis *a, uint64_t event)
+{
+	const struct mp_analysis_private *p = a->p;
+	size_t lo = 0, hi = a->nsamples;
+	if (event > p->cur_start)
+		return event <= p->cur_hwm ? 2 * (uint32_t)a->nsamples : MP_NONE;
+	/* The last completed bucket that started before the event. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->ev_start[mid] < event)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	lo = lo ? lo - 1 : 0;
+	return 2 * (uint32_t)lo + (event > p->ev_hwm[lo]);
+}
+
+/*
+ * Buckets 2i and 2i + 1 merged into bucket i: its high-water mark is the
+ * higher of theirs (the first on a tie), x_wins[i] when that is 2i's.
+ */
+static uint32_t merged_half(uint32_t h, const bool *x_wins)
+{
+	uint32_t old = h / 2, i = old / 2;
+	if (h == MP_NONE)
+		return h;
+	if (!(old & 1))
+		return x_wins[i] ? 2 * i + (h & 1) : 2 * i;
+	return x_wins[i] ? 2 * i + 1 : 2 * i + (h & 1);
+}
+
+/* After the buckets were merged in pairs: renumber every interval's halves and merge equal ones. */
+static void rebucket_intervals(struct mp_analysis *a, const bool *x_wins)
 {
 	struct mp_interval *old = a->intervals;
 	size_t n = a->nintervals;
@@ -603,31 +681,57 @@ static void rebucket_intervals(struct mp_analysis *a)
 	a->p->intervals_alloc = 0;
 	mp_idxset_release(&a->p->ivset);
 	for (size_t i = 0; i < n; i++)
-		add_interval(a, old[i].slot, old[i].alloc_bucket / 2,
-			     old[i].free_bucket == MP_NONE ? MP_NONE : old[i].free_bucket / 2,
-			     old[i].c.bytes, old[i].c.count);
+		add_interval(a, old[i].slot, merged_half(old[i].alloc, x_wins),
+			     merged_half(old[i].free, x_wins), old[i].c.bytes, old[i].c.count);
 	free(old);
 }
 
 static void push_sample(struct mp_analysis *a, const struct mp_sample *s)
 {
+	struct mp_analysis_private *p = a->p;
 	size_t cap = a->opts.max_memory_records;
+	bool *x_wins;
 	ALLOC_GROW(a->samples, a->nsamples + 1, a->samples_alloc);
+	if (p->ev_alloc < a->samples_alloc) {
+		p->ev_start = xreallocarray(p->ev_start, a->samples_alloc, sizeof(*p->ev_start));
+		p->ev_hwm = xreallocarray(p->ev_hwm, a->samples_alloc, sizeof(*p->ev_hwm));
+		p->ev_alloc = a->samples_alloc;
+	}
+	p->ev_start[a->nsamples] = p->cur_start;
+	p->ev_hwm[a->nsamples] = p->cur_hwm;
 	a->samples[a->nsamples++] = *s;
 	if (a->nsamples < cap)
 		return;
-	/* Full: merge neighbours, keeping the maxima, and double the stride. */
+	/* Full (cap is even): merge neighbours, keeping the maxima, and double the stride. */
+	x_wins = xcalloc(a->nsamples / 2, sizeof(*x_wins));
 	for (size_t i = 0; i < a->nsamples / 2; i++) {
 		const struct mp_sample *x = &a->samples[2 * i], *y = &a->samples[2 * i + 1];
 		struct mp_sample m = *y;
+		x_wins[i] = x->heap_max >= y->heap_max;
 		m.rss = x->rss > y->rss ? x->rss : y->rss;
-		m.heap_max = x->heap_max > y->heap_max ? x->heap_max : y->heap_max;
+		m.heap_max = x_wins[i] ? x->heap_max : y->heap_max;
+		m.hwm_time_us = x_wins[i] ? x->hwm_time_us : y->hwm_time_us;
+		p->ev_start[i] = p->ev_start[2 * i];
+		p->ev_hwm[i] = x_wins[i] ? p->ev_hwm[2 * i] : p->ev_hwm[2 * i + 1];
 		a->samples[i] = m;
 	}
 	a->nsamples /= 2;
 	a->ticks_per_sample *= 2;
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
-		rebucket_intervals(a);
+		rebucket_intervals(a, x_wins);
+	free(x_wins);
+}
+
+/* The current bucket is complete as sample s: push it and start the next one. */
+static void end_bucket(struct mp_analysis *a, struct mp_sample *s)
+{
+	struct mp_analysis_private *p = a->p;
+	flush_pending(a, 2 * (uint32_t)a->nsamples + 1);
+	s->hwm_time_us = p->cur_hwm_time;
+	push_sample(a, s);
+	p->cur_start = p->cur_hwm = a->n_events;
+	p->cur_max = p->heap;
+	p->cur_hwm_time = p->last_time_us;
 }
 
 static void merge_pending(struct mp_analysis *a, uint64_t time_us, uint64_t rss)
@@ -660,7 +764,7 @@ static void on_tick(struct mp_analysis *a, const struct mp_record *rec)
 	if (p->pending_ticks == a->ticks_per_sample) {
 		struct mp_sample s = p->pending;
 		p->pending_ticks = 0;
-		push_sample(a, &s);
+		end_bucket(a, &s);
 	}
 }
 
@@ -720,27 +824,27 @@ static void block_delete(struct mp_analysis_private *p, struct block *b)
 	p->bn--;
 }
 
-/* The tick of a heap block's allocation (0 unless temporal), forgotten as it goes. */
-static uint32_t take_block_tick(struct mp_analysis *a, uint64_t addr)
+/* The event of a heap block's allocation (0 unless temporal), forgotten as it goes. */
+static uint64_t take_block_event(struct mp_analysis *a, uint64_t addr)
 {
-	uint64_t tick = 0;
+	uint64_t event = 0;
 	if (!(a->opts.flags & MP_ANALYSIS_TEMPORAL))
 		return 0;
-	mp_intmap_get(&a->p->block_ticks, addr, &tick);
-	mp_intmap_del(&a->p->block_ticks, addr);
-	return (uint32_t)tick;
+	mp_intmap_get(&a->p->block_events, addr, &event);
+	mp_intmap_del(&a->p->block_events, addr);
+	return event;
 }
 
 /* What an allocation leaves behind when it is freed (in whole or, for mappings, in part). */
 struct release {
-	uint32_t slot, thread, tick;
-	uint64_t serial, size;
+	uint32_t slot, thread;
+	uint64_t event, serial, size;
 };
 
 /*
  * An allocation is gone: count it temporary when the thread that made it
- * frees it within the threshold, and record its lifetime for temporal views.
- * Implicit releases (an address reused without a free) are neither.
+ * frees it within the threshold. Implicit releases (an address reused
+ * without a free) are not.
  */
 static void allocation_gone(struct mp_analysis *a, const struct release *r, uint32_t freer,
 			    bool explicit)
@@ -752,16 +856,28 @@ static void allocation_gone(struct mp_analysis *a, const struct release *r, uint
 		a->totals.temporary_bytes += r->size;
 		a->totals.temporary_count++;
 	}
-	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
-		add_interval(a, r->slot, bucket_of(a, r->tick), bucket_of(a, current_tick(a)),
-			     r->size, 1);
 }
 
-/* Take bytes (and, when count, one block) of an allocation off the heap. */
+/*
+ * Take bytes (and, when count, one block) of an allocation made at event
+ * `event` off the heap: all of a block, or a piece of a mapping.
+ */
 static void heap_release(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
-			 bool count)
+			 bool count, uint64_t event)
 {
 	struct mp_analysis_private *p = a->p;
+	if (a->opts.flags & MP_ANALYSIS_TEMPORAL) {
+		/*
+		 * Freed now, so after the current bucket's high-water mark so far:
+		 * pending until the bucket ends or the heap rises higher. Allocated
+		 * in this bucket after that mark too, the bytes have both halves
+		 * equal whatever comes: live at no mark.
+		 */
+		uint32_t ah = half_of(a, event);
+		if (ah != MP_NONE)
+			iv_add(&p->pend, &p->npend, &p->pend_alloc, &p->pendset, slot, ah, MP_NONE,
+			       bytes, count ? 1 : 0);
+	}
 	slot_change(a, slot, -(int64_t)bytes, count ? -1 : 0);
 	p->heap -= bytes;
 	a->threads[thread].live.bytes -= bytes;
@@ -783,9 +899,9 @@ static void on_unmap_piece(void *ctx, uint64_t value, uint64_t bytes, int pieces
 	struct mp_analysis *a = u->a;
 	struct origin *o = &a->p->origins[value];
 	o->pieces += (uint32_t)pieces;
-	heap_release(a, o->slot, o->thread, bytes, o->pieces == 0);
+	heap_release(a, o->slot, o->thread, bytes, o->pieces == 0, o->event);
 	if (!o->pieces) {
-		struct release r = { o->slot, o->thread, o->tick, o->serial, o->size };
+		struct release r = { o->slot, o->thread, o->event, o->serial, o->size };
 		allocation_gone(a, &r, u->freer, u->explicit);
 		o->serial = a->p->free_origin;
 		a->p->free_origin = (uint32_t)value;
@@ -846,15 +962,15 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 			ALLOC_GROW(p->origins, p->norigins + 1, p->origins_alloc);
 			o = (uint32_t)p->norigins++;
 		}
-		p->origins[o] = (struct origin){ size, serial, slot, th, (uint32_t)current_tick(a), 1 };
+		p->origins[o] = (struct origin){ size, serial, a->n_events, slot, th, 1 };
 		mp_rangemap_insert(&p->maps, addr, end, o);
 	} else {
 		struct block *b = block_find(p, addr);
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
-			struct release r = { b->slot1 - 1, b->thread, take_block_tick(a, addr),
+			struct release r = { b->slot1 - 1, b->thread, take_block_event(a, addr),
 					     b->serial, b->size };
-			heap_release(a, r.slot, r.thread, r.size, true);
+			heap_release(a, r.slot, r.thread, r.size, true, r.event);
 			block_delete(p, b);
 			allocation_gone(a, &r, th, false);
 		}
@@ -864,7 +980,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		b->slot1 = slot + 1;
 		b->thread = th;
 		if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
-			mp_intmap_put(&p->block_ticks, addr, current_tick(a));
+			mp_intmap_put(&p->block_events, addr, a->n_events);
 	}
 	slot_change(a, slot, (int64_t)size, 1);
 	p->heap += size;
@@ -883,6 +999,14 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 	}
 	if (p->heap > p->tick_max)
 		p->tick_max = p->heap;
+	if (p->heap > p->cur_max) {
+		/* A new high-water mark of the bucket: what was freed so far came before it. */
+		p->cur_max = p->heap;
+		p->cur_hwm = a->n_events;
+		p->cur_hwm_time = p->last_time_us;
+		if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
+			flush_pending(a, 2 * (uint32_t)a->nsamples);
+	}
 }
 
 static void on_free(struct mp_analysis *a, const struct mp_record *rec)
@@ -914,10 +1038,10 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 			a->totals.n_unknown_frees++;
 			return;
 		}
-		r = (struct release){ b->slot1 - 1, b->thread, take_block_tick(a, addr), b->serial,
+		r = (struct release){ b->slot1 - 1, b->thread, take_block_event(a, addr), b->serial,
 				      b->size };
 		block_delete(p, b);
-		heap_release(a, r.slot, r.thread, r.size, true);
+		heap_release(a, r.slot, r.thread, r.size, true, r.event);
 		allocation_gone(a, &r, th, true);
 	}
 	a->totals.n_frees++;
@@ -939,11 +1063,14 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 		a->opts.max_memory_records = MP_DEFAULT_MAX_MEMORY_RECORDS;
 	if (a->opts.max_memory_records < 2)
 		a->opts.max_memory_records = 2;
+	/* Full series merge in pairs. */
+	a->opts.max_memory_records &= ~(size_t)1;
 	a->ticks_per_sample = 1;
 	mp_strtab_init(&a->strings);
 	p = a->p = xcalloc(1, sizeof(*p));
 	mp_rangemap_init(&p->maps);
-	mp_intmap_init(&p->block_ticks);
+	mp_intmap_init(&p->block_events);
+	mp_idxset_init(&p->pendset);
 	p->free_origin = MP_NONE;
 	mp_idxset_init(&p->slotset);
 	mp_idxset_init(&p->locset);
@@ -963,7 +1090,15 @@ static void release_pass_state(struct mp_analysis_private *p)
 	p->blocks = NULL;
 	p->bcap = p->bn = 0;
 	mp_rangemap_release(&p->maps);
-	mp_intmap_release(&p->block_ticks);
+	mp_intmap_release(&p->block_events);
+	mp_idxset_release(&p->pendset);
+	free(p->pend);
+	p->pend = NULL;
+	p->npend = p->pend_alloc = 0;
+	free(p->ev_start);
+	free(p->ev_hwm);
+	p->ev_start = p->ev_hwm = NULL;
+	p->ev_alloc = 0;
 	free(p->origins);
 	p->origins = NULL;
 	p->norigins = p->origins_alloc = 0;
@@ -1139,23 +1274,19 @@ static void compute_sites(struct mp_analysis *a)
 	}
 }
 
-static void live_block_interval(struct mp_analysis *a, uint32_t slot, uint32_t tick,
-				uint64_t size)
+static void live_block_interval(struct mp_analysis *a, uint32_t slot, uint64_t event,
+				uint64_t size, uint64_t count)
 {
-	add_interval(a, slot, bucket_of(a, tick), MP_NONE, size, 1);
+	add_interval(a, slot, half_of(a, event), MP_NONE, size, count);
 }
 
 static void live_mapping_interval(void *ctx, uint64_t start, uint64_t end, uint64_t value)
 {
 	struct mp_analysis *a = ctx;
 	struct origin *o = &a->p->origins[value];
-	/* Count each mapping once, with its original size, however many pieces it has left. */
-	if (o->tick == MP_NONE)
-		return;
-	live_block_interval(a, o->slot, o->tick, o->size);
-	o->tick = MP_NONE;
-	(void)start;
-	(void)end;
+	/* The bytes of every piece left; the mapping counted once (pieces 0 once counted). */
+	live_block_interval(a, o->slot, o->event, end - start, o->pieces ? 1 : 0);
+	o->pieces = 0;
 }
 
 void mp_analysis_finish(struct mp_analysis *a)
@@ -1176,7 +1307,7 @@ void mp_analysis_finish(struct mp_analysis *a)
 		uint64_t end = a->duration_us > p->last_time_us ? a->duration_us : p->last_time_us;
 		merge_pending(a, p->events_since_tick ? end : p->last_time_us,
 			      p->pending_ticks ? p->pending.rss : p->last_rss);
-		push_sample(a, &p->pending);
+		end_bucket(a, &p->pending);
 	}
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_slot *s = &a->slots[i];
@@ -1191,8 +1322,8 @@ void mp_analysis_finish(struct mp_analysis *a)
 		for (size_t i = 0; i < p->bcap; i++)
 			if (p->blocks[i].slot1)
 				live_block_interval(a, p->blocks[i].slot1 - 1,
-						    take_block_tick(a, p->blocks[i].addr),
-						    p->blocks[i].size);
+						    take_block_event(a, p->blocks[i].addr),
+						    p->blocks[i].size, 1);
 		mp_rangemap_each(&p->maps, live_mapping_interval, a);
 	}
 	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);

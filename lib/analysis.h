@@ -63,9 +63,10 @@ struct mp_module;
 /*
  * The hook for captures without SYMBOL records (header flag "symbolized"
  * missing, or an ip the collector could not symbolize): called once per
- * distinct instruction pointer that has no SYMBOL record, during the pass,
- * when the first TRACE record using it is read, with the module that
- * contains it then (NULL when none does) and ip - module base. The ip is a
+ * distinct instruction pointer that has no SYMBOL record yet, during the
+ * pass, when the first TRACE record using it is read, with the module that
+ * contains it then (NULL when none does) and ip - module base. (A SYMBOL
+ * record for the ip read later replaces what the hook gave.) The ip is a
  * return address as recorded: look up ip - 1. Fill up to max frames,
  * innermost (inlined) first, and return how many; 0 means "unknown": the
  * location becomes module+0xoffset.
@@ -81,7 +82,7 @@ struct mp_analysis_opts {
 	 * (memray's rule; 0: freed before the thread's next allocation).
 	 */
 	uint64_t temporary_threshold;
-	/* At most this many points in a->samples (and time buckets); 0: 10000. */
+	/* At most this many points in a->samples (and time buckets); 0: 10000; odd: one less. */
 	size_t max_memory_records;
 	mp_symbolize_fn symbolize;      /* may be NULL */
 	void *symbolize_ctx;
@@ -188,27 +189,36 @@ struct mp_totals {
 /*
  * A point of the memory time series: one per TICK, downsampled to at most
  * max_memory_records by merging neighbours (keeping maxima). A point covers
- * the time since the previous point.
+ * the time since the previous point: a time bucket.
  */
 struct mp_sample {
 	uint64_t time_us;       /* since the start: the point's last tick */
 	uint64_t rss;           /* the highest RSS of the ticks it covers */
 	uint64_t heap;          /* tracked heap at its last tick */
-	uint64_t heap_max;      /* highest tracked heap within the time it covers */
+	uint64_t heap_max;      /* highest tracked heap within the time it covers, from its start */
+	uint64_t hwm_time_us;   /* when heap_max was first reached (the last tick before it) */
 };
 
 /*
- * Temporal data (MP_ANALYSIS_TEMPORAL): how long blocks lived, in time
- * buckets. Bucket b is the time covered by a->samples[b] (the events after
- * the last tick form bucket nsamples - 1, see mp_analysis_finish()). An
- * interval [alloc_bucket, free_bucket) aggregates the blocks of one slot
- * allocated in alloc_bucket and freed in free_bucket (MP_NONE: never); a
- * block is counted live at the end of each bucket from alloc_bucket to
- * free_bucket - 1, so blocks freed within their own bucket are left out.
+ * Temporal data (MP_ANALYSIS_TEMPORAL): when blocks lived, relative to the
+ * high-water mark of each time bucket. Bucket b is the time covered by
+ * a->samples[b] (the events after the last tick form the last bucket, see
+ * mp_analysis_finish()); its high-water mark is samples[b].heap_max,
+ * counting the heap at the bucket's start, and is first reached at one
+ * event (or at the start, when the heap only fell). An event of bucket b is
+ * in half 2b when it came at or before that moment, else in half 2b + 1.
+ *
+ * An interval aggregates the blocks of one slot allocated in half `alloc`
+ * and freed in half `free` (MP_NONE: never freed). A block is live at
+ * bucket b's high-water mark when alloc <= 2b < free, so the intervals give
+ * what was live at the high-water mark of any bucket (and at the peak, the
+ * highest of them) and what leaked from any window of buckets. Blocks with
+ * alloc == free are live at no high-water mark and are left out. This is
+ * the "timeline" of the HTML reports' data (share/templates/README.md).
  */
 struct mp_interval {
 	uint32_t slot;
-	uint32_t alloc_bucket, free_bucket;
+	uint32_t alloc, free;
 	struct mp_counts c;
 };
 

@@ -97,16 +97,31 @@ void mp_json_string(struct mp_json *j, const char *s)
 	mp_json_string_len(j, s, s ? strlen(s) : 0);
 }
 
+/* Decimal digits without printf: reports write millions of numbers. */
+static void add_uint(struct strbuf *sb, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	strbuf_add(sb, p, (size_t)(buf + sizeof(buf) - p));
+}
+
 void mp_json_uint(struct mp_json *j, uint64_t v)
 {
 	before_value(j);
-	strbuf_addf(j->out, "%llu", (unsigned long long)v);
+	add_uint(j->out, v);
 }
 
 void mp_json_int(struct mp_json *j, int64_t v)
 {
 	before_value(j);
-	strbuf_addf(j->out, "%lld", (long long)v);
+	if (v < 0) {
+		strbuf_addch(j->out, '-');
+		add_uint(j->out, -(uint64_t)v);
+	} else {
+		add_uint(j->out, (uint64_t)v);
+	}
 }
 
 void mp_json_bool(struct mp_json *j, bool v)

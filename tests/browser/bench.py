@@ -51,6 +51,13 @@ def load(browser, path, runs=3):
     return best
 
 
+def print_rows(rows):
+    """(what, figure) pairs as two aligned columns."""
+    w = max(len(r[0]) for r in rows)
+    for k, v in rows:
+        print("%-*s  %s" % (w, k, v))
+
+
 def timed(page, js):
     return page.evaluate("(function(){var t0=performance.now();%s;return performance.now()-t0;})()" % js)
 
@@ -153,9 +160,7 @@ def main():
         page.screenshot("bench-table")
         page.check(allowed_requests=(R.url(P("rows.html")),))
 
-    w = max(len(r[0]) for r in rows)
-    for k, v in rows:
-        print("%-*s  %s" % (w, k, v))
+    print_rows(rows)
     return 0
 
 

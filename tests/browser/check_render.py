@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Checks of the template expansion (share/templates/README.md) and of the shipped templates.
 
-    check_render.py FIXTURE_DIR TEMPLATE_DIR SCRATCH_DIR
+    check_render.py [--renderer PROGRAM] FIXTURE_DIR TEMPLATE_DIR SCRATCH_DIR
 
 FIXTURE_DIR holds page.html (with a.css, b.js, c.html), data.json and expected.html:
-the renderer must produce expected.html byte for byte (the C renderer is held
-to the same file). Then every error the specification names, then the
-shipped templates: they expand, load nothing from outside, and their scripts
-never turn text into markup.
+the renderer must produce expected.html byte for byte. Then every error the
+specification names, then the shipped templates: they expand, load nothing
+from outside, and their scripts never turn text into markup.
+
+PROGRAM is a renderer with render.py's interface (the C one is
+tests/tools/htmlrender); by default render.py itself. Another renderer is
+also compared with render.py on every input here: the same status and, on
+success, the same bytes.
 """
 import json
 import os
@@ -25,9 +29,25 @@ def fail(msg):
     sys.exit(1)
 
 
-def render(template, data, out):
-    p = subprocess.run([sys.executable, RENDER, template, data, out], capture_output=True, timeout=60)
+RENDERER = [sys.executable, RENDER]
+PREFIX = "render.py: "
+
+
+def render(template, data, out, renderer=None):
+    p = subprocess.run((renderer or RENDERER) + [template, data, out], capture_output=True, timeout=60)
     return p.returncode, p.stderr.decode("utf-8", "replace")
+
+
+def same_as_reference(what, template, data, out):
+    """Another renderer's result (already in out, status rc) against render.py's."""
+    if RENDERER[-1] == RENDER:
+        return
+    ref = out + ".reference"
+    rc_ref, _ = render(template, data, ref, [sys.executable, RENDER])
+    got = open(out, "rb").read() if os.path.exists(out) else None
+    want = open(ref, "rb").read() if os.path.exists(ref) else None
+    if (got is None) != (want is None) or got != want:
+        fail("%s: the output differs from render.py's (status of render.py %d)" % (what, rc_ref))
 
 
 def data_text(page):
@@ -40,6 +60,7 @@ def fixture(fix, scratch):
     rc, err = render(os.path.join(fix, "page.html"), os.path.join(fix, "data.json"), out)
     if rc != 0 or err:
         fail("fixture: status %d, stderr %r" % (rc, err))
+    same_as_reference("fixture", os.path.join(fix, "page.html"), os.path.join(fix, "data.json"), out)
     with open(out, "rb") as f:
         got = f.read()
     with open(os.path.join(fix, "expected.html"), "rb") as f:
@@ -74,6 +95,30 @@ ERRORS = [
     ("invalid JSON", "<!--memprof:data-->\n", {}, '{"version":1,}', "data is not UTF-8 JSON"),
     ("not UTF-8", "<!--memprof:data-->\n", {}, b'{"version":1,"s":"\xff"}', "data is not UTF-8 JSON"),
     ("another version", "<!--memprof:data-->\n", {}, '{"version":2}', "not a version 1 report"),
+    ("a boolean version", "<!--memprof:data-->\n", {}, '{"version":true}', "not a version 1 report"),
+    ("a version string", "<!--memprof:data-->\n", {}, '{"version":"1"}', "not a version 1 report"),
+    ("the last version counts", "<!--memprof:data-->\n", {}, '{"version":1,"version":2}', "not a version 1 report"),
+    ("not an object", "<!--memprof:data-->\n", {}, '[{"version":1}]', "not a version 1 report"),
+    ("NaN", "<!--memprof:data-->\n", {}, '{"version":1,"x":NaN}', "data is not UTF-8 JSON"),
+    ("Infinity", "<!--memprof:data-->\n", {}, '{"version":1,"x":-Infinity}', "data is not UTF-8 JSON"),
+    ("extra data", "<!--memprof:data-->\n", {}, '{"version":1} {}', "data is not UTF-8 JSON"),
+    ("byte order mark", "<!--memprof:data-->\n", {}, b'\xef\xbb\xbf{"version":1}', "data is not UTF-8 JSON"),
+    ("control character", "<!--memprof:data-->\n", {}, '{"version":1,"s":"a\tb"}', "data is not UTF-8 JSON"),
+    ("a surrogate in UTF-8", "<!--memprof:data-->\n", {}, b'{"version":1,"s":"\xed\xa0\x80"}', "data is not UTF-8 JSON"),
+    ("an overlong encoding", "<!--memprof:data-->\n", {}, b'{"version":1,"s":"\xc0\xbc"}', "data is not UTF-8 JSON"),
+    ("a leading zero", "<!--memprof:data-->\n", {}, '{"version":01}', "data is not UTF-8 JSON"),
+    ("empty data", "<!--memprof:data-->\n", {}, ' \n', "data is not UTF-8 JSON"),
+    ("missing template", None, {}, None, "cannot read template"),
+]
+
+# Inputs that must work, the same with every renderer.
+GOOD = [
+    ("version 1.0", "<!--memprof:data-->", {}, ' \t{"version":1.0,"s":"\\ud800 \\u2028 <&>"}\r\n '),
+    ("version 1e0 and nesting", "x\n <!--memprof:data-->\t\r\ny", {}, '{"version":1e0,"a":[[[{"b":[]}]]],"c":{}}'),
+    ("key escapes", "<!--memprof:data-->\n", {}, '{"versio\\u006e":1,"v":"\xe2\x80\xa8\xe2\x80\xa9"}'),
+    ("empty includes", "<!--memprof:include e.css-->\n<!--memprof:include e.js-->\n<!--memprof:include e.html-->\n"
+     "<!--memprof:data-->\n", {"e.css": "", "e.js": "", "e.html": ""}, '{"version":1}'),
+    ("CRLF lines", "<p>\r\n<!--memprof:include x.js-->\r\n<!--memprof:data-->\r\n", {"x.js": "a\r\nb"}, '{"version":1}'),
 ]
 
 
@@ -84,17 +129,35 @@ def errors(scratch):
         for name, text in files.items():
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
-        with open(os.path.join(d, "t.html"), "w") as f:
-            f.write(template)
+        if template is not None:
+            with open(os.path.join(d, "t.html"), "w") as f:
+                f.write(template)
         data = '{"version":1}' if data is None else data
         with open(os.path.join(d, "data.json"), "wb") as f:
             f.write(data if isinstance(data, bytes) else data.encode())
         out = os.path.join(d, "out.html")
         rc, err = render(os.path.join(d, "t.html"), os.path.join(d, "data.json"), out)
-        if rc != 1 or msg not in err or not err.startswith("render.py: ") or err.count("\n") != 1:
+        if rc != 1 or msg not in err or not err.startswith(PREFIX) or err.count("\n") != 1:
             fail("%s: status %d, stderr %r (expected 1 and %r)" % (what, rc, err, msg))
         if os.path.exists(out):
             fail("%s: an output file was written" % what)
+        if msg.startswith("cannot read") and os.path.join(d, "t.html" if template is None else "none.js") not in err:
+            fail("%s: the error does not name the path tried: %r" % (what, err))
+    for i, (what, template, files, data) in enumerate(GOOD):
+        d = os.path.join(scratch, "good%d" % i)
+        os.makedirs(d)
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w", newline="") as f:
+                f.write(text)
+        with open(os.path.join(d, "t.html"), "w", newline="") as f:
+            f.write(template)
+        with open(os.path.join(d, "data.json"), "wb") as f:
+            f.write(data.encode())
+        out = os.path.join(d, "out.html")
+        rc, err = render(os.path.join(d, "t.html"), os.path.join(d, "data.json"), out)
+        if rc != 0 or err:
+            fail("%s: status %d, stderr %r" % (what, rc, err))
+        same_as_reference(what, os.path.join(d, "t.html"), os.path.join(d, "data.json"), out)
 
 
 def templates(tdir, scratch):
@@ -107,6 +170,7 @@ def templates(tdir, scratch):
         rc, err = render(os.path.join(tdir, name), data, out)
         if rc != 0 or err:
             fail("%s: status %d, stderr %r" % (name, rc, err))
+        same_as_reference(name, os.path.join(tdir, name), data, out)
         with open(out, "rb") as f:
             page = f.read()
         if b"<!--memprof:" in page or page.count(DATA_OPEN) != 1:
@@ -130,7 +194,13 @@ def templates(tdir, scratch):
 
 
 def main():
-    fix, tdir, scratch = sys.argv[1:4]
+    global RENDERER, PREFIX
+    args = sys.argv[1:]
+    if args[:1] == ["--renderer"]:
+        RENDERER = [os.path.abspath(args[1])]
+        PREFIX = os.path.basename(args[1]) + ": "
+        args = args[2:]
+    fix, tdir, scratch = args[:3]
     fixture(fix, scratch)
     errors(scratch)
     templates(tdir, scratch)

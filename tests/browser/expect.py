@@ -1,4 +1,5 @@
 """What a report page must show, computed from its data independently of the page's code."""
+import decimal
 import json
 
 HOSTILE = "</script><script>alert(1)</script>"
@@ -13,6 +14,13 @@ def num(n):
     return "{:,}".format(int(n))
 
 
+def to_fixed(v, digits):
+    """JavaScript's Number.prototype.toFixed: the exact value, ties rounded up
+    (Python's "%.1f" rounds them to even: 31.25 gives 31.2, the page 31.3)."""
+    q = decimal.Decimal(1).scaleb(-digits)
+    return str(decimal.Decimal(v).quantize(q, rounding=decimal.ROUND_HALF_UP))
+
+
 def human(n):
     """MP.bytes: binary units, three significant digits."""
     units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
@@ -22,7 +30,7 @@ def human(n):
     while v >= 1024 and i < len(units) - 1:
         v /= 1024
         i += 1
-    s = "%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v
+    s = to_fixed(v, 0) if v >= 100 else to_fixed(v, 1) if v >= 10 else to_fixed(v, 2)
     return ("-" if n < 0 else "") + s + " " + units[i]
 
 

@@ -154,20 +154,22 @@ def build_program(nstacks, seed, bulk_leak):
     return p
 
 
-def bulk_stacks(p, rng, nstacks, bulk_leak):
-    """nstacks unique random stacks below main -> bulk_root, small sizes;
-    with bulk_leak every one of them leaks, so a leaks report shows them all."""
-    nlocs = max(64, nstacks // 3)
+def bulk_pool(rng, nstacks):
+    """The locations of the random stacks: (function, file, line, module), nstacks / 3 of them."""
     pool = []
-    for i in range(nlocs):
+    for i in range(max(64, nstacks // 3)):
         v, n = rng.choice(WORDS_V), rng.choice(WORDS_N)
         ext = rng.choice(BULK_EXT)
         f = "%s_%s_%d" % (v, n, i)
         file = "src/%s/%s%s" % (n, v, ext) if ext else ""
-        pool.append(p.location((f, file, rng.randint(1, 2000) if file else 0,
-                                rng.choice(BULK_MODULES))))
-    top = p.stack([p.location(SKELETON_LOCATIONS["main"]),
-                   p.location(("bulk_root", "app/bulk.c", 1, MODULE_APP))])
+        pool.append((f, file, rng.randint(1, 2000) if file else 0, rng.choice(BULK_MODULES)))
+    return pool
+
+
+def bulk_tree(rng, top, nstacks, pool, child):
+    """A random tree of about nstacks leaves below node top (at depth 2), each
+    node's children at distinct entries of pool; child(node, entry) makes a
+    node. Returns the leaves."""
     # Split the budget of leaves recursively; every node may also allocate itself.
     work = [(top, nstacks, 2)]
     leaves = []
@@ -187,7 +189,17 @@ def bulk_stacks(p, rng, nstacks, bulk_leak):
             while loc in used:
                 loc = rng.choice(pool)
             used.add(loc)
-            work.append((p.node(node, loc), share, depth + 1))
+            work.append((child(node, loc), share, depth + 1))
+    return leaves
+
+
+def bulk_stacks(p, rng, nstacks, bulk_leak):
+    """nstacks unique random stacks below main -> bulk_root, small sizes;
+    with bulk_leak every one of them leaks, so a leaks report shows them all."""
+    pool = [p.location(loc) for loc in bulk_pool(rng, nstacks)]
+    top = p.stack([p.location(SKELETON_LOCATIONS["main"]),
+                   p.location(("bulk_root", "app/bulk.c", 1, MODULE_APP))])
+    leaves = bulk_tree(rng, top, nstacks, pool, p.node)
     leaves.sort()
     for st in leaves:
         thread = rng.randrange(len(THREADS))

@@ -37,12 +37,18 @@ def escape_json(text):
     return text
 
 
+def no_constant(name):
+    raise ValueError("%s is not JSON" % name)
+
+
 def data_element(data):
     try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+        # Strict JSON: Python's NaN and Infinity extensions are refused.
+        value = json.loads(data.decode("utf-8"), parse_constant=no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise RenderError("data is not UTF-8 JSON: %s" % e)
-    if not isinstance(value, dict) or value.get("version") != 1:
+    version = value.get("version") if isinstance(value, dict) else None
+    if isinstance(version, bool) or version != 1:
         raise RenderError("data is not a version 1 report object")
     return (b'<script type="application/json" id="memprof-data">' + escape_json(data.strip(b" \t\r\n"))
             + b"</script>\n")

@@ -506,6 +506,29 @@ static void test_module_reuse(void **state)
 	assert_string_equal(locname(locs[0]), "libb.so+0x100");
 }
 
+/* The format lets a SYMBOL record follow the TRACE records using its ip (memprof run does). */
+static void test_symbol_after_trace(void **state)
+{
+	const uint32_t *locs;
+	uint64_t s_fn, s_file;
+	(void)state;
+	begin(0, 1);
+	module(1, 0x400000, "/usr/bin/prog", 0x1000, 0x1000);
+	trace(0, 0x401010);                 /* 1: its symbol comes next */
+	trace(1, 0x401020);                 /* 2: never symbolized */
+	s_fn = string("late");
+	s_file = string("/src/late.c");
+	symbol(0x401010, 1, 0x1010, 1, (struct mp_frame[]){ { s_fn, s_file, 5, 0 } });
+	trace(1, 0x401010);                 /* 3: the same ip again */
+	mp_analysis_finish(&A);
+	assert_int_equal(mp_analysis_node_frames(&A, 1, &locs), 1);
+	assert_string_equal(locname(locs[0]), "late at /src/late.c:5");
+	mp_analysis_node_frames(&A, 3, &locs);
+	assert_string_equal(locname(locs[0]), "late at /src/late.c:5");
+	mp_analysis_node_frames(&A, 2, &locs);
+	assert_string_equal(locname(locs[0]), "prog+0x1020");
+}
+
 static int hook_calls;
 
 static size_t fake_symbolizer(void *ctx, const struct mp_module *mod, uint64_t ip,
@@ -762,39 +785,138 @@ static void test_time_series_downsampled(void **state)
 	assert_int_equal(A.samples[2].heap, 100);
 }
 
-static const struct mp_interval *find_interval(uint32_t slot, uint32_t ab, uint32_t fb)
+static const struct mp_interval *find_interval(uint32_t slot, uint32_t ah, uint32_t fh)
 {
 	for (size_t i = 0; i < A.nintervals; i++)
-		if (A.intervals[i].slot == slot && A.intervals[i].alloc_bucket == ab &&
-		    A.intervals[i].free_bucket == fb)
+		if (A.intervals[i].slot == slot && A.intervals[i].alloc == ah &&
+		    A.intervals[i].free == fh)
 			return &A.intervals[i];
-	fail_msg("no interval [%u, %u) for slot %u", ab, fb, slot);
+	fail_msg("no interval (%u, %u) for slot %u", ah, fh, slot);
 	return NULL;
 }
 
+static uint32_t slot_index(uint64_t stack)
+{
+	return (uint32_t)(slot_of(stack, M, MALLOC) - A.slots);
+}
+
+/* What the intervals say was live at bucket b's high-water mark. */
+static uint64_t live_at_hwm(uint32_t b)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < A.nintervals; i++)
+		if (A.intervals[i].alloc <= 2 * b &&
+		    (A.intervals[i].free == MP_NONE || A.intervals[i].free > 2 * b))
+			bytes += A.intervals[i].c.bytes;
+	return bytes;
+}
+
 static void test_temporal(void **state)
+{
+	uint32_t s1, s2;
+	(void)state;
+	begin(MP_ANALYSIS_TEMPORAL, 1);
+	trace(0, 0x1000);
+	trace(0, 0x2000);
+	ev_alloc(0, MALLOC, 0x10, 10, 1);   /* event 1: half 0, freed in half 5 */
+	ev_alloc(0, MALLOC, 0x20, 20, 1);   /* event 2, bucket 0's mark (30): half 0 */
+	ev_free(0, FREE, 0x20);             /* after the mark: half 1 */
+	tick(100, 1);
+	ev_alloc(0, MALLOC, 0x30, 30, 2);   /* half 2, never freed */
+	ev_alloc(0, MALLOC, 0x40, 40, 1);   /* bucket 1's mark (80): half 2, freed in 5 */
+	tick(200, 1);
+	ev_free(0, FREE, 0x10);             /* bucket 2 only falls: its mark is its start */
+	ev_free(0, FREE, 0x40);
+	ev_alloc(0, MALLOC, 0x50, 5, 1);    /* half 5, never freed */
+	mp_analysis_finish(&A);
+	s1 = slot_index(1);
+	s2 = slot_index(2);
+	assert_int_equal(A.nsamples, 3);
+	assert_int_equal(A.samples[0].heap_max, 30);
+	assert_int_equal(A.samples[1].heap_max, 80);
+	assert_int_equal(A.samples[1].hwm_time_us, 100);
+	assert_int_equal(A.samples[2].heap_max, 80);
+	assert_int_equal(A.samples[2].hwm_time_us, 200);
+	assert_int_equal(A.nintervals, 5);
+	assert_counts(find_interval(s1, 0, 1)->c, 20, 1);
+	assert_counts(find_interval(s1, 0, 5)->c, 10, 1);
+	assert_counts(find_interval(s1, 2, 5)->c, 40, 1);
+	assert_counts(find_interval(s2, 2, MP_NONE)->c, 30, 1);
+	assert_counts(find_interval(s1, 5, MP_NONE)->c, 5, 1);
+	for (uint32_t b = 0; b < 3; b++)
+		assert_int_equal(live_at_hwm(b), A.samples[b].heap_max);
+}
+
+/* A free before a later, higher mark of its bucket is not live at that mark. */
+static void test_temporal_mark_moves(void **state)
 {
 	(void)state;
 	begin(MP_ANALYSIS_TEMPORAL, 1);
 	trace(0, 0x1000);
 	trace(0, 0x2000);
-	ev_alloc(0, MALLOC, 0x10, 10, 1);   /* bucket 0, freed in 2 */
-	ev_alloc(0, MALLOC, 0x20, 20, 1);   /* bucket 0, freed in 0: left out */
-	ev_free(0, FREE, 0x20);
-	tick(100, 1);
-	ev_alloc(0, MALLOC, 0x30, 30, 2);   /* bucket 1, never freed */
-	ev_alloc(0, MALLOC, 0x40, 40, 1);   /* bucket 1, freed in 2 */
-	tick(200, 1);
-	ev_free(0, FREE, 0x10);
-	ev_free(0, FREE, 0x40);
-	ev_alloc(0, MALLOC, 0x50, 5, 1);    /* bucket 2, never freed */
+	trace(0, 0x3000);
+	ev_alloc(0, MALLOC, 0x10, 100, 1);  /* the mark so far */
+	ev_free(0, FREE, 0x10);             /* pending: after that mark */
+	ev_alloc(0, MALLOC, 0x20, 50, 2);   /* pending alloc half */
+	ev_alloc(0, MALLOC, 0x30, 200, 3);  /* 250: the mark; the free above came before it */
+	ev_free(0, FREE, 0x20);             /* after it */
 	mp_analysis_finish(&A);
-	assert_int_equal(A.nsamples, 3);
-	assert_int_equal(A.nintervals, 4);
-	assert_counts(find_interval(0, 0, 2)->c, 10, 1);
-	assert_counts(find_interval(0, 1, 2)->c, 40, 1);
-	assert_counts(find_interval(1, 1, MP_NONE)->c, 30, 1);
-	assert_counts(find_interval(0, 2, MP_NONE)->c, 5, 1);
+	assert_int_equal(A.nsamples, 1);
+	assert_int_equal(A.samples[0].heap_max, 250);
+	assert_int_equal(A.nintervals, 2);
+	assert_counts(find_interval(slot_index(2), 0, 1)->c, 50, 1);
+	assert_counts(find_interval(slot_index(3), 0, MP_NONE)->c, 200, 1);
+	assert_int_equal(live_at_hwm(0), 250);
+}
+
+/* A mapping unmapped piece by piece: each piece leaves the intervals when it goes. */
+static void test_temporal_mapping_pieces(void **state)
+{
+	uint32_t sm;
+	(void)state;
+	begin(MP_ANALYSIS_TEMPORAL, 1);
+	trace(0, 0x1000);
+	trace(0, 0x2000);
+	ev_alloc(0, MMAP, 0x10000, 3 * 4096, 1); /* 12288: bucket 0's mark */
+	ev_range(0, MUNMAP, 0x11000, 4096);      /* the middle page */
+	tick(10, 1);
+	ev_alloc(0, MALLOC, 0x20, 100, 2);       /* 8292: bucket 1's mark */
+	mp_analysis_finish(&A);
+	sm = (uint32_t)(slot_of(1, M, MMAP) - A.slots);
+	assert_int_equal(A.nsamples, 2);
+	assert_int_equal(A.nintervals, 3);
+	assert_counts(find_interval(sm, 0, 1)->c, 4096, 0);
+	assert_counts(find_interval(sm, 0, MP_NONE)->c, 8192, 1);
+	assert_counts(find_interval(slot_index(2), 2, MP_NONE)->c, 100, 1);
+	assert_int_equal(live_at_hwm(0), 12288);
+	assert_int_equal(live_at_hwm(1), 8292);
+	assert_counts(slot_of(1, M, MMAP)->leaked, 8192, 1);
+}
+
+/* Downsampling merges buckets and renumbers the halves. */
+static void test_temporal_merged(void **state)
+{
+	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
+	(void)state;
+	o.flags = MP_ANALYSIS_TEMPORAL;
+	o.max_memory_records = 3;           /* rounded down to 2 */
+	begin_opts(&o);
+	trace(0, 0x1000);
+	trace(0, 0x2000);
+	ev_alloc(0, MALLOC, 0x10, 100, 1);  /* bucket 0 (mark 100): half 0 */
+	tick(10, 1);
+	ev_alloc(0, MALLOC, 0x20, 300, 2);  /* bucket 1's mark, 400, the higher one */
+	ev_free(0, FREE, 0x10);             /* half 3, then 1 once merged */
+	tick(20, 1);
+	mp_analysis_finish(&A);
+	assert_int_equal(A.ticks_per_sample, 2);
+	assert_int_equal(A.nsamples, 1);
+	assert_int_equal(A.samples[0].heap_max, 400);
+	assert_int_equal(A.samples[0].hwm_time_us, 10);
+	assert_int_equal(A.nintervals, 2);
+	assert_counts(find_interval(slot_index(1), 0, 1)->c, 100, 1);
+	assert_counts(find_interval(slot_index(2), 0, MP_NONE)->c, 300, 1);
+	assert_int_equal(live_at_hwm(0), 400);
 }
 
 /* ---- whole captures through the reader ---------------------------------- */
@@ -943,6 +1065,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_sites, end),
 		cmocka_unit_test_teardown(test_unsymbolized, end),
 		cmocka_unit_test_teardown(test_module_reuse, end),
+		cmocka_unit_test_teardown(test_symbol_after_trace, end),
 		cmocka_unit_test_teardown(test_symbolize_hook, end),
 		cmocka_unit_test_teardown(test_calltree, end),
 		cmocka_unit_test_teardown(test_calltree_inverted, end),
@@ -951,6 +1074,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_time_series, end),
 		cmocka_unit_test_teardown(test_time_series_downsampled, end),
 		cmocka_unit_test_teardown(test_temporal, end),
+		cmocka_unit_test_teardown(test_temporal_mark_moves, end),
+		cmocka_unit_test_teardown(test_temporal_merged, end),
+		cmocka_unit_test_teardown(test_temporal_mapping_pieces, end),
 		cmocka_unit_test_teardown(test_read_file, end),
 		cmocka_unit_test_teardown(test_read_truncated, end),
 		cmocka_unit_test_teardown(test_memory_bound, end),

@@ -165,6 +165,16 @@ static void test_json(void **state)
 	strbuf_reset(&sb);
 	mp_json_init(&j, &sb, 0);
 	mp_json_begin_array(&j);
+	mp_json_uint(&j, 0);
+	mp_json_uint(&j, UINT64_MAX);
+	mp_json_int(&j, INT64_MIN);
+	mp_json_int(&j, INT64_MAX);
+	mp_json_int(&j, -10);
+	mp_json_end_array(&j);
+	assert_string_equal(sb.buf, "[0,18446744073709551615,-9223372036854775808,9223372036854775807,-10]");
+	strbuf_reset(&sb);
+	mp_json_init(&j, &sb, 0);
+	mp_json_begin_array(&j);
 	mp_json_string(&j, "q\"b\\n\n\t\x01\x7f");
 	mp_json_string_len(&j, "\xff\xe2\x82\u00e9\xed\xa0\x80", 8);
 	mp_json_string(&j, "</script>&\u2028");

@@ -1,0 +1,151 @@
+/* The HTML reporters' shared command side: options without exiting, analysis, writing. */
+#include <config.h>
+#include <stdio.h>
+#include "cmd/html.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/paths.h"
+#include "lib/report.h"
+#include "lib/usage.h"
+#include "lib/xalloc.h"
+
+/* A usage error: exit 2 from the command, or -1 when only checking. */
+static int usage(const struct mp_cmd_spec *spec, struct strbuf *err, const char *msg)
+{
+	if (!err)
+		mp_usage_error(spec, "%s", msg);
+	return -1;
+}
+
+int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
+		  char **argv, struct mp_html_args *args, struct strbuf *err)
+{
+	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
+	struct mp_report_args view = MP_REPORT_ARGS_INIT;
+	struct mp_html_opts html = MP_HTML_OPTS_INIT;
+	struct strbuf msg = STRBUF_INIT;
+	int c, ret = 0;
+
+	memset(args, 0, sizeof(*args));
+	args->view = view;
+	args->html = html;
+	args->html.report = report;
+	args->max_memory_records = MP_DEFAULT_MAX_MEMORY_RECORDS;
+	while ((c = err ? mp_getopt_check(spec, &g, &msg) : mp_getopt(spec, &g)) != -1) {
+		int r;
+		if (c == MP_GETOPT_ERROR) {
+			ret = -1;
+			break;
+		}
+		r = mp_report_parse_option(&args->view, c, g.arg, &msg);
+		if (r < 0) {
+			ret = usage(spec, err, msg.buf);
+			break;
+		}
+		if (r)
+			continue;
+		switch (c) {
+		case 'o': args->output = g.arg; break;
+		case 'f': args->force = true; break;
+		case MP_OPT_TEMPORAL: args->html.temporal = true; break;
+		case MP_OPT_INVERTED: args->html.inverted = true; break;
+		case MP_OPT_SPLIT_THREADS: args->split_threads = true; break;
+		case MP_OPT_MAX_RECORDS:
+			if (mp_opt_uint_check("--max-memory-records", g.arg, 2, UINT32_MAX,
+					      &args->max_memory_records, &msg) < 0)
+				ret = usage(spec, err, msg.buf);
+			break;
+		}
+		if (ret)
+			break;
+	}
+	/* memray refuses it too: a temporal view is of the peak or of the leaks. */
+	if (!ret && args->html.temporal && args->view.view == MP_VIEW_TEMPORARY) {
+		strbuf_addf(&msg, "options '--temporal' and '%s' cannot be combined",
+			    args->view.view_opt);
+		ret = usage(spec, err, msg.buf);
+	}
+	if (!ret) {
+		args->html.view = args->view.view;
+		args->capture = argv[g.optind];
+	}
+	if (err && ret)
+		strbuf_add(err, msg.buf, msg.len);
+	strbuf_release(&msg);
+	return ret;
+}
+
+int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
+		  char **argv, const char *capture, struct strbuf *err)
+{
+	struct mp_html_args args;
+	char **full = xcalloc((size_t)argc + 2, sizeof(*full)), *path;
+	int ret;
+	/*
+	 * The capture first: options are found anywhere, and an operand among
+	 * the arguments is then the one named as unexpected.
+	 */
+	full[0] = argv[0];
+	full[1] = (char *)(capture ? capture : "CAPTURE");
+	memcpy(full + 2, argv + 1, (size_t)(argc - 1) * sizeof(*full));
+	ret = mp_html_parse(spec, report, argc + 1, full, &args, err);
+	if (!ret && capture) {
+		path = mp_html_output_path(&args);
+		if (!args.force && access(path, F_OK) == 0) {
+			strbuf_addf(err, "'%s' already exists", path);
+			ret = 1;
+		}
+		free(path);
+	}
+	free(full);
+	return ret;
+}
+
+char *mp_html_output_path(const struct mp_html_args *args)
+{
+	if (args->output)
+		return xstrdup(args->output);
+	return mp_report_output_path(args->capture, mp_html_report_name(args->html.report), ".html");
+}
+
+int mp_html_run(const struct mp_html_args *args, FILE *msgs)
+{
+	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
+	struct mp_html_opts html = args->html;
+	struct mp_analysis a;
+	struct strbuf page = STRBUF_INIT, err = STRBUF_INIT, dir = STRBUF_INIT;
+	char *path = mp_html_output_path(args);
+	const char *slash = strrchr(args->capture, '/');
+	int status = MP_EXIT_FAILURE;
+
+	/* Before a long analysis: a report that would not be written. */
+	if (!args->force && access(path, F_OK) == 0) {
+		error("'%s' already exists (use -f to overwrite it)", path);
+		free(path);
+		return MP_EXIT_FAILURE;
+	}
+	opts.flags = (args->split_threads ? MP_ANALYSIS_SPLIT_THREADS : 0) |
+		     (html.temporal ? MP_ANALYSIS_TEMPORAL : 0);
+	opts.max_memory_records = (size_t)args->max_memory_records;
+	if (mp_report_load(&a, args->capture, &args->view, &opts)) {
+		html.capture = slash ? slash + 1 : args->capture;
+		strbuf_addf(&dir, "%s/templates", mp_datadir());
+		if (mp_html_render(&a, &html, dir.buf, &page, &err) < 0 ||
+		    mp_report_write_file(path, page.buf, page.len, args->force, &err) < 0) {
+			error("%s", err.buf);
+		} else {
+			if (msgs)
+				fprintf(msgs, "Wrote %s\n", path);
+			status = MP_EXIT_OK;
+		}
+	}
+	mp_analysis_release(&a);
+	strbuf_release(&page);
+	strbuf_release(&err);
+	strbuf_release(&dir);
+	free(path);
+	return status;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The data embedded in a report page, as lines of text for the e2e tests' greps.
+
+    report_data.py PAGE.html [--json OUT.json]
+
+Reads the page's data element (share/templates/README.md, section 3) and
+prints, one per line:
+
+    report flamegraph mode=leaks inverted=0 split=0 temporal=0 threshold=0
+    meta KEY=VALUE                  (every meta field; lists joined by spaces)
+    node PATH total=BYTES/COUNT self=BYTES/COUNT [thread=LABEL]
+    row THREAD KIND LOCATION bytes=BYTES count=COUNT
+    kinds NAME...
+    timeline buckets=N intervals=M
+    window peak B0 B1 bytes=BYTES   (temporal: what the page shows for the full range)
+
+PATH is the frames' function names from the root's child down, joined by
+';' (a split tree starts with the thread label). LOCATION is "function at
+file:line". With --json the data is also written out, for the browser checks.
+"""
+import argparse
+import json
+import re
+import sys
+
+import expect as X
+
+OPEN = '<script type="application/json" id="memprof-data">'
+
+
+def page_data(path):
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    start = page.index(OPEN) + len(OPEN)
+    return json.loads(page[start:page.index("</script>", start)])
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("page")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    d = page_data(a.page)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(d, f, ensure_ascii=False)
+    rep = X.Report(d)
+    out = ["report %s mode=%s inverted=%d split=%d temporal=%d threshold=%d" % (
+        d["report"], d["mode"], d["inverted"], d["split_threads"], d["temporal"], d["temporary_threshold"])]
+    for k, v in sorted(d["meta"].items()):
+        out.append("meta %s=%s" % (k, " ".join(v) if isinstance(v, list) else
+                                   str(v).lower() if isinstance(v, bool) else v))
+    if "tree" in d:
+        t = X.Tree.of(rep)
+        names = {0: []}
+        for i in range(1, len(t.loc)):
+            p = t.parent[i]
+            head = [rep.thread_label(t.thread[i])] if p == 0 and t.thread else []
+            names[i] = names[p] + head + [rep.fn[t.loc[i]]]
+            own = (d["tree"]["self_bytes"][i], d["tree"]["self_count"][i])
+            out.append("node %s total=%d/%d self=%d/%d" % (";".join(names[i]), t.bytes[i], t.count[i], own[0], own[1]))
+        out.append("node <root> total=%d/%d" % (t.bytes[0], t.count[0]))
+    if "rows" in d:
+        r = d["rows"]
+        out.append("kinds " + " ".join(d["kinds"]))
+        for i in range(len(r["bytes"])):
+            th = rep.thread_label(r["thread"][i]) if "thread" in r else "-"
+            out.append("row %s %s %s bytes=%d count=%d" % (th, d["kinds"][r["kind"][i]], rep.where(r["location"][i]),
+                                                          r["bytes"][i], r["count"][i]))
+    if d.get("temporal"):
+        tl = d["timeline"]
+        nb = len(tl["hwm_bytes"])
+        out.append("timeline buckets=%d intervals=%d" % (nb, len(tl["intervals"]["node"])))
+        sb, _, best = X.window_values(d, 0, nb - 1)
+        out.append("window %s 0 %d bytes=%d" % (d["mode"], nb - 1, sum(sb)))
+    sys.stdout.write("".join(re.sub(r"[\r\n]", " ", l) + "\n" for l in out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
