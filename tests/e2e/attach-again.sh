@@ -1,0 +1,64 @@
+#!/bin/bash
+# attach, detach, attach again: each capture holds what happened while attached, nothing else.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+
+start_target
+attach_bg one.bin -q $TARGET_PID
+send_cmd "alloc 10 111"
+"$MEMPROF" detach -q $TARGET_PID || fail_ "first detach"
+wait $ATTACH_PID || fail_ "first attach"
+send_cmd "alloc 10 222"
+attach_bg two.bin -q $TARGET_PID
+send_cmd "alloc 10 333"
+"$MEMPROF" detach -q $TARGET_PID || fail_ "second detach"
+wait $ATTACH_PID || fail_ "second attach"
+running $TARGET_PID
+send_cmd "exit 0"
+wait $TARGET_PID || fail_ "the target failed"
+for f in one two; do "$MEMPROF" parse --stacks $f.bin > $f.p || fail_ "parse $f"; done
+expect_count 10 '^ALLOC .*size=111 .*"command_alloc"' one.p
+expect_count 0 '^ALLOC .*size=(222|333) ' one.p
+expect_count 10 '^ALLOC .*size=333 .*"command_alloc"' two.p
+expect_count 0 '^ALLOC .*size=(111|222) ' two.p
+
+# --duration ends the session by itself; the process runs on.
+start_target
+start=$(date +%s%N)
+"$MEMPROF" attach -q --duration 0.5 -o d.bin $TARGET_PID > attach.out 2> attach.err & ATTACH_PID=$!
+sleep 0.2
+send_cmd "alloc 7 777"
+wait $ATTACH_PID || fail_ "attach --duration: $(cat attach.err)"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$ms" -ge 500 ] && [ "$ms" -lt 10000 ] || fail_ "--duration 0.5 took $ms ms"
+running $TARGET_PID
+"$MEMPROF" parse d.bin > p
+expect_count 7 '^ALLOC .*size=777 ' p
+[ "$(field end "$(grep ^TRAILER p)")" = detach ] || fail_ "trailer: $(grep ^TRAILER p)"
+send_cmd "exit 0"
+wait $TARGET_PID || fail_ "the target failed"
+
+# Ctrl-C (SIGINT) on memprof attach detaches too.
+start_target
+attach_bg c.bin -q $TARGET_PID
+send_cmd "alloc 3 999"
+kill -INT $ATTACH_PID
+wait $ATTACH_PID || fail_ "attach after SIGINT"
+running $TARGET_PID
+"$MEMPROF" parse c.bin > p
+expect_count 3 '^ALLOC .*size=999 ' p
+[ "$(field end "$(grep ^TRAILER p)")" = detach ] || fail_ "SIGINT trailer"
+send_cmd "exit 0"
+wait $TARGET_PID || fail_ "the target failed"
+
+# The process ends while attached: the capture ends with it.
+start_target
+attach_bg e.bin -q $TARGET_PID
+send_cmd "alloc 4 888"
+send_cmd "exit 6"
+wait $TARGET_PID; st=$?
+[ "$st" -eq 6 ] || fail_ "the target exited $st"
+wait $ATTACH_PID || fail_ "attach when the target exits"
+t=$("$MEMPROF" parse e.bin | grep ^TRAILER)
+[ "$(field end "$t")" = exit ] && [ "$(field exit_code "$t")" = 6 ] || fail_ "trailer: $t"
+exit 0
