@@ -822,6 +822,8 @@ static int output_path(char *out, size_t cap, int child)
 	return 0;
 }
 
+static void tick_locked(void);
+
 /* Open the stream's destination and write preamble and header. */
 static int open_sink(unsigned mode, unsigned flags, pid_t forked_from)
 {
@@ -864,7 +866,13 @@ static int open_sink(unsigned mode, unsigned flags, pid_t forked_from)
 	start_wall_us = now_ns(CLOCK_REALTIME) / 1000;
 	hlen = build_header(header, mode, flags, forked_from);
 	sink_write(header, hlen);
-	return sink_fd >= 0 ? 0 : -1;
+	if (sink_fd < 0)
+		return -1;
+	/* A first sample at time 0: even a program that ends at once has a start and an end. */
+	mp_lock(&main_lock);
+	tick_locked();
+	mp_unlock(&main_lock);
+	return 0;
 }
 
 /* ---- start-up ---- */

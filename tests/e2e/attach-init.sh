@@ -16,8 +16,7 @@ start_target() {
 	TARGET_PID=$!
 	for i in $(seq 200); do grep -q '^ok started' target.out && break; sleep 0.05; done
 	grep -q '^ok started' target.out || framework_failure_ "the attachee did not start"
-	# The workload's own pid when a prefix (setpriv) execs it: same pid.
-	trap 'kill -9 $TARGET_PID 2>/dev/null; st=$?; rm -rf "$T"' EXIT
+	# (setpriv execs the workload: the same pid; cleanup_ in init.sh kills it.)
 }
 # send_cmd LINE: send one command and wait for its "ok" line.
 send_cmd() {

@@ -11,8 +11,14 @@ framework_failure_() { warn_ "$ME_: framework failure: $*"; exit 99; }
 [ -x "$MEMPROF" ] || framework_failure_ "'$MEMPROF' is not built"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/memprof-$ME_.XXXXXX") || framework_failure_ "mktemp failed"
-# Keep the scratch directory of a failed test for inspection.
-trap 'st=$?; if [ $st -eq 0 ] || [ $st -eq 77 ]; then rm -rf "$T"; else warn_ "$ME_: scratch files kept in $T"; fi' EXIT
+# Keep the scratch directory of a failed test for inspection; never leave its
+# background processes behind (a failed test may not have waited for them).
+cleanup_() {
+	st=$?
+	for j in $(jobs -p); do pkill -KILL -P "$j" 2>/dev/null; kill -KILL "$j" 2>/dev/null; done
+	if [ $st -eq 0 ] || [ $st -eq 77 ]; then rm -rf "$T"; else warn_ "$ME_: scratch files kept in $T"; fi
+}
+trap cleanup_ EXIT
 cd "$T" || framework_failure_ "cd $T"
 
 # mp ARGS...: run memprof; stdout in ./out, stderr in ./err, status in $rc.

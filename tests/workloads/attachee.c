@@ -61,8 +61,9 @@ static void *churn(void *arg)
 	pthread_setname_np(pthread_self(), (const char *)arg);
 	for (;;) {
 		for (int i = 0; i < 100; i++) {
-			sink = churn_alloc();
-			free(sink);
+			/* Each thread its own pointer: a shared one would let one free the other's. */
+			void *volatile mine = churn_alloc();
+			free(mine);
 		}
 		nanosleep(&t, NULL);
 	}
