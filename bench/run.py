@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 
 MODE_LABEL = {
     "native": "untracked",
@@ -559,9 +560,11 @@ def summarize(results):
         s["heaptrack_bytes_per_event"] = med([m["capture_bytes"] / m["events"]
                                               for m in runs["heaptrack-raw"]])
         s["rss_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "target_rss_mb"))
+        s["cpu_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "cpu_s"))
     runs, _, _ = get("heavy-4t")
     if runs.get("memprof") and runs.get("native"):
         s["overhead_4t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+        s["cpu_4t"] = med(ratios(runs["memprof"], runs["native"], "cpu_s"))
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack_4t"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
         s["heaptrack_overhead_4t"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
@@ -580,7 +583,7 @@ RUN_ROW = "%-13s %-16s %8s %8s %9s %8s %7s %10s  %-20s %-20s %-20s"
 ANALYSIS_ROW = "%-13s %-16s %8s %8s %9s %10s %10s  %-20s %-20s"
 
 
-def print_tables(cfg, wls, results, out):
+def print_tables(reps, wls, results, out):
     p = lambda *a: print(*a, file=out)
     done = [(w, results[w.name]) for w in wls if w.name in results]
 
@@ -591,7 +594,7 @@ def print_tables(cfg, wls, results, out):
         p("-" * len(row % cols))
 
     header("Runs (medians of %d repetitions; ratios are medians of per-repetition ratios [min-max])"
-           % cfg.reps, RUN_ROW, "workload", "mode", "wall s", "cpu s", "target MB", "cap MB", "B/event",
+           % reps, RUN_ROW, "workload", "mode", "wall s", "cpu s", "target MB", "cap MB", "B/event",
            "events", "wall vs untracked", "cpu vs untracked", "RSS vs untracked")
     for w, (runs, _, _) in done:
         native = runs["native"]
@@ -695,7 +698,15 @@ def main():
     ap.add_argument("--no-heaptrack", dest="heaptrack", action="store_false", help="leave heaptrack out")
     ap.add_argument("--timeout", type=int, default=600, help="seconds allowed for one run")
     ap.add_argument("--json", help="also write every measurement to this file")
+    ap.add_argument("--report", metavar="JSON", help="print the tables of a --json file again; run nothing")
     cfg = ap.parse_args()
+    if cfg.report:
+        with open(cfg.report) as f:
+            d = json.load(f)
+        wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
+        results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
+        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results)
+        return
     cfg.builddir = os.path.abspath(cfg.builddir)
     cfg.reps = cfg.reps or (2 if cfg.quick else 5)
     cfg.workdir = os.path.abspath(cfg.workdir or os.path.join(cfg.builddir, "bench-work"))
@@ -728,26 +739,35 @@ def main():
         die("FAILED: %s\nbench: a benchmark of a broken run is worthless: no figures" % e)
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results)
+    if cfg.json:
+        dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
+                "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
+                                       "analysis": results[w.name][1], "notes": results[w.name][2]}
+                              for w in wls}}
+        with open(cfg.json, "w") as f:
+            json.dump(dump, f, indent=1)
 
+
+SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
+                "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
+                "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
+                "cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
+
+
+def report(info, reps, quick, elapsed, wls, results):
+    """Print the header, the tables and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
           % (info["date"], info["nproc"], info["cpu"], info["kernel"], info["load_at_start"],
-             info["load_at_end"], info["heaptrack"], cfg.reps, " (quick)" if cfg.quick else "", elapsed))
+             info["load_at_end"], info["heaptrack"], reps, " (quick)" if quick else "", elapsed))
     for w in wls:
         print("  %-13s %s" % (w.name, w.desc))
-    print_tables(cfg, wls, results, sys.stdout)
+    print_tables(reps, wls, results, sys.stdout)
     s = summarize(results)
-    if cfg.json:
-        dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "summary": s,
-                "workloads": {n: {"runs": r[0], "analysis": r[1], "notes": r[2]} for n, r in results.items()}}
-        with open(cfg.json, "w") as f:
-            json.dump(dump, f, indent=1)
     print()
-    keys = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
-            "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
-            "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
-            "heaptrack_overhead", "heaptrack_overhead_4t"]
-    print(" ".join("%s=%s" % (k, "na" if s.get(k) is None else "%.3g" % s[k]) for k in keys))
+    print(" ".join("%s=%s" % (k, "na" if s.get(k) is None else "%.3g" % s[k]) for k in SUMMARY_KEYS))
+    return s
 
 
 if __name__ == "__main__":
