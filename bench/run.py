@@ -1,0 +1,774 @@
+#!/usr/bin/python3
+"""The memprof benchmark suite: `make bench` (or `make bench-quick`).
+
+Runs every workload untracked, under `memprof run` and under heaptrack,
+alternating and repeated, then `memprof stats` against `heaptrack_print` on
+the captures; checks that tracking changed nothing and that memprof counted
+exactly what the synthetic workloads did; prints a table and one last line of
+key=value figures. bench/README.md explains every figure and how it is
+measured. Standard library only.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import types
+
+MODE_LABEL = {
+    "native": "untracked",
+    "memprof": "memprof run",
+    "heaptrack-raw": "heaptrack --raw",
+    "heaptrack": "heaptrack",
+}
+ANALYSIS_LABEL = {"stats": "memprof stats", "heaptrack_print": "heaptrack_print"}
+# heaptrack's live interpreter can grow without bound (bench/README.md): cap the
+# address space of its whole process tree so that a blow-up fails the run
+# instead of the machine.
+HEAPTRACK_LIMIT_MB = 4096
+
+
+class BenchError(Exception):
+    """A failed sanity check or a broken run: the whole benchmark is void."""
+
+
+def die(msg):
+    sys.stderr.write("bench: %s\n" % msg)
+    sys.exit(1)
+
+
+# ---- deterministic inputs for the real programs ----------------------------
+
+
+def splitmix(state):
+    """One step of splitmix64 (the workloads' PRNG): (new state, value)."""
+    state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return state, z ^ (z >> 31)
+
+
+def make_words(n, seed):
+    """n pseudo-words of 2 to 9 letters, the same for a given seed."""
+    words, state = [], seed
+    for _ in range(n):
+        state, r = splitmix(state)
+        length = 2 + r % 8
+        r >>= 3
+        w = []
+        for _ in range(length):
+            w.append(chr(ord("a") + r % 26))
+            r //= 26
+        words.append("".join(w))
+    return words
+
+
+def gen_text(path, size, seed=7):
+    """A compressible text file of about size bytes: lines of words drawn from a
+    Zipf-like vocabulary (low indices are common)."""
+    words = make_words(4096, seed)
+    out, total, state = [], 0, seed * 31 + 1
+    while total < size:
+        state, r = splitmix(state)
+        line = []
+        for _ in range(6 + r % 10):
+            state, r = splitmix(state)
+            # the minimum of two uniform draws favours small indices
+            line.append(words[min(r & 4095, (r >> 12) & 4095)])
+        s = " ".join(line) + "\n"
+        out.append(s)
+        total += len(s)
+    with open(path, "w") as f:
+        f.write("".join(out))
+
+
+def gen_sql(path, rows, seed=11):
+    """An SQL script for an in-memory database: bulk inserts, an index, then
+    grouping, pattern, join, update and delete queries that print results."""
+    words = make_words(512, seed)
+    state = seed
+    lines = [
+        "CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, grp INTEGER, price REAL, note TEXT);",
+        "CREATE TABLE grp(id INTEGER PRIMARY KEY, label TEXT);",
+        "BEGIN;",
+    ]
+    for g in range(100):
+        lines.append("INSERT INTO grp VALUES(%d,'%s');" % (g, words[g]))
+    for i in range(1, rows + 1):
+        state, r = splitmix(state)
+        note = " ".join(words[(r >> (9 * k)) & 511] for k in range(5))
+        lines.append(
+            "INSERT INTO item VALUES(%d,'%s-%d',%d,%d.%02d,'%s');"
+            % (i, words[r & 511], i, (r >> 9) % 100, (r >> 16) % 1000, (r >> 26) % 100, note)
+        )
+    lines += [
+        "COMMIT;",
+        "CREATE INDEX item_grp ON item(grp);",
+        "CREATE INDEX item_name ON item(name);",
+        "SELECT grp, count(*), round(avg(price), 2), max(length(note)) FROM item GROUP BY grp ORDER BY grp;",
+        "SELECT count(*) FROM item WHERE note LIKE '%%%s%%';" % words[3],
+        "SELECT g.label, count(*) FROM item i JOIN grp g ON i.grp = g.id "
+        "WHERE i.price > 500 GROUP BY g.label ORDER BY 2 DESC, 1 LIMIT 20;",
+        "SELECT name, price FROM item WHERE grp = 7 ORDER BY price DESC, id LIMIT 10;",
+        "UPDATE item SET price = price * 1.1, note = note || ' updated' WHERE grp % 3 = 0;",
+        "DELETE FROM item WHERE grp % 5 = 0;",
+        "SELECT count(*), round(sum(price), 2) FROM item;",
+        "SELECT substr(name, 1, 2) AS p, count(*) FROM item GROUP BY p ORDER BY 2 DESC, 1 LIMIT 20;",
+        "SELECT group_concat(label, ',') FROM (SELECT label FROM grp ORDER BY label LIMIT 30);",
+    ]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+PY_DICTS = r"""
+import sys
+n = int(sys.argv[1])
+total = 0
+for i in range(n):
+    d = {"k%d" % j: [j, str(j), (j, i)] for j in range(200)}
+    e = {k: v[1] * 2 for k, v in d.items() if v[0] % 3}
+    total += len(d) + len(e) + len(e.get("k1", ""))
+    del d, e
+print(total)
+"""
+
+# heaptrack 1.4 writes the command line into its stream unescaped, so a newline
+# in an argument makes its interpreter fail ("failed to parse line"): pass the
+# program as one line.
+PY_ONE_LINE = "exec(%r)" % PY_DICTS
+
+
+# ---- workloads ---------------------------------------------------------------
+
+
+class Workload:
+    """A command to benchmark and what to run it with."""
+
+    def __init__(self, name, desc, argv, exe, modes, stdin=None, make_input=None, env=None,
+                 expect_counts=False):
+        self.name, self.desc, self.argv, self.exe = name, desc, argv, exe
+        self.modes = modes
+        self.stdin, self.make_input = stdin, make_input
+        self.env = env or {}
+        self.expect_counts = expect_counts  # it prints bench-<i> lines (bench/workload.h)
+
+
+def workloads(cfg):
+    """The selected workloads, their inputs generated (once: they are kept in the
+    scratch directory under names that say what they hold)."""
+    q = cfg.quick
+    heavy = os.path.join(cfg.builddir, "bench", "alloc-heavy")
+    light = os.path.join(cfg.builddir, "bench", "alloc-light")
+    pairs = str(cfg.pairs or (300000 if q else 5000000))
+    synth = ["native", "memprof", "heaptrack-raw"]
+    real = ["native", "memprof", "heaptrack-raw", "heaptrack"]
+    rows, text_kib, xz_kib = (15000, 3072, 256) if q else (150000, 24576, 2048)
+    sql = os.path.join(cfg.workdir, "input-%d-rows.sql" % rows)
+    text = os.path.join(cfg.workdir, "input-%d-KiB-seed7.txt" % text_kib)
+    xz_text = os.path.join(cfg.workdir, "input-%d-KiB-seed8.txt" % xz_kib)
+    py = "/usr/bin/python3"
+    w = [
+        Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
+                 [heavy, "-n", pairs, "-t", "1"], heavy, synth, expect_counts=True),
+        Workload("heavy-4t", "the same work split across 4 threads",
+                 [heavy, "-n", pairs, "-t", "4"], heavy, synth, expect_counts=True),
+        Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
+                 [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
+                 ["native", "memprof", "heaptrack"], expect_counts=True),
+        Workload("light", "compute-bound, one 4 KiB buffer per round",
+                 [light, "-r", "150" if q else "1000"], light, synth, expect_counts=True),
+        Workload("sqlite3", "sqlite3 :memory: < generated SQL (%d rows)" % rows,
+                 ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3", real,
+                 stdin=sql, make_input=lambda: gen_sql(sql, rows)),
+        Workload("python3", "python3 -c: build and drop dicts (PYTHONHASHSEED=0)",
+                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py, real,
+                 env={"PYTHONHASHSEED": "0"}),
+        Workload("gzip", "gzip -6 -c < %d KiB of generated text" % text_kib,
+                 ["/bin/gzip", "-6", "-c"], "/bin/gzip", real,
+                 stdin=text, make_input=lambda: gen_text(text, text_kib << 10)),
+        Workload("xz", "xz -T1 -3 -c < %d KiB of generated text" % xz_kib,
+                 ["/usr/bin/xz", "-T1", "-3", "-c"], "/usr/bin/xz", real,
+                 stdin=xz_text, make_input=lambda: gen_text(xz_text, xz_kib << 10, seed=8)),
+    ]
+    if cfg.only:
+        names = cfg.only.split(",")
+        unknown = [n for n in names if n not in [x.name for x in w]]
+        if unknown:
+            die("unknown workload '%s' (have: %s)" % (unknown[0], ", ".join(x.name for x in w)))
+        w = [x for x in w if x.name in names]
+    chosen = []
+    for x in w:
+        if not os.access(x.exe, os.X_OK):
+            sys.stderr.write("bench: '%s' is not installed: %s left out\n" % (x.exe, x.name))
+            continue
+        if not cfg.heaptrack:
+            x.modes = [m for m in x.modes if not m.startswith("heaptrack")]
+        if x.stdin and not os.path.exists(x.stdin):
+            x.make_input()
+        chosen.append(x)
+    return chosen
+
+
+# ---- running and measuring ---------------------------------------------------
+
+
+def base_env():
+    """The environment of every run: ours, minus anything that would change the
+    programs or the trackers."""
+    env = {}
+    for k, v in os.environ.items():
+        if k.startswith(("MEMPROF_", "PYTHON", "HEAPTRACK_", "LD_", "MALLOC_", "GLIBC_TUNABLES")):
+            continue
+        env[k] = v
+    env["LC_ALL"] = "C"
+    return env
+
+
+def file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def launch(cfg, argv, tag, target_exe=None, stdin=None, env=None, limit_mb=None):
+    """Run argv under bench/launch; returns its measurements plus the paths of
+    the captured standard output and error."""
+    out = os.path.join(cfg.workdir, tag + ".out")
+    err = os.path.join(cfg.workdir, tag + ".err")
+    res = os.path.join(cfg.workdir, tag + ".res")
+    cmd = [cfg.launch, "-o", res, "-t", str(cfg.timeout)]
+    if target_exe:
+        cmd += ["-e", target_exe]
+    if limit_mb:
+        cmd += ["-m", str(limit_mb)]
+    cmd += ["--"] + argv
+    e = base_env()
+    e.update(env or {})
+    with open(stdin or os.devnull, "rb") as fin, open(out, "wb") as fout, open(err, "wb") as ferr:
+        rc = subprocess.call(cmd, stdin=fin, stdout=fout, stderr=ferr, env=e, cwd=cfg.workdir)
+    if rc != 0 or not os.path.exists(res):
+        raise BenchError("the launcher failed on %s (status %d): %s" % (tag, rc, open(err).read()[-500:]))
+    with open(res) as f:
+        fields = dict(kv.split("=", 1) for kv in f.read().split())
+    os.unlink(res)
+    m = {k: float(v) for k, v in fields.items()}
+    if m["timed_out"]:
+        raise BenchError("%s timed out after %d s: %s" % (tag, cfg.timeout, " ".join(argv[:6])))
+    if m["interrupted"]:
+        die("interrupted")
+    m["cpu_s"] = m["user_s"] + m["sys_s"]
+    m["target_rss_mb"] = m["target_hwm_kb"] / 1024 if m["target_hwm_kb"] >= 0 else None
+    m["tree_rss_mb"] = m["tree_maxrss_kb"] / 1024
+    m["out"], m["err"] = out, err
+    return m
+
+
+def run_mode(cfg, w, mode, rep):
+    """One run of workload w in mode; returns the measurements and the capture."""
+    tag = "%s.%s.%d" % (w.name, mode, rep)
+    cap = None
+    if mode == "native":
+        argv = w.argv
+    elif mode == "memprof":
+        cap = os.path.join(cfg.workdir, tag + ".mprof")
+        argv = [cfg.memprof, "run", "-q", "-f", "-o", cap] + w.argv
+    elif mode == "heaptrack-raw":
+        base = os.path.join(cfg.workdir, tag)
+        cap = base + ".raw.zst"
+        argv = ["heaptrack", "--raw", "-o", base] + w.argv
+    else:
+        base = os.path.join(cfg.workdir, tag)
+        cap = base + ".zst"
+        argv = ["heaptrack", "-o", base] + w.argv
+    if cap and os.path.exists(cap):
+        os.unlink(cap)
+    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=w.env,
+               limit_mb=HEAPTRACK_LIMIT_MB if mode == "heaptrack" else None)
+    m["capture"] = cap
+    m["capture_bytes"] = os.path.getsize(cap) if cap and os.path.exists(cap) else None
+    return m
+
+
+def count_heaptrack_events(path):
+    """Allocations and frees in a heaptrack file (raw or interpreted): its
+    lines starting with '+' and '-'."""
+    p = subprocess.Popen(["zstd", "-dcq", path], stdout=subprocess.PIPE)
+    allocs = frees = 0
+    prev = b"\n"
+    for chunk in iter(lambda: p.stdout.read(1 << 22), b""):
+        data = prev + chunk
+        allocs += data.count(b"\n+")
+        frees += data.count(b"\n-")
+        prev = chunk[-1:]
+    if p.wait() != 0:
+        raise BenchError("cannot decompress '%s'" % path)
+    return allocs, frees
+
+
+def memprof_counts(cfg, cap, tag):
+    """memprof stats --json on a capture (not timed)."""
+    js = os.path.join(cfg.workdir, tag + ".json")
+    r = subprocess.run([cfg.memprof, "stats", "--json", "-f", "-o", js, cap],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=base_env())
+    if r.returncode != 0:
+        raise BenchError("memprof stats --json failed on '%s': %s" % (cap, r.stderr.decode()[-500:]))
+    with open(js) as f:
+        d = json.load(f)
+    os.unlink(js)
+    return d
+
+
+def expected_counts(path):
+    """The bench-<i> lines a synthetic workload printed: {name: {field: int}}."""
+    want = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0].startswith("bench-"):
+                want[parts[0]] = {k: int(v, 16 if k == "checksum" else 10)
+                                  for k, v in (p.split("=", 1) for p in parts[1:])}
+    return want
+
+
+def check_run(w, mode, m, native):
+    """The run under memprof behaved exactly like the untracked one; returns
+    memprof's own warnings."""
+    if native["exit"] != 0 or native["signal"] != 0:
+        raise BenchError("%s: the untracked run failed (exit %d, signal %d): %s"
+                         % (w.name, native["exit"], native["signal"], open(native["err"]).read()[-300:]))
+    if (m["exit"], m["signal"]) != (native["exit"], native["signal"]):
+        raise BenchError("%s under %s: exit %d signal %d, untracked exit %d signal %d: %s"
+                         % (w.name, MODE_LABEL[mode], m["exit"], m["signal"], native["exit"],
+                            native["signal"], open(m["err"]).read()[-500:]))
+    if file_digest(m["out"]) != file_digest(native["out"]):
+        raise BenchError("%s: the standard output under memprof run differs from the untracked run's "
+                         "(compare %s and %s)" % (w.name, m["out"], native["out"]))
+    # memprof's own warnings (despite -q) are the collector's, not the program's output
+    with open(m["err"], "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    ours = [l for l in lines if l.startswith(b"memprof: warning: ")]
+    with open(native["err"], "rb") as f:
+        if b"".join(l for l in lines if l not in ours) != f.read():
+            raise BenchError("%s: the standard error under memprof run differs from the untracked run's "
+                             "(compare %s and %s)" % (w.name, m["err"], native["err"]))
+    return [l.decode(errors="replace").rstrip("\n") for l in ours]
+
+
+def check_capture(w, d, native):
+    """memprof saw exactly what the workload did (and lost nothing)."""
+    if d.get("lost_events") or d.get("truncated"):
+        raise BenchError("%s: the capture lost %s events (truncated: %s)"
+                         % (w.name, d.get("lost_events"), d.get("truncated")))
+    if d.get("exit_status") != native["exit"]:
+        raise BenchError("%s: the capture records exit status %s, the program exited %d"
+                         % (w.name, d.get("exit_status"), native["exit"]))
+    if not w.expect_counts:
+        return  # a real program: its counts are not known (gzip makes no allocation at all)
+    want = expected_counts(native["out"])
+    if not want:
+        raise BenchError("%s: the workload printed no counts" % w.name)
+    got = {t["name"]: t for t in d["threads"]}
+    for name, c in sorted(want.items()):
+        t = got.get(name)
+        if t is None:
+            raise BenchError("%s: no thread '%s' in the capture (threads: %s)"
+                             % (w.name, name, ", ".join(sorted(got))))
+        pairs = [("allocations", t["num_allocations"], c["allocs"]),
+                 ("bytes", t["total_bytes"], c["bytes"]),
+                 ("frees", t["num_frees"], c["frees"]),
+                 ("leaked bytes", t["leaked_bytes"], c["leaked_bytes"])]
+        for what, have, expect in pairs:
+            if have != expect:
+                raise BenchError("%s: thread %s: memprof counted %d %s, the workload made %d"
+                                 % (w.name, name, have, what, expect))
+
+
+def memprof_events(d):
+    return d["total_num_allocations"] + d["total_num_frees"] + d.get("unknown_frees", 0)
+
+
+def heaptrack_failure(m, native, memprof_run):
+    """Why heaptrack's run failed, or None; counts its events on the way."""
+    if (m["exit"], m["signal"]) != (native["exit"], native["signal"]):
+        return "exit %d, signal %d, the untracked run exit %d" % (m["exit"], m["signal"], native["exit"])
+    with open(m["err"], errors="replace") as f:
+        for line in f:
+            if any(s in line for s in ("ERROR", "terminate called", "bad_alloc", "Aborted")):
+                return "it printed '%s'" % line.strip()[:160]
+    if not m["capture_bytes"]:
+        return "no output file"
+    m["allocs"], frees = count_heaptrack_events(m["capture"])
+    m["events"] = m["allocs"] + frees
+    # A program that ignores SIGPIPE (python3) survives a dead interpreter with an empty file.
+    if memprof_run and m["allocs"] < memprof_run["allocs"] / 2:
+        return "it recorded %d allocations, memprof %d" % (m["allocs"], memprof_run["allocs"])
+    return None
+
+
+def run_analysis(cfg, w, rep, caps):
+    """memprof stats and heaptrack_print on this repetition's captures, alternating."""
+    res = {}
+    jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]])]
+    if "heaptrack" in caps:
+        jobs.append(("heaptrack_print", ["heaptrack_print", caps["heaptrack"]]))
+    if rep % 2:
+        jobs.reverse()
+    for name, argv in jobs:
+        m = launch(cfg, argv, "%s.%s.%d" % (w.name, name, rep))
+        if m["exit"] != 0 or m["signal"] != 0:
+            raise BenchError("%s failed on %s's capture (exit %d, signal %d): %s"
+                             % (ANALYSIS_LABEL[name], w.name, m["exit"], m["signal"],
+                                open(m["err"]).read()[-500:]))
+        res[name] = m
+    return res
+
+
+def heaptrack_print_allocs(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("calls to allocation functions:"):
+                return int(line.split(":")[1].split()[0])
+    return None
+
+
+def bench_workload(cfg, w, log):
+    """All repetitions of one workload: {mode: [runs]}, {reporter: [runs]}, notes."""
+    runs = {m: [] for m in w.modes}
+    analysis = {"stats": [], "heaptrack_print": []}
+    notes = []
+    modes = list(w.modes)
+    # one untimed run first, so that the program and its input are in the page cache
+    warm = launch(cfg, w.argv, w.name + ".warmup", stdin=w.stdin, env=w.env)
+    os.unlink(warm["out"])
+    os.unlink(warm["err"])
+    for rep in range(cfg.reps):
+        order = modes[rep % len(modes):] + modes[:rep % len(modes)]
+        this = {}
+        for mode in order:
+            if mode not in modes:
+                continue
+            m = run_mode(cfg, w, mode, rep)
+            this[mode] = m
+        native = this["native"]
+        runs["native"].append(native)
+        for mode in [x for x in ("memprof", "heaptrack-raw", "heaptrack") if x in this]:
+            m = this[mode]
+            if mode == "memprof":
+                for warning in check_run(w, mode, m, native):
+                    note = "memprof run -q printed on %s: %s" % (w.name, warning)
+                    if note not in notes:
+                        notes.append(note)
+                d = memprof_counts(cfg, m["capture"], "%s.%d" % (w.name, rep))
+                check_capture(w, d, native)
+                m["allocs"] = d["total_num_allocations"]
+                m["events"] = memprof_events(d)
+                runs[mode].append(m)
+                continue
+            # heaptrack's failures are findings about heaptrack, not about memprof: drop it
+            why = heaptrack_failure(m, native, this.get("memprof"))
+            if why:
+                notes.append("%s failed on %s in repetition %d (%s): left out"
+                             % (MODE_LABEL[mode], w.name, rep + 1, why))
+                log("  " + notes[-1])
+                modes.remove(mode)
+                runs.pop(mode)
+                continue
+            runs[mode].append(m)
+        caps = {k: v["capture"] for k, v in this.items() if k in ("memprof", "heaptrack") and k in modes}
+        if "memprof" in caps:
+            for name, m in run_analysis(cfg, w, rep, caps).items():
+                m["events"] = this["memprof" if name == "stats" else "heaptrack"]["events"]
+                if name == "heaptrack_print":
+                    m["allocs_printed"] = heaptrack_print_allocs(m["out"])
+                analysis[name].append(m)
+        line = "  %s rep %d/%d:" % (w.name, rep + 1, cfg.reps)
+        for mode in w.modes:
+            if mode in this and mode in modes:
+                line += " %s %.2fs" % (MODE_LABEL[mode], this[mode]["wall_s"])
+        log(line)
+        if not cfg.keep:
+            for m in this.values():
+                for path in (m.get("capture"), m["out"], m["err"]):
+                    if path and os.path.exists(path) and path != native["out"] and path != native["err"]:
+                        os.unlink(path)
+            for path in (native["out"], native["err"]):
+                os.unlink(path)
+            for ms in analysis.values():
+                for m in ms:
+                    for path in (m["out"], m["err"]):
+                        if os.path.exists(path):
+                            os.unlink(path)
+            for path in [m["capture"] for m in this.values() if m.get("capture")]:
+                if os.path.exists(path):
+                    os.unlink(path)
+    return runs, analysis, notes
+
+
+# ---- figures -----------------------------------------------------------------
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def spread(xs):
+    return (min(xs), max(xs)) if xs else (None, None)
+
+
+def ratios(a, b, key):
+    """Per-repetition ratios a[i][key] / b[i][key] (the same repetition)."""
+    return [x[key] / y[key] for x, y in zip(a, b) if x.get(key) and y.get(key)]
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else "%.*f" % (digits, x)
+
+
+def fmt_ratio(xs, digits=2):
+    if not xs:
+        return "-"
+    lo, hi = spread(xs)
+    return "%.*fx [%.*f-%.*f]" % (digits, med(xs), digits, lo, digits, hi)
+
+
+def summarize(results):
+    """The figures of the last line (bench/README.md defines each)."""
+    s = {}
+
+    def get(wname):
+        return results.get(wname, ({}, {}, []))
+
+    runs, analysis, _ = get("heavy-1t")
+    if runs.get("memprof") and runs.get("native"):
+        s["overhead_vs_native"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+        s["cpu_vs_native"] = med(ratios(runs["memprof"], runs["native"], "cpu_s"))
+        s["bytes_per_event"] = med([m["capture_bytes"] / m["events"] for m in runs["memprof"]])
+        s["stats_s_per_mevent"] = med([m["wall_s"] / m["events"] * 1e6 for m in analysis["stats"] if m["events"]])
+        s["stats_rss_mb"] = med([m["tree_rss_mb"] for m in analysis["stats"]])
+    if runs.get("memprof") and runs.get("heaptrack-raw"):
+        s["vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
+        s["heaptrack_overhead"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
+        s["heaptrack_bytes_per_event"] = med([m["capture_bytes"] / m["events"]
+                                              for m in runs["heaptrack-raw"]])
+        s["rss_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "target_rss_mb"))
+        s["cpu_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "cpu_s"))
+    runs, _, _ = get("heavy-4t")
+    if runs.get("memprof") and runs.get("native"):
+        s["overhead_4t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+        s["cpu_4t"] = med(ratios(runs["memprof"], runs["native"], "cpu_s"))
+    if runs.get("memprof") and runs.get("heaptrack-raw"):
+        s["vs_heaptrack_4t"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
+        s["heaptrack_overhead_4t"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
+    _, analysis, _ = get("heavy-few-1t")
+    if analysis.get("stats") and analysis.get("heaptrack_print"):
+        s["stats_vs_heaptrack_print"] = med(ratios(analysis["stats"], analysis["heaptrack_print"], "wall_s"))
+        s["stats_mem_vs_heaptrack_print"] = med(ratios(analysis["stats"], analysis["heaptrack_print"],
+                                                       "tree_rss_mb"))
+    runs, _, _ = get("light")
+    if runs.get("memprof") and runs.get("native"):
+        s["light_overhead"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+    return s
+
+
+RUN_ROW = "%-13s %-16s %8s %8s %9s %8s %7s %10s  %-20s %-20s %-20s"
+ANALYSIS_ROW = "%-13s %-16s %8s %8s %9s %10s %10s  %-20s %-20s"
+
+
+def print_tables(reps, wls, results, out):
+    p = lambda *a: print(*a, file=out)
+    done = [(w, results[w.name]) for w in wls if w.name in results]
+
+    def header(title, row, *cols):
+        p()
+        p(title)
+        p(row % cols)
+        p("-" * len(row % cols))
+
+    header("Runs (medians of %d repetitions; ratios are medians of per-repetition ratios [min-max])"
+           % reps, RUN_ROW, "workload", "mode", "wall s", "cpu s", "target MB", "cap MB", "B/event",
+           "events", "wall vs untracked", "cpu vs untracked", "RSS vs untracked")
+    for w, (runs, _, _) in done:
+        native = runs["native"]
+        first = True
+        for mode in w.modes:
+            rs = runs.get(mode)
+            if not rs:
+                continue
+            cap = [m["capture_bytes"] for m in rs if m.get("capture_bytes")]
+            bpe = [m["capture_bytes"] / m["events"] for m in rs if m.get("capture_bytes") and m.get("events")]
+            ev = [m["events"] for m in rs if m.get("events")]
+            rss = [m["target_rss_mb"] for m in rs if m["target_rss_mb"] is not None]
+            p(RUN_ROW % (
+                w.name if first else "", MODE_LABEL[mode],
+                fmt(med([m["wall_s"] for m in rs]), 3), fmt(med([m["cpu_s"] for m in rs]), 3),
+                fmt(med(rss), 1), fmt(med(cap) / 1e6 if cap else None, 1), fmt(med(bpe)),
+                "%d" % med(ev) if ev else "-",
+                "" if mode == "native" else fmt_ratio(ratios(rs, native, "wall_s")),
+                "" if mode == "native" else fmt_ratio(ratios(rs, native, "cpu_s")),
+                "" if mode == "native" else fmt_ratio(ratios(rs, native, "target_rss_mb"))))
+            first = False
+        for other in ("heaptrack-raw", "heaptrack"):
+            if runs.get("memprof") and runs.get(other):
+                p("%-13s %-16s wall %s   cpu %s   target RSS %s" % (
+                    "", "memprof/" + other.replace("heaptrack", "ht"),
+                    fmt_ratio(ratios(runs["memprof"], runs[other], "wall_s")),
+                    fmt_ratio(ratios(runs["memprof"], runs[other], "cpu_s")),
+                    fmt_ratio(ratios(runs["memprof"], runs[other], "target_rss_mb"))))
+    header("Analysis of the captures (memprof stats on the memprof capture, heaptrack_print on heaptrack's)",
+           ANALYSIS_ROW, "workload", "reporter", "wall s", "cpu s", "peak MB", "events", "s/Mevent",
+           "wall vs heaptrack_print", "mem vs heaptrack_print")
+    for w, (_, analysis, _) in done:
+        first = True
+        for name in ("stats", "heaptrack_print"):
+            rs = analysis.get(name)
+            if not rs:
+                continue
+            both = name == "stats" and analysis.get("heaptrack_print")
+            p(ANALYSIS_ROW % (
+                w.name if first else "", ANALYSIS_LABEL[name],
+                fmt(med([m["wall_s"] for m in rs]), 3), fmt(med([m["cpu_s"] for m in rs]), 3),
+                fmt(med([m["tree_rss_mb"] for m in rs]), 1), "%d" % med([m["events"] for m in rs]),
+                fmt(med([m["wall_s"] / m["events"] * 1e6 for m in rs if m["events"]]), 3),
+                fmt_ratio(ratios(rs, analysis["heaptrack_print"], "wall_s")) if both else "",
+                fmt_ratio(ratios(rs, analysis["heaptrack_print"], "tree_rss_mb")) if both else ""))
+            first = False
+    p()
+    p("Allocation counts (memprof capture / heaptrack file, allocations only, first repetition):")
+    for w, (runs, analysis, _) in done:
+        parts = []
+        for mode in ("memprof", "heaptrack-raw", "heaptrack"):
+            if runs.get(mode):
+                parts.append("%s %d" % (MODE_LABEL[mode], runs[mode][0]["allocs"]))
+        hp = analysis.get("heaptrack_print")
+        if hp and hp[0].get("allocs_printed") is not None:
+            parts.append("heaptrack_print 'calls to allocation functions' %d" % hp[0]["allocs_printed"])
+        p("  %-13s %s" % (w.name, ", ".join(parts)))
+    notes = [n for _, (_, _, ns) in done for n in ns]
+    if notes:
+        p()
+        p("Notes:")
+        for n in notes:
+            p("  - " + n)
+
+
+def machine_info():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        load = "%.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        load = "?"
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "nproc": len(os.sched_getaffinity(0)), "cpu": model,
+            "kernel": platform.release(), "load_at_start": load}
+
+
+def tool_version(argv):
+    try:
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
+        return r.stdout.decode(errors="replace").strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "?"
+
+
+def main():
+    ap = argparse.ArgumentParser(description="memprof benchmark suite (bench/README.md)")
+    ap.add_argument("--quick", action="store_true", help="2 repetitions of small inputs (under a minute)")
+    ap.add_argument("--reps", type=int, help="repetitions (default 5, 2 with --quick)")
+    ap.add_argument("--only", help="comma-separated workload names")
+    ap.add_argument("--pairs", type=int, help="malloc/free pairs of the heavy workloads")
+    ap.add_argument("--builddir", default=".", help="the build tree (default .)")
+    ap.add_argument("--workdir", help="scratch directory (default BUILDDIR/bench-work)")
+    ap.add_argument("--keep", action="store_true", help="keep captures and outputs")
+    ap.add_argument("--no-heaptrack", dest="heaptrack", action="store_false", help="leave heaptrack out")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds allowed for one run")
+    ap.add_argument("--json", help="also write every measurement to this file")
+    ap.add_argument("--report", metavar="JSON", help="print the tables of a --json file again; run nothing")
+    cfg = ap.parse_args()
+    if cfg.report:
+        with open(cfg.report) as f:
+            d = json.load(f)
+        wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
+        results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
+        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results)
+        return
+    cfg.builddir = os.path.abspath(cfg.builddir)
+    cfg.reps = cfg.reps or (2 if cfg.quick else 5)
+    cfg.workdir = os.path.abspath(cfg.workdir or os.path.join(cfg.builddir, "bench-work"))
+    cfg.memprof = os.path.join(cfg.builddir, "memprof")
+    cfg.launch = os.path.join(cfg.builddir, "bench", "launch")
+    for path in (cfg.memprof, cfg.launch, os.path.join(cfg.builddir, "bench", "alloc-heavy"),
+                 os.path.join(cfg.builddir, "bench", "alloc-light")):
+        if not os.access(path, os.X_OK):
+            die("'%s' is not built: run 'make bench'" % path)
+    if cfg.heaptrack and not (shutil.which("heaptrack") and shutil.which("heaptrack_print")
+                              and shutil.which("zstd")):
+        sys.stderr.write("bench: heaptrack, heaptrack_print or zstd not found: heaptrack left out\n")
+        cfg.heaptrack = False
+    os.makedirs(cfg.workdir, exist_ok=True)
+
+    info = machine_info()
+    info["heaptrack"] = tool_version(["heaptrack", "--version"]) if cfg.heaptrack else "not used"
+    log = lambda s: (sys.stderr.write(s + "\n"), sys.stderr.flush())
+    log("bench: %s, nproc %s, %s, load %s; %d repetitions%s; scratch in %s"
+        % (info["date"], info["nproc"], info["cpu"], info["load_at_start"], cfg.reps,
+           " (quick)" if cfg.quick else "", cfg.workdir))
+    start = time.monotonic()
+    wls = workloads(cfg)
+    results = {}
+    try:
+        for w in wls:
+            log("%s: %s" % (w.name, w.desc))
+            results[w.name] = bench_workload(cfg, w, log)
+    except BenchError as e:
+        die("FAILED: %s\nbench: a benchmark of a broken run is worthless: no figures" % e)
+    elapsed = time.monotonic() - start
+    info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results)
+    if cfg.json:
+        dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
+                "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
+                                       "analysis": results[w.name][1], "notes": results[w.name][2]}
+                              for w in wls}}
+        with open(cfg.json, "w") as f:
+            json.dump(dump, f, indent=1)
+
+
+SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
+                "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
+                "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
+                "cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
+
+
+def report(info, reps, quick, elapsed, wls, results):
+    """Print the header, the tables and the last line; returns the summary."""
+    print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
+          "%s; %d repetitions%s; %.0f s"
+          % (info["date"], info["nproc"], info["cpu"], info["kernel"], info["load_at_start"],
+             info["load_at_end"], info["heaptrack"], reps, " (quick)" if quick else "", elapsed))
+    for w in wls:
+        print("  %-13s %s" % (w.name, w.desc))
+    print_tables(reps, wls, results, sys.stdout)
+    s = summarize(results)
+    print()
+    print(" ".join("%s=%s" % (k, "na" if s.get(k) is None else "%.3g" % s[k]) for k in SUMMARY_KEYS))
+    return s
+
+
+if __name__ == "__main__":
+    main()
