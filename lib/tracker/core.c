@@ -123,6 +123,25 @@ struct tstate {
 	void **raw;                /* unwinder output, innermost first */
 	struct mp_unwinder *uw;    /* our stack walker (NULL: libunwind only) */
 };
+
+/*
+ * Whole stacks: a 128-bit hash of a stack's return addresses (outermost
+ * first) -> its leaf trace node. Programs allocate from their stacks over and
+ * over; a known one costs one probe here instead of one trace-tree probe per
+ * frame. Read without a lock: entries are only ever added, under main_lock,
+ * the key's first word last; a grown table replaces the old one, which stays
+ * (readers may still be in it).
+ */
+struct smap_entry {
+	uint64_t h0;     /* 0: empty */
+	uint32_t h1;     /* 96 bits of fingerprint in all: 16-byte slots keep the table in cache */
+	uint32_t node;
+};
+struct smap {
+	size_t mask, count;
+	struct smap_entry e[];
+};
+static struct smap *smap;
 static __thread struct tstate *tls_ts MP_IE_TLS;
 static struct tstate *all_threads, *dying_threads, *free_tstates;
 static pthread_key_t ts_key;
@@ -489,8 +508,64 @@ static uint32_t tt_node(uint32_t parent, uint64_t ip)
 	return tt_count;
 }
 
+static struct smap *smap_new(size_t slots)
+{
+	struct smap *m = mp_pages(sizeof(*m) + slots * sizeof(m->e[0]));
+	if (m)
+		m->mask = slots - 1;
+	return m;
+}
+
+/* The leaf node of the stack hashed h, or 0 when unknown (no lock needed). */
+static inline uint32_t smap_get(const uint64_t h[2])
+{
+	const struct smap *m = __atomic_load_n(&smap, __ATOMIC_ACQUIRE);
+	if (unlikely(!m))
+		return 0;
+	for (size_t i = h[0] & m->mask;; i = (i + 1) & m->mask) {
+		uint64_t k = __atomic_load_n(&m->e[i].h0, __ATOMIC_ACQUIRE);
+		if (!k)
+			return 0;
+		if (k == h[0] && m->e[i].h1 == (uint32_t)h[1])
+			return m->e[i].node;
+	}
+}
+
+static void smap_put_slot(struct smap *m, uint64_t h0, uint32_t h1, uint32_t node)
+{
+	size_t i = h0 & m->mask;
+	while (m->e[i].h0)
+		i = (i + 1) & m->mask;
+	m->e[i].h1 = h1;
+	m->e[i].node = node;
+	__atomic_store_n(&m->e[i].h0, h0, __ATOMIC_RELEASE);
+	m->count++;
+}
+
+/* Remember a stack's node (under main_lock). */
+static void smap_put(const uint64_t h[2], uint32_t node)
+{
+	struct smap *m = smap;
+	if (!m || (m->count + 1) * 2 > m->mask + 1) {
+		struct smap *n = smap_new(m ? (m->mask + 1) * 2 : 1u << 10);
+		if (!n)
+			return;
+		for (size_t i = 0; m && i <= m->mask; i++)
+			if (m->e[i].h0)
+				smap_put_slot(n, m->e[i].h0, m->e[i].h1, m->e[i].node);
+		__atomic_store_n(&smap, n, __ATOMIC_RELEASE);
+		m = n; /* the old table stays: a reader may be in it */
+	}
+	smap_put_slot(m, h[0], (uint32_t)h[1], node);
+}
+
 static void tt_reset(void)
 {
+	/* A new stream numbers its nodes afresh (only a forked child's one thread runs). */
+	if (smap) {
+		memset(smap->e, 0, (smap->mask + 1) * sizeof(smap->e[0]));
+		smap->count = 0;
+	}
 	if (tt)
 		memset(tt, 0, tt_size * sizeof(*tt));
 	tt_count = 0;
@@ -562,35 +637,79 @@ static uint32_t slow_stack_node(struct tstate *ts, int depth, int k)
 }
 
 /*
- * The fast path: the walker's frames, outermost first, of which `stable`
- * still carry the trace nodes computed last time; only newer frames need the
- * trace tree (under main_lock). Returns 0 when the stack is too deep for it
- * (the caller takes the slow path) or the tree is full.
+ * A stack's hash is the sum of one term per frame, each mixing the return
+ * address with the frame's position from the outermost: position makes the
+ * order count, and the terms being independent lets the processor compute a
+ * deep stack's in parallel instead of as one chain of multiplications. Two
+ * lanes with different constants give 96 bits of fingerprint (smap_entry).
  */
-static uint32_t fast_stack_node(struct tstate *ts, struct mp_uframe *f, int n, int stable)
+static inline uint64_t term(uint64_t ip, uint64_t pos, uint64_t k)
 {
-	uint32_t node = 0, depth = 0;
+	uint64_t x = (ip ^ (pos * 0xd6e8feb86659fd93ull)) * k;
+	return x ^ (x >> 29);
+}
+
+/*
+ * The fast path, first half (no lock): the walker's frames, innermost first,
+ * of which the outermost `stable` still carry what was computed last time;
+ * the newer ones get the hash of the stack up to them and their depth.
+ * Returns -1 when the stack is deeper than --max-depth (the caller cuts it
+ * the slow way), else 0 with the whole stack's hash in h.
+ */
+static int fast_stack_hash(struct tstate *ts, struct mp_uframe *f, int n, int stable, uint64_t h[2])
+{
+	uint64_t h0 = 0, h1 = 0;
+	uint32_t depth = 0;
 	if (unlikely(ts->walk_gen != stream_gen)) {
 		stable = 0;
 		ts->walk_gen = stream_gen;
 	}
 	if (stable) {
-		node = f[stable - 1].node;
-		depth = f[stable - 1].depth;
+		h0 = f[n - stable].hash[0];
+		h1 = f[n - stable].hash[1];
+		depth = f[n - stable].depth;
 	}
-	for (int k = stable; k < n; k++) {
+	for (int k = n - stable - 1; k >= 0; k--) {
 		uint64_t ip = f[k].ra;
-		if (unlikely(ip >= self_lo && ip < self_hi)) {
-			/* The tracker's own frame: invisible, the caller's node carries on. */
-		} else if (unlikely(++depth > cfg.max_depth)) {
-			return 0;
-		} else {
+		/* The tracker's own frames are invisible: the caller's hash carries on. */
+		if (likely(ip < self_lo || ip >= self_hi)) {
+			if (unlikely(++depth > cfg.max_depth))
+				return -1;
+			h0 += term(ip, depth, 0x9e3779b97f4a7c15ull);
+			h1 += term(ip, depth, 0xbf58476d1ce4e5b9ull);
+		}
+		f[k].hash[0] = h0;
+		f[k].hash[1] = h1;
+		f[k].depth = depth;
+		f[k].node = MP_UFRAME_NO_NODE;
+	}
+	/* 0 marks an empty slot of the stack map. */
+	h[0] = (h0 ^ depth) ? (h0 ^ depth) : 1;
+	h[1] = h1;
+	return 0;
+}
+
+/*
+ * The fast path, second half (under main_lock), for a stack the stack map
+ * does not know: trace nodes from the innermost frame whose node is known.
+ * Returns the leaf's node, or 0 when the tree is full.
+ */
+static uint32_t fast_stack_node(struct mp_uframe *f, int n)
+{
+	uint32_t node = 0;
+	int j = 0;
+	while (j < n && f[j].node == MP_UFRAME_NO_NODE)
+		j++;
+	if (j < n)
+		node = f[j].node;
+	for (int k = j - 1; k >= 0; k--) {
+		uint64_t ip = f[k].ra;
+		if (likely(ip < self_lo || ip >= self_hi)) {
 			node = tt_node(node, ip);
 			if (unlikely(!node))
 				return 0;
 		}
 		f[k].node = node;
-		f[k].depth = depth;
 	}
 	return node;
 }
@@ -601,6 +720,7 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	struct tstate *ts = get_tstate();
 	struct mp_enc_thread *t;
 	struct mp_uframe *frames = NULL;
+	uint64_t h[2] = { 0, 0 };
 	uint8_t *p;
 	uint32_t node = 0;
 	int n = -1, stable = 0, truncated = 0, depth = 0, k = 0;
@@ -609,13 +729,15 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 		goto out;
 	if (likely(ts->uw != NULL))
 		n = mp_unwind(ts->uw, &frames, &stable, &truncated);
-	if (unlikely(n < 0 || truncated)) {
-		/* libunwind, or a stack deeper than our walker keeps. */
+	if (likely(n >= 0 && !truncated) && likely(fast_stack_hash(ts, frames, n, stable, h) == 0)) {
+		node = smap_get(h);
+	} else {
+		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
 		if (n >= 0) {
 			int cap = (int)cfg.max_depth + OWN_FRAMES + 1, m = 0;
-			for (int i = n - 1; i >= 0 && m < cap; i--)
+			for (int i = 0; i < n && m < cap; i++)
 				ts->raw[m++] = (void *)frames[i].ra;
-			depth = stack_from_ips(ts, m, 1);
+			depth = stack_from_ips(ts, m, truncated);
 		} else {
 			depth = stack_from_ips(ts, unw_backtrace(ts->raw, (int)cfg.max_depth + OWN_FRAMES + 1), 0);
 		}
@@ -633,16 +755,12 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	mp_lock(&main_lock);
 	if (unlikely(sink_fd < 0))
 		goto unlock;
-	if (likely(n >= 0)) {
-		node = fast_stack_node(ts, frames, n, stable);
-		if (unlikely(!node && n)) {
-			/* Deeper than --max-depth: cut it the slow way. */
-			int cap = (int)cfg.max_depth + OWN_FRAMES + 1, m = 0;
-			for (int i = n - 1; i >= 0 && m < cap; i--)
-				ts->raw[m++] = (void *)frames[i].ra;
-			mp_unwind_forget(ts->uw);
-			node = slow_stack_node(ts, stack_from_ips(ts, m, 0), 0);
-		}
+	if (likely(node)) {
+		/* A known stack. */
+	} else if (likely(n >= 0)) {
+		node = fast_stack_node(frames, n);
+		if (likely(node))
+			smap_put(h, node);
 	} else {
 		node = slow_stack_node(ts, depth, k);
 	}

@@ -32,6 +32,7 @@
 #if defined(__x86_64__)
 
 #define DCACHE 2048                 /* descriptors per thread, a power of two */
+#define DWAYS 4                     /* ways per set: a set is one cache line */
 #define MAXF (1024 + 16 + 1)        /* frames kept from the previous walk */
 #define MAX_VALIDATIONS 4           /* attempts to reuse the previous walk per walk */
 
@@ -57,13 +58,15 @@ struct desc {
 #define frame mp_uframe
 
 struct mp_unwinder {
-	struct desc cache[DCACHE];
+	struct desc cache[DCACHE] __attribute__((aligned(64)));
 	uint64_t code_gen;
 	uint64_t stack_lo, stack_hi;
 	int nprev;
 	int truncated;              /* the previous walk stopped at MAXF frames */
-	struct frame prev[MAXF];    /* the previous walk, outermost frame first */
-	struct frame walk[MAXF];    /* this walk, innermost first */
+	int cur;                    /* which of buf holds the previous walk */
+	/* The previous walk and this one, innermost frame first: a walk writes each
+	   new frame once and copies only the older frames it reuses. */
+	struct frame buf[2][MAXF];
 	struct mp_unwind_stats stats;
 };
 
@@ -483,45 +486,45 @@ static void describe(uint64_t ip, struct desc *d)
 	d->flags = (uint8_t)((st.cfa_reg == REG_RBP ? D_CFA_RBP : 0) | (st.rbp_kind == 1 ? D_RBP_SAVED : 0));
 }
 
+/*
+ * The descriptor of ip, from a 4-way set-associative cache: a miss costs a
+ * walk of the loaded objects and a CFI program, so two hot addresses must
+ * not evict each other (a direct-mapped cache did, whenever code moved).
+ */
 static inline const struct desc *lookup(struct mp_unwinder *u, uint64_t ip)
 {
-	struct desc *d = &u->cache[((ip * 0x9e3779b97f4a7c15ull) >> 40) & (DCACHE - 1)];
-	if (__builtin_expect(d->ip != ip, 0)) {
-		u->stats.descriptor_misses++;
-		describe(ip, d);
-	}
+	struct desc *set = &u->cache[((ip * 0x9e3779b97f4a7c15ull) >> 40) & (DCACHE - DWAYS)];
+	struct desc *d;
+	if (__builtin_expect(set[0].ip == ip, 1))
+		return &set[0];
+	for (int w = 1; w < DWAYS; w++)
+		if (set[w].ip == ip) {
+			/* Move it forward: the hottest address is found at the first compare. */
+			struct desc hit = set[w];
+			memmove(&set[1], &set[0], (size_t)w * sizeof(*set));
+			set[0] = hit;
+			return &set[0];
+		}
+	u->stats.descriptor_misses++;
+	memmove(&set[1], &set[0], (DWAYS - 1) * sizeof(*set));
+	d = &set[0];
+	describe(ip, d);
 	return d;
 }
 
-/* The previous walk still describes the frames older than prev[i]? */
-static int still_valid(const struct mp_unwinder *u, int i)
+/* The previous walk (innermost first) still describes the frames older than prev[i]? */
+static int still_valid(const struct frame *prev, int i, int nprev)
 {
-	for (int k = 0; k < i; k++) {
-		const struct frame *f = &u->prev[k];
+	for (int k = i + 1; k < nprev; k++) {
+		const struct frame *f = &prev[k];
 		if (*(const uint64_t *)(f->cfa - 8) != f->ra)
 			return 0;
 		/* A saved rbp matters only to an older frame that reads it. */
-		if (f->rbp_slot && k > 0 && u->prev[k - 1].needs_rbp &&
+		if (f->rbp_slot && k + 1 < nprev && prev[k + 1].needs_rbp &&
 		    *(const uint64_t *)f->rbp_slot != f->rbp_val)
 			return 0;
 	}
 	return 1;
-}
-
-/* The index in prev (outermost first, CFAs decreasing) of the frame with this CFA, or -1. */
-static int find_prev(const struct mp_unwinder *u, uint64_t cfa)
-{
-	int lo = 0, hi = u->nprev;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (u->prev[mid].cfa == cfa)
-			return mid;
-		if (u->prev[mid].cfa > cfa)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
 }
 
 void mp_unwind_forget(struct mp_unwinder *u)
@@ -533,7 +536,8 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 					int *stable, int *truncated)
 {
 	uint64_t rip, rsp, rbp, cfa, ra, prev_cfa;
-	int n = 0, tries = 0, reuse = -1, first = 1;
+	int n = 0, tries = 0, reuse = -1, first = 1, cursor = 0, nprev, total;
+	struct frame *prev, *walk;
 
 	if (__builtin_expect(u->code_gen != code_gen, 0)) {
 		memset(u->cache, 0, sizeof(u->cache));
@@ -544,6 +548,9 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 			 : "=r"(rip), "=r"(rsp), "=r"(rbp));
 	u->stats.walks++;
 	*truncated = 0;
+	prev = u->buf[u->cur];
+	walk = u->buf[!u->cur];
+	nprev = u->nprev;
 	prev_cfa = rsp;
 	for (;;) {
 		const struct desc *d = lookup(u, first ? rip : rip - 1);
@@ -559,7 +566,9 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		if (cfa <= prev_cfa || cfa < u->stack_lo || cfa + 16 > u->stack_hi ||
 		    (uint64_t)((int64_t)cfa + d->ra_off) < u->stack_lo)
 			goto fallback;
-		ra = *(const uint64_t *)((int64_t)cfa + d->ra_off);
+		if (d->ra_off != -8)
+			goto fallback; /* still_valid() assumes the x86_64 return-address slot */
+		ra = *(const uint64_t *)(cfa - 8);
 		if (d->flags & D_RBP_SAVED) {
 			slot = (uint64_t)((int64_t)cfa + d->rbp_off);
 			if (slot < u->stack_lo || slot + 8 > u->stack_hi)
@@ -572,28 +581,25 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 			*truncated = 1; /* deeper than anything kept: the innermost frames */
 			break;
 		}
-		f = &u->walk[n++];
+		f = &walk[n++];
 		f->cfa = cfa;
 		f->ra = ra;
 		f->rbp_in = rbp;
 		f->rbp_slot = slot;
 		f->rbp_val = nrbp;
 		f->flags = d->flags & (D_CFA_RBP | D_RBP_SAVED);
-		if (d->ra_off != -8)
-			goto fallback; /* still_valid() assumes the x86_64 return-address slot */
 		/* Is this frame where the previous walk was, with the same older frames? */
-		if (u->nprev && tries < MAX_VALIDATIONS) {
-			int i = find_prev(u, cfa);
-			if (i >= 0) {
-				const struct frame *p = &u->prev[i];
-				tries++;
-				if (p->ra == ra && (!p->needs_rbp || p->rbp_in == rbp) &&
-				    p->rbp_slot == slot &&
-				    (!slot || i == 0 || !u->prev[i - 1].needs_rbp || p->rbp_val == nrbp) &&
-				    still_valid(u, i)) {
-					reuse = i;
-					break;
-				}
+		while (cursor < nprev && prev[cursor].cfa < cfa)
+			cursor++; /* both walks rise through the stack: a merge, not a search */
+		if (cursor < nprev && prev[cursor].cfa == cfa && tries < MAX_VALIDATIONS) {
+			const struct frame *p = &prev[cursor];
+			tries++;
+			if (p->ra == ra && (!p->needs_rbp || p->rbp_in == rbp) && p->rbp_slot == slot &&
+			    (!slot || cursor + 1 == nprev || !prev[cursor + 1].needs_rbp ||
+			     p->rbp_val == nrbp) &&
+			    still_valid(prev, cursor, nprev)) {
+				reuse = cursor;
+				break;
 			}
 		}
 		prev_cfa = cfa;
@@ -601,29 +607,35 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		rbp = nrbp;
 		rip = ra;
 	}
-	/* The new previous walk: the reused older frames, then this walk's newer ones. */
 	if (reuse >= 0) {
-		u->stats.frames_reused += (uint64_t)reuse;
-		n--; /* walk[n] is prev[reuse] */
+		/* walk[n - 1] is prev[reuse]: take it and the older frames, with their caller data. */
+		total = n - 1 + nprev - reuse;
+		if (total > MAXF)
+			goto fallback;
+		memcpy(&walk[n - 1], &prev[reuse], (size_t)(nprev - reuse) * sizeof(*walk));
 		*truncated = u->truncated; /* the older frames are those of the previous walk */
+		*stable = nprev - reuse;
+		u->stats.frames_reused += (uint64_t)(nprev - reuse);
+		n--;
 	} else {
-		reuse = -1;
+		total = n;
 		u->truncated = *truncated;
+		*stable = 0;
 	}
-	u->stats.frames_walked += (uint64_t)n + 1;
-	if (reuse + 1 + n > MAXF)
-		goto fallback;
-	for (int k = 0; k < n; k++) {
-		struct frame *f = &u->prev[reuse + 1 + k];
-		*f = u->walk[n - 1 - k];
-		/* Whether the walk from here outwards reads the incoming rbp. */
-		f->needs_rbp = (f->flags & D_CFA_RBP) ||
-			       (!(f->flags & D_RBP_SAVED) && reuse + k >= 0 && f[-1].needs_rbp);
+	u->stats.frames_walked += (uint64_t)n;
+	/* Whether the walk from each new frame outwards reads the incoming rbp. */
+	{
+		uint8_t older = n < total ? walk[n].needs_rbp : 0;
+		for (int k = n - 1; k >= 0; k--) {
+			struct frame *f = &walk[k];
+			older = (f->flags & D_CFA_RBP) || (!(f->flags & D_RBP_SAVED) && older);
+			f->needs_rbp = older;
+		}
 	}
-	u->nprev = reuse + 1 + n;
-	*stable = reuse + 1;
-	*frames = u->prev;
-	return u->nprev;
+	u->cur = !u->cur;
+	u->nprev = total;
+	*frames = walk;
+	return total;
 fallback:
 	u->stats.fallbacks++;
 	u->nprev = 0;

@@ -22,23 +22,25 @@ struct mp_unwinder;
  */
 struct mp_uframe {
 	uint64_t cfa, ra, rbp_in, rbp_slot, rbp_val;
+	uint64_t hash[2];      /* caller data: the stack's hash up to this frame */
 	uint8_t flags;
 	uint8_t needs_rbp;
-	uint32_t node, depth;
+	uint32_t node, depth;  /* caller data: node MP_UFRAME_NO_NODE when not computed */
 };
+#define MP_UFRAME_NO_NODE UINT32_MAX
 
 /* Per-thread state; NULL when it cannot be set up (the caller uses libunwind). */
 struct mp_unwinder *mp_unwinder_new(void) MP_HIDDEN;
 void mp_unwinder_free(struct mp_unwinder *u) MP_HIDDEN;
 
 /*
- * Walk the caller's stack. Returns the number of frames, outermost first in
+ * Walk the caller's stack. Returns the number of frames, innermost first in
  * *frames (their ra fields are the return addresses unw_backtrace would
- * give, in the opposite order), and in *stable how many of them, from the
- * outermost, are unchanged since the previous walk (their node and depth
- * fields are as the caller left them). A stack deeper than the walker keeps
- * returns its innermost frames with *truncated set. Returns -1 when the walk
- * needs libunwind instead (the next walk then starts afresh).
+ * give), and in *stable how many of them, counted from the outermost, are
+ * unchanged since the previous walk (their hash, node and depth fields are
+ * as the caller left them). A stack deeper than the walker keeps returns its
+ * innermost frames with *truncated set. Returns -1 when the walk needs
+ * libunwind instead (the next walk then starts afresh).
  */
 int mp_unwind(struct mp_unwinder *u, struct mp_uframe **frames, int *stable, int *truncated) MP_HIDDEN;
 /* Forget the previous walk (its caller data are no longer valid). */
