@@ -8,6 +8,7 @@
 #include "lib/hash.h"
 #include "lib/progress.h"
 #include "lib/rangemap.h"
+#include "lib/readahead.h"
 #include "lib/xalloc.h"
 
 /*
@@ -56,6 +57,8 @@ struct mp_analysis_private {
 	size_t norigins, origins_alloc;
 	uint32_t free_origin;           /* head of the free list, MP_NONE when empty */
 	struct mp_idxset slotset;       /* (stack, thread, kind) -> slot */
+	uint32_t *stack_slot;           /* by stack: the slot it used last, + 1 */
+	size_t stack_slot_alloc;
 	struct trace *traces;           /* by node; [0] is the root */
 	size_t traces_alloc;
 	struct ipinfo *ips;
@@ -475,7 +478,7 @@ static void set_thread_of(struct mp_analysis *a, uint32_t index, uint32_t thread
 }
 
 /* The analysis thread of a capture thread index, declaring it when events come first. */
-static uint32_t thread_of(struct mp_analysis *a, uint32_t index)
+static inline uint32_t thread_of(struct mp_analysis *a, uint32_t index)
 {
 	struct mp_analysis_private *p = a->p;
 	uint32_t t;
@@ -505,7 +508,7 @@ static void on_thread(struct mp_analysis *a, const struct mp_record *rec)
 					      rec->u.thread.name_len);
 }
 
-static struct mp_kind_totals *kind_totals(struct mp_analysis *a, uint32_t kind)
+static inline struct mp_kind_totals *kind_totals(struct mp_analysis *a, uint32_t kind)
 {
 	struct mp_analysis_private *p = a->p;
 	struct mp_kind_totals *k;
@@ -538,14 +541,39 @@ static bool slot_eq(const void *ctx, uint32_t idx)
 	return s->stack == p->stack && s->thread == p->thread && s->kind == p->kind;
 }
 
+static void remember_slot(struct mp_analysis_private *p, uint32_t stack, uint32_t idx)
+{
+	if (stack >= p->stack_slot_alloc) {
+		size_t old = p->stack_slot_alloc, n = old ? old : 1024;
+		while (n <= stack)
+			n *= 2;
+		p->stack_slot = xreallocarray(p->stack_slot, n, sizeof(*p->stack_slot));
+		memset(p->stack_slot + old, 0, (n - old) * sizeof(*p->stack_slot));
+		p->stack_slot_alloc = n;
+	}
+	p->stack_slot[stack] = idx + 1;
+}
+
 static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread, uint32_t kind)
 {
+	struct mp_analysis_private *p = a->p;
 	struct slot_probe probe = { a, stack, thread, kind };
-	uint64_t h = mp_hash_u64(((uint64_t)thread << 32 | stack) ^ ((uint64_t)kind << 56));
-	uint32_t idx = mp_idxset_find(&a->p->slotset, h, slot_eq, &probe);
+	uint64_t h;
+	uint32_t idx;
 	struct mp_slot *s;
-	if (idx != MP_NONE)
+	/* A stack mostly allocates with one function in one thread: try its last slot. */
+	if (stack < p->stack_slot_alloc && p->stack_slot[stack]) {
+		idx = p->stack_slot[stack] - 1;
+		s = &a->slots[idx];
+		if (s->thread == thread && s->kind == kind)
+			return idx;
+	}
+	h = mp_hash_u64(((uint64_t)thread << 32 | stack) ^ ((uint64_t)kind << 56));
+	idx = mp_idxset_find(&p->slotset, h, slot_eq, &probe);
+	if (idx != MP_NONE) {
+		remember_slot(p, stack, idx);
 		return idx;
+	}
 	ALLOC_GROW(a->slots, a->nslots + 1, a->slots_alloc);
 	idx = (uint32_t)a->nslots++;
 	s = &a->slots[idx];
@@ -556,7 +584,8 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 	s->site = MP_NONE;
 	/* It did not exist at the last peak: its value there was zero. */
 	s->epoch_ = a->p->epoch;
-	mp_idxset_add(&a->p->slotset, h, idx);
+	mp_idxset_add(&p->slotset, h, idx);
+	remember_slot(p, stack, idx);
 	return idx;
 }
 
@@ -770,13 +799,23 @@ static void on_tick(struct mp_analysis *a, const struct mp_record *rec)
 
 /* ---- allocations and frees ---------------------------------------------- */
 
+/*
+ * Heap addresses are 16-byte aligned and spread over few bits: one
+ * multiplication's high bits index the table well, for a fraction of
+ * mp_hash_u64's cost (the table is probed twice per event).
+ */
+static inline size_t block_home(uint64_t addr, size_t mask)
+{
+	return (size_t)(((addr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
 static struct block *block_find(const struct mp_analysis_private *p, uint64_t addr)
 {
 	size_t mask, i;
 	if (!p->bcap)
 		return NULL;
 	mask = p->bcap - 1;
-	for (i = mp_hash_u64(addr) & mask; p->blocks[i].slot1; i = (i + 1) & mask)
+	for (i = block_home(addr, mask); p->blocks[i].slot1; i = (i + 1) & mask)
 		if (p->blocks[i].addr == addr)
 			return &p->blocks[i];
 	return NULL;
@@ -785,7 +824,7 @@ static struct block *block_find(const struct mp_analysis_private *p, uint64_t ad
 static struct block *block_slot_for(struct mp_analysis_private *p, uint64_t addr)
 {
 	size_t mask = p->bcap - 1, i;
-	for (i = mp_hash_u64(addr) & mask; p->blocks[i].slot1; i = (i + 1) & mask)
+	for (i = block_home(addr, mask); p->blocks[i].slot1; i = (i + 1) & mask)
 		;
 	return &p->blocks[i];
 }
@@ -793,7 +832,7 @@ static struct block *block_slot_for(struct mp_analysis_private *p, uint64_t addr
 static struct block *block_insert(struct mp_analysis_private *p, uint64_t addr)
 {
 	struct block *b;
-	if ((p->bn + 1) * 4 > p->bcap * 3) {
+	if ((p->bn + 1) * 2 > p->bcap) {
 		struct block *old = p->blocks;
 		size_t oldcap = p->bcap;
 		p->bcap = oldcap ? oldcap * 2 : 1024;
@@ -814,7 +853,7 @@ static void block_delete(struct mp_analysis_private *p, struct block *b)
 	size_t mask = p->bcap - 1, i = (size_t)(b - p->blocks), j;
 	/* Backward-shift deletion, as in lib/hash.c. */
 	for (j = (i + 1) & mask; p->blocks[j].slot1; j = (j + 1) & mask) {
-		size_t home = mp_hash_u64(p->blocks[j].addr) & mask;
+		size_t home = block_home(p->blocks[j].addr, mask);
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			p->blocks[i] = p->blocks[j];
 			i = j;
@@ -1103,6 +1142,9 @@ static void release_pass_state(struct mp_analysis_private *p)
 	p->origins = NULL;
 	p->norigins = p->origins_alloc = 0;
 	mp_idxset_release(&p->slotset);
+	free(p->stack_slot);
+	p->stack_slot = NULL;
+	p->stack_slot_alloc = 0;
 	mp_idxset_release(&p->ivset);
 	mp_intmap_release(&p->ipmap);
 	mp_intmap_release(&p->modmap);
@@ -1330,17 +1372,62 @@ void mp_analysis_finish(struct mp_analysis *a)
 	release_pass_state(p);
 }
 
+/*
+ * Records come in batches from a thread that reads ahead, so decoding and
+ * decompressing overlap the analysis; within a batch, the table entries an
+ * event will touch (its block, its stack's slot) are prefetched a few events
+ * ahead, because on large captures those lookups miss the cache.
+ */
+#define PREFETCH_AHEAD 8
+
+static inline void prefetch_event(const struct mp_analysis *a, const struct mp_record *rec)
+{
+	const struct mp_analysis_private *p = a->p;
+	if (rec->type != MP_REC_ALLOC && rec->type != MP_REC_FREE)
+		return;
+	if (p->bcap)
+		__builtin_prefetch(&p->blocks[block_home(rec->u.ev.addr, p->bcap - 1)]);
+	if (rec->type == MP_REC_ALLOC && rec->u.ev.stack < p->stack_slot_alloc) {
+		uint32_t s = p->stack_slot[rec->u.ev.stack];
+		if (s)
+			__builtin_prefetch(&a->slots[s - 1]);
+	}
+}
+
+static void run_batch(struct mp_analysis *a, const struct mp_record *recs, size_t n)
+{
+	for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		prefetch_event(a, &recs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n)
+			prefetch_event(a, &recs[i + PREFETCH_AHEAD]);
+		mp_analysis_record(a, &recs[i]);
+	}
+}
+
 int mp_analysis_read(struct mp_analysis *a, struct mp_reader *r, struct strbuf *warn)
 {
-	struct mp_record rec;
 	struct mp_progress *prog = a->opts.progress;
+	struct mp_readahead *ra;
+	struct mp_record rec;
 	int ret = 0;
 
 	mp_analysis_header(a, mp_reader_header(r));
-	while (mp_reader_next(r, &rec)) {
-		mp_analysis_record(a, &rec);
-		if (prog && !(a->n_records & 0xfff))
-			mp_progress_update(prog, mp_reader_offset(r), r->n_records);
+	ra = mp_readahead_start(r);
+	if (ra) {
+		struct mp_batch_view v;
+		while (mp_readahead_next(ra, &v)) {
+			run_batch(a, v.recs, v.n);
+			if (prog)
+				mp_progress_update(prog, v.offset, v.n_records);
+		}
+		mp_readahead_finish(ra);
+	} else {
+		while (mp_reader_next(r, &rec)) {
+			mp_analysis_record(a, &rec);
+			if (prog && !(a->n_records & 0xfff))
+				mp_progress_update(prog, mp_reader_offset(r), r->n_records);
+		}
 	}
 	if (prog)
 		mp_progress_done(prog);

@@ -62,12 +62,10 @@ struct cur {
 	int err;
 };
 
-static uint64_t get_u(struct cur *c)
+static uint64_t get_u_slow(struct cur *c)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
-	if (c->p < c->end && !(*c->p & 0x80))
-		return *c->p++;
 	while (c->p < c->end) {
 		uint8_t b = *c->p++;
 		if (shift == 63 && b > 1) {
@@ -82,6 +80,42 @@ static uint64_t get_u(struct cur *c)
 	if (!c->err)
 		c->err = CUR_SHORT;
 	return 0;
+}
+
+/*
+ * Most numbers take one to four bytes: those are decoded inline without a
+ * bounds check per byte when the record has room for the longest varint.
+ */
+static inline __attribute__((always_inline)) uint64_t get_u(struct cur *c)
+{
+	const uint8_t *p = c->p;
+	uint64_t v;
+	if (__builtin_expect(c->end - p >= MP_VARINT_MAX, 1)) {
+		v = p[0];
+		if (v < 0x80) {
+			c->p = p + 1;
+			return v;
+		}
+		v = (v & 0x7f) | (uint64_t)p[1] << 7;
+		if (p[1] < 0x80) {
+			c->p = p + 2;
+			return v;
+		}
+		v = (v & 0x3fff) | (uint64_t)p[2] << 14;
+		if (p[2] < 0x80) {
+			c->p = p + 3;
+			return v;
+		}
+		v = (v & 0x1fffff) | (uint64_t)p[3] << 21;
+		if (p[3] < 0x80) {
+			c->p = p + 4;
+			return v;
+		}
+	} else if (p < c->end && *p < 0x80) {
+		c->p = p + 1;
+		return *p;
+	}
+	return get_u_slow(c);
 }
 
 static int64_t get_s(struct cur *c)

@@ -1,0 +1,238 @@
+/*
+ * A ring of NBATCH batches between a reading thread and the caller. The
+ * reader fills a batch with decoded records and copies what they point to
+ * (the decoder reuses its buffers) into the batch's arena; the caller holds
+ * one batch at a time and gives it back when it asks for the next.
+ */
+#include <config.h>
+#include "lib/readahead.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/xalloc.h"
+
+#define NBATCH 4
+#define BATCH_RECS 4096
+#define ARENA_BYTES (64u * 1024)
+
+struct batch {
+	struct mp_record recs[BATCH_RECS];
+	size_t n;
+	uint8_t *arena;
+	size_t used, cap;
+	uint64_t offset, n_records;
+};
+
+struct mp_readahead {
+	struct mp_reader *r;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct batch batches[NBATCH];
+	size_t head, filled;      /* the oldest filled batch; how many are filled */
+	bool held;                /* the caller holds batches[head] */
+	bool done, stop;
+};
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Bytes a record's copied data takes in an arena. */
+static size_t extra_size(const struct mp_record *rec)
+{
+	switch (rec->type) {
+	case MP_REC_THREAD: return align8(rec->u.thread.name_len + 1);
+	case MP_REC_MODULE:
+		return align8(rec->u.module.path_len + 1) + align8(rec->u.module.build_id_len) +
+		       rec->u.module.nseg * sizeof(struct mp_segment);
+	case MP_REC_STRING: return align8(rec->u.string.len + 1);
+	case MP_REC_SYMBOL: return rec->u.symbol.nframes * sizeof(struct mp_frame);
+	case MP_REC_ATTACH: case MP_REC_DETACH: case MP_REC_FORK:
+	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE:
+		return rec->u.marker.text ? align8(rec->u.marker.text_len + 1) : 0;
+	case MP_REC_UNKNOWN: return align8(rec->u.unknown.len);
+	case MP_REC_TRAILER: return align8(sizeof(struct mp_trailer));
+	default: return 0;
+	}
+}
+
+static void *copy_in(struct batch *b, const void *src, size_t len, bool terminate)
+{
+	uint8_t *dst = b->arena + b->used;
+	if (len)
+		memcpy(dst, src, len);
+	if (terminate)
+		dst[len++] = 0;
+	b->used += align8(len);
+	return dst;
+}
+
+/* Make rec's pointers point into the batch's arena (room checked by the caller). */
+static void copy_data(struct batch *b, struct mp_record *rec)
+{
+	switch (rec->type) {
+	case MP_REC_THREAD:
+		rec->u.thread.name = copy_in(b, rec->u.thread.name, rec->u.thread.name_len, true);
+		break;
+	case MP_REC_MODULE:
+		rec->u.module.path = copy_in(b, rec->u.module.path, rec->u.module.path_len, true);
+		rec->u.module.build_id = copy_in(b, rec->u.module.build_id,
+						 rec->u.module.build_id_len, false);
+		rec->u.module.seg = copy_in(b, rec->u.module.seg,
+					    rec->u.module.nseg * sizeof(struct mp_segment), false);
+		break;
+	case MP_REC_STRING:
+		rec->u.string.text = copy_in(b, rec->u.string.text, rec->u.string.len, true);
+		break;
+	case MP_REC_SYMBOL:
+		rec->u.symbol.frames = copy_in(b, rec->u.symbol.frames,
+					       rec->u.symbol.nframes * sizeof(struct mp_frame), false);
+		break;
+	case MP_REC_ATTACH: case MP_REC_DETACH: case MP_REC_FORK:
+	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE:
+		if (rec->u.marker.text)
+			rec->u.marker.text = copy_in(b, rec->u.marker.text, rec->u.marker.text_len,
+						     true);
+		break;
+	case MP_REC_UNKNOWN:
+		rec->u.unknown.data = copy_in(b, rec->u.unknown.data, rec->u.unknown.len, false);
+		break;
+	case MP_REC_TRAILER:
+		/* The decoder's trailer would change under the caller if another came. */
+		rec->u.trailer = copy_in(b, rec->u.trailer, sizeof(struct mp_trailer), false);
+		break;
+	default:
+		break; /* events, traces, ticks: no pointers; HEADER: the decoder's, set once */
+	}
+}
+
+/* Wait for an empty batch; NULL when told to stop. */
+static struct batch *take_empty(struct mp_readahead *ra)
+{
+	struct batch *b = NULL;
+	pthread_mutex_lock(&ra->lock);
+	while (ra->filled == NBATCH && !ra->stop)
+		pthread_cond_wait(&ra->cond, &ra->lock);
+	if (!ra->stop)
+		b = &ra->batches[(ra->head + ra->filled) % NBATCH];
+	pthread_mutex_unlock(&ra->lock);
+	if (b) {
+		b->n = 0;
+		b->used = 0;
+	}
+	return b;
+}
+
+static void publish(struct mp_readahead *ra, struct batch *b)
+{
+	pthread_mutex_lock(&ra->lock);
+	ra->filled++;
+	pthread_cond_broadcast(&ra->cond);
+	pthread_mutex_unlock(&ra->lock);
+}
+
+static void *reading(void *arg)
+{
+	struct mp_readahead *ra = arg;
+	struct batch *b = take_empty(ra);
+	struct mp_record rec;
+
+	while (b && mp_reader_next(ra->r, &rec)) {
+		size_t need = extra_size(&rec);
+		if (b->n == BATCH_RECS || (need && b->used + need > b->cap && b->n)) {
+			publish(ra, b);
+			b = take_empty(ra);
+			if (!b)
+				break;
+		}
+		if (need > b->cap - b->used) {
+			/* Only in an empty batch: nothing points into the arena yet. */
+			free(b->arena);
+			b->cap = need > ARENA_BYTES ? need : ARENA_BYTES;
+			b->arena = xmalloc(b->cap);
+		}
+		if (need)
+			copy_data(b, &rec);
+		b->recs[b->n++] = rec;
+		b->offset = mp_reader_offset(ra->r);
+		b->n_records = ra->r->n_records;
+	}
+	if (b && b->n)
+		publish(ra, b);
+	pthread_mutex_lock(&ra->lock);
+	ra->done = true;
+	pthread_cond_broadcast(&ra->cond);
+	pthread_mutex_unlock(&ra->lock);
+	return NULL;
+}
+
+struct mp_readahead *mp_readahead_start(struct mp_reader *r)
+{
+	struct mp_readahead *ra = xcalloc(1, sizeof(*ra));
+	int err;
+	ra->r = r;
+	pthread_mutex_init(&ra->lock, NULL);
+	pthread_cond_init(&ra->cond, NULL);
+	for (size_t i = 0; i < NBATCH; i++) {
+		ra->batches[i].cap = ARENA_BYTES;
+		ra->batches[i].arena = xmalloc(ARENA_BYTES);
+	}
+	err = pthread_create(&ra->thread, NULL, reading, ra);
+	if (err) {
+		for (size_t i = 0; i < NBATCH; i++)
+			free(ra->batches[i].arena);
+		pthread_mutex_destroy(&ra->lock);
+		pthread_cond_destroy(&ra->cond);
+		free(ra);
+		errno = err;
+		return NULL;
+	}
+	return ra;
+}
+
+int mp_readahead_next(struct mp_readahead *ra, struct mp_batch_view *v)
+{
+	struct batch *b;
+	pthread_mutex_lock(&ra->lock);
+	if (ra->held) {
+		/* The caller is done with the batch it held. */
+		ra->held = false;
+		ra->head = (ra->head + 1) % NBATCH;
+		ra->filled--;
+		pthread_cond_broadcast(&ra->cond);
+	}
+	while (!ra->filled && !ra->done)
+		pthread_cond_wait(&ra->cond, &ra->lock);
+	if (!ra->filled) {
+		pthread_mutex_unlock(&ra->lock);
+		return 0;
+	}
+	ra->held = true;
+	b = &ra->batches[ra->head];
+	pthread_mutex_unlock(&ra->lock);
+	v->recs = b->recs;
+	v->n = b->n;
+	v->offset = b->offset;
+	v->n_records = b->n_records;
+	return 1;
+}
+
+void mp_readahead_finish(struct mp_readahead *ra)
+{
+	pthread_mutex_lock(&ra->lock);
+	ra->stop = true;
+	pthread_cond_broadcast(&ra->cond);
+	pthread_mutex_unlock(&ra->lock);
+	pthread_join(ra->thread, NULL);
+	for (size_t i = 0; i < NBATCH; i++)
+		free(ra->batches[i].arena);
+	pthread_mutex_destroy(&ra->lock);
+	pthread_cond_destroy(&ra->cond);
+	free(ra);
+}
