@@ -38,7 +38,7 @@ volatile int mp_state;
 
 #define MAX_DEPTH_LIMIT 1024
 #define OWN_FRAMES 16          /* room for the tracker's own frames at the top of a stack */
-#define OUT_CAP (1u << 20)     /* stream buffer */
+#define OUT_CAP (256u << 10)   /* stream buffer */
 #define HEADER_CAP (160u << 10)
 
 static struct {
