@@ -25,17 +25,14 @@
 #include "lib/usage.h"
 #include "lib/xalloc.h"
 
-enum { OPT_FOLLOW_FORK = 256, OPT_INTERVAL, OPT_MAX_DEPTH, OPT_NO_SYMBOLS, OPT_DURATION, OPT_METHOD };
+enum { OPT_DURATION = MP_OPT_TRACK_END, OPT_METHOD };
 
 static const struct mp_opt opts[] = {
 	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<exe>.<pid>.bin)" },
 	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
 	{ 'q', 'q', "quiet", NULL, "print nothing but errors and warnings" },
 	{ OPT_DURATION, 0, "duration", "SECONDS", "detach by itself after SECONDS" },
-	{ OPT_FOLLOW_FORK, 0, "follow-fork", NULL, "also track children the process forks, into FILE.<pid>" },
-	{ OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" },
-	{ OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" },
-	{ OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" },
+	MP_TRACK_OPT_ENTRIES("also track children the process forks, into FILE.<pid>"),
 	{ OPT_METHOD, 0, "method", "ptrace|gdb", "how to get into the process (default ptrace)" },
 	{ 0 },
 };
@@ -51,9 +48,7 @@ static const struct mp_cmd_spec spec = {
 };
 
 struct attach_opts {
-	const char *output;
-	bool force, quiet, follow_fork, symbols;
-	unsigned interval_ms, max_depth;
+	struct mp_track_opts t;
 	double duration;
 	enum mp_inject_method method;
 };
@@ -115,7 +110,7 @@ static void report(const struct attach_opts *o, struct mp_collector *c, pid_t pi
 	size_t nu = mp_collector_undebugged(c, &undebugged);
 	for (size_t i = 0; i < nw; i++)
 		warning("%s", warns[i]);
-	if (o->quiet)
+	if (o->t.quiet)
 		return;
 	if (nu)
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
@@ -154,13 +149,13 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	ctl = mp_attachctl_listen(pid, &err);
 	if (ctl < 0)
 		die("%s", err.buf);
-	if (o->output) {
-		output = xstrdup(o->output);
+	if (o->t.output) {
+		output = xstrdup(o->t.output);
 	} else {
 		const char *base = strrchr(ti.exe, '/');
 		output = xasprintf("memprof-%s.%d.bin", base ? base + 1 : ti.exe, (int)pid);
 	}
-	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL), 0644);
+	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->t.force ? O_TRUNC : O_EXCL), 0644);
 	if (out_fd < 0) {
 		if (errno == EEXIST)
 			die("'%s' exists (use -f to overwrite it)", output);
@@ -182,8 +177,8 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	tracker = mp_tracker_path();
 	if (access(tracker, R_OK) < 0)
 		die("cannot find the tracker library '%s' (set MEMPROF_LIBDIR to its directory)", tracker);
-	strbuf_addf(&config, "socket=%s\ninterval=%u\ndepth=%u\nfollow=%d\n", sock, o->interval_ms,
-		    o->max_depth, o->follow_fork);
+	strbuf_addf(&config, "socket=%s\ninterval=%u\ndepth=%u\nfollow=%d\n", sock, o->t.interval_ms,
+		    o->t.max_depth, o->t.follow_fork);
 	if (getenv("MEMPROF_UNWIND"))
 		strbuf_addf(&config, "unwind=%s\n", getenv("MEMPROF_UNWIND"));
 	io.pid = pid;
@@ -203,12 +198,12 @@ static int attach(const struct attach_opts *o, pid_t pid)
 
 	co.output = output;
 	co.output_fd = out_fd;
-	co.force = o->force;
-	co.symbolize = o->symbols;
+	co.force = o->t.force;
+	co.symbolize = o->t.symbols;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
 	mp_collector_listen(c, lfd);
-	if (!o->quiet)
+	if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking process %d ('%s') into '%s' after %ld ms; stop with "
 				"Ctrl-C or 'memprof detach %d'\n", (int)pid, ti.exe, output,
 			now_ms() - started, (int)pid);
@@ -291,24 +286,14 @@ static int attach(const struct attach_opts *o, pid_t pid)
 int cmd_attach(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
-	struct attach_opts o = { .symbols = true, .interval_ms = 10, .max_depth = 128,
-				 .method = MP_INJECT_PTRACE };
+	struct attach_opts o = { .t = MP_TRACK_OPTS_INIT, .method = MP_INJECT_PTRACE };
 	int c;
 	char *end;
 	long pid;
 	while ((c = mp_getopt(&spec, &g)) != -1) {
+		if (mp_track_option(&spec, c, g.arg, &o.t))
+			continue;
 		switch (c) {
-		case 'o': o.output = g.arg; break;
-		case 'f': o.force = true; break;
-		case 'q': o.quiet = true; break;
-		case OPT_FOLLOW_FORK: o.follow_fork = true; break;
-		case OPT_INTERVAL:
-			o.interval_ms = (unsigned)mp_opt_uint(&spec, "--memory-interval-ms", g.arg, 1, 3600000);
-			break;
-		case OPT_MAX_DEPTH:
-			o.max_depth = (unsigned)mp_opt_uint(&spec, "--max-depth", g.arg, 1, 1024);
-			break;
-		case OPT_NO_SYMBOLS: o.symbols = false; break;
 		case OPT_DURATION:
 			errno = 0;
 			o.duration = strtod(g.arg, &end);

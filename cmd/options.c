@@ -225,3 +225,22 @@ uint64_t mp_opt_uint(const struct mp_cmd_spec *spec, const char *opt, const char
 	strbuf_release(&err);
 	return v;
 }
+
+bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
+		     struct mp_track_opts *t)
+{
+	switch (c) {
+	case 'o': t->output = arg; return true;
+	case 'f': t->force = true; return true;
+	case 'q': t->quiet = true; return true;
+	case MP_OPT_FOLLOW_FORK: t->follow_fork = true; return true;
+	case MP_OPT_INTERVAL:
+		t->interval_ms = (unsigned)mp_opt_uint(spec, "--memory-interval-ms", arg, 1, 3600000);
+		return true;
+	case MP_OPT_MAX_DEPTH:
+		t->max_depth = (unsigned)mp_opt_uint(spec, "--max-depth", arg, 1, 1024);
+		return true;
+	case MP_OPT_NO_SYMBOLS: t->symbols = false; return true;
+	default: return false;
+	}
+}

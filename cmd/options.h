@@ -5,7 +5,9 @@
 #ifndef MEMPROF_CMD_OPTIONS_H
 #define MEMPROF_CMD_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct strbuf;
 
@@ -66,6 +68,27 @@ uint64_t mp_opt_uint(const struct mp_cmd_spec *spec, const char *opt, const char
 /* The same without exiting: 0, or -1 with the usage error in *err. */
 int mp_opt_uint_check(const char *opt, const char *arg, uint64_t min, uint64_t max,
 		      uint64_t *v, struct strbuf *err);
+/*
+ * The options every tracking command (run, attach) shares: their table
+ * entries, their values and their parsing.
+ */
+struct mp_track_opts {
+	const char *output;
+	bool force, quiet, follow_fork, symbols;
+	unsigned interval_ms, max_depth;
+};
+#define MP_TRACK_OPTS_INIT { .symbols = true, .interval_ms = 10, .max_depth = 128 }
+enum { MP_OPT_FOLLOW_FORK = 256, MP_OPT_INTERVAL, MP_OPT_MAX_DEPTH, MP_OPT_NO_SYMBOLS,
+       MP_OPT_TRACK_END };
+#define MP_TRACK_OPT_ENTRIES(follow_fork_help) \
+	{ MP_OPT_FOLLOW_FORK, 0, "follow-fork", NULL, follow_fork_help }, \
+	{ MP_OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" }, \
+	{ MP_OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" }, \
+	{ MP_OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" }
+/* Apply option c (-o, -f, -q or one of the entries above); false when it is not one of them. */
+bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
+		     struct mp_track_opts *t);
+
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));
 

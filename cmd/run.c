@@ -25,18 +25,13 @@
 #include "lib/usage.h"
 #include "lib/xalloc.h"
 
-enum { OPT_FOLLOW_FORK = 256, OPT_INTERVAL, OPT_MAX_DEPTH, OPT_NO_SYMBOLS };
-enum { OPT_REPORTER = 300, OPT_REPORTER_ARG };
+enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG };
 
 static const struct mp_opt opts[] = {
 	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
 	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
 	{ 'q', 'q', "quiet", NULL, "print nothing but errors" },
-	{ OPT_FOLLOW_FORK, 0, "follow-fork", NULL,
-	  "track forked children and programs they run, each into FILE.<pid>" },
-	{ OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" },
-	{ OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" },
-	{ OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" },
+	MP_TRACK_OPT_ENTRIES("track forked children and programs they run, each into FILE.<pid>"),
 	{ OPT_REPORTER, 0, "reporter", "NAME",
 	  "then write the report NAME (flamegraph or table) of the capture" },
 	{ OPT_REPORTER_ARG, 0, "reporter-arg", "ARG",
@@ -55,9 +50,7 @@ static const struct mp_cmd_spec spec = {
 };
 
 struct run_opts {
-	const char *output;
-	bool force, quiet, follow_fork, symbols;
-	unsigned interval_ms, max_depth;
+	struct mp_track_opts t;
 	/* --reporter: its argv, the name first, the capture to be appended. */
 	const struct mp_reporter *reporter;
 	char **rargv;
@@ -155,11 +148,11 @@ static void set_env(const struct run_opts *o, const char *sock)
 	setenv("LD_PRELOAD", pre, 1);
 	setenv("MEMPROF_SOCKET", sock, 1);
 	unsetenv("MEMPROF_OUTPUT");
-	snprintf(num, sizeof(num), "%u", o->interval_ms);
+	snprintf(num, sizeof(num), "%u", o->t.interval_ms);
 	setenv("MEMPROF_INTERVAL_MS", num, 1);
-	snprintf(num, sizeof(num), "%u", o->max_depth);
+	snprintf(num, sizeof(num), "%u", o->t.max_depth);
 	setenv("MEMPROF_MAX_DEPTH", num, 1);
-	if (o->follow_fork)
+	if (o->t.follow_fork)
 		setenv("MEMPROF_FOLLOW_FORK", "1", 1);
 	else
 		unsetenv("MEMPROF_FOLLOW_FORK");
@@ -203,7 +196,7 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 		written |= infos[i].main && !infos[i].failed;
 	for (size_t i = 0; i < nw; i++)
 		warning("%s", warns[i]);
-	if (o->quiet)
+	if (o->t.quiet)
 		return written;
 	if (nu) {
 		/* One line however many modules: it is normal, and worth knowing. */
@@ -246,7 +239,7 @@ static int run_reporter(struct run_opts *o, bool written, const char *capture, i
 	} else {
 		o->rargv[o->rargc + 1] = (char *)capture;
 		o->rargv[o->rargc + 2] = NULL;
-		rs = o->reporter->run(o->rargc + 2, o->rargv, o->quiet ? NULL : stderr);
+		rs = o->reporter->run(o->rargc + 2, o->rargv, o->t.quiet ? NULL : stderr);
 	}
 	if (rs != MP_EXIT_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return W_EXITCODE(MP_EXIT_FAILURE, 0);
@@ -319,8 +312,8 @@ static int run(struct run_opts *o, int argc, char **argv)
 	close(errp[1]);
 
 	/* The capture must be creatable before the program runs. */
-	output = o->output ? xstrdup(o->output) : default_output(argv[0], pid);
-	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL), 0644);
+	output = o->t.output ? xstrdup(o->t.output) : default_output(argv[0], pid);
+	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->t.force ? O_TRUNC : O_EXCL), 0644);
 	if (out_fd < 0) {
 		int e = errno;
 		close(go[1]);
@@ -332,13 +325,13 @@ static int run(struct run_opts *o, int argc, char **argv)
 		errno = e;
 		die_errno("cannot create '%s'", output);
 	}
-	if (!o->quiet)
+	if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
 
 	co.output = output;
 	co.output_fd = out_fd;
-	co.force = o->force;
-	co.symbolize = o->symbols;
+	co.force = o->t.force;
+	co.symbolize = o->t.symbols;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
 	mp_collector_listen(c, listen_fd);
@@ -377,7 +370,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 			timeout = 5000; /* a descendant holding the main stream open */
 		if (poll(fds, n + ns, timeout) == 0 && exited) {
 			/* Nothing for 5 s after the program ended: only followed children remain. */
-			if (!o->follow_fork)
+			if (!o->t.follow_fork)
 				break;
 			continue;
 		}
@@ -439,7 +432,7 @@ static void check_reporter(struct run_opts *o, const char *name)
 	o->rargv[0] = (char *)o->reporter->name;
 	o->rargv[o->rargc + 1] = NULL;
 	/* The default capture's name has the pid: its report's cannot be checked yet. */
-	r = o->reporter->check(o->rargc + 1, o->rargv, o->output, &err);
+	r = o->reporter->check(o->rargc + 1, o->rargv, o->t.output, &err);
 	if (r < 0)
 		mp_usage_error(&spec, "invalid --reporter-arg for '%s': %s", name, err.buf);
 	if (r > 0)
@@ -451,22 +444,13 @@ static void check_reporter(struct run_opts *o, const char *name)
 int cmd_run(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
-	struct run_opts o = { .symbols = true, .interval_ms = 10, .max_depth = 128 };
+	struct run_opts o = { .t = MP_TRACK_OPTS_INIT };
 	const char *reporter_name = NULL;
 	int c;
 	while ((c = mp_getopt(&spec, &g)) != -1) {
+		if (mp_track_option(&spec, c, g.arg, &o.t))
+			continue;
 		switch (c) {
-		case 'o': o.output = g.arg; break;
-		case 'f': o.force = true; break;
-		case 'q': o.quiet = true; break;
-		case OPT_FOLLOW_FORK: o.follow_fork = true; break;
-		case OPT_INTERVAL:
-			o.interval_ms = (unsigned)mp_opt_uint(&spec, "--memory-interval-ms", g.arg, 1, 3600000);
-			break;
-		case OPT_MAX_DEPTH:
-			o.max_depth = (unsigned)mp_opt_uint(&spec, "--max-depth", g.arg, 1, 1024);
-			break;
-		case OPT_NO_SYMBOLS: o.symbols = false; break;
 		case OPT_REPORTER: reporter_name = g.arg; break;
 		case OPT_REPORTER_ARG:
 			o.rargv = xreallocarray(o.rargv, (size_t)o.rargc + 4, sizeof(*o.rargv));
