@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "lib/target.h"
 #include "lib/u64map.h"
 #include "lib/xalloc.h"
 
@@ -43,15 +44,9 @@ void mp_format_time(struct strbuf *out, uint64_t epoch_us)
 const char *mp_machine_name(uint64_t machine)
 {
 	static __thread char buf[32];
-	switch (machine) {
-	case EM_X86_64: return "x86_64";
-	case EM_386: return "i386";
-	case EM_AARCH64: return "aarch64";
-	case EM_ARM: return "arm";
-	case EM_RISCV: return "riscv";
-	case EM_PPC64: return "ppc64";
-	case EM_S390: return "s390";
-	}
+	const char *name = mp_elf_machine((unsigned long)machine);
+	if (name && machine == (unsigned long)machine)
+		return name;
 	snprintf(buf, sizeof(buf), "machine#%" PRIu64, machine);
 	return buf;
 }

@@ -22,6 +22,7 @@
 
 #include "lib/procmaps.h"
 #include "lib/remote.h"
+#include "lib/target.h"
 #include "lib/xalloc.h"
 
 #define MS_NS 1000000ull
@@ -120,20 +121,6 @@ static int is_descendant(pid_t pid)
 	return 0;
 }
 
-static const char *machine_name(unsigned machine)
-{
-	switch (machine) {
-	case EM_386: return "i386";
-	case EM_X86_64: return "x86_64";
-	case EM_AARCH64: return "aarch64";
-	case EM_ARM: return "arm";
-	case EM_RISCV: return "riscv";
-	case EM_PPC64: return "ppc64";
-	case EM_S390: return "s390";
-	default: return NULL;
-	}
-}
-
 /* The executable must be an ELF program for this machine. 1 ok, 0 wrong (err), -1 unreadable. */
 static int check_exe(pid_t pid, struct strbuf *err)
 {
@@ -154,7 +141,7 @@ static int check_exe(pid_t pid, struct strbuf *err)
 		return -1;
 	machine = h[EI_DATA] == ELFDATA2MSB ? (unsigned)h[EI_NIDENT + 2] << 8 | h[EI_NIDENT + 3]
 					     : (unsigned)h[EI_NIDENT + 3] << 8 | h[EI_NIDENT + 2];
-	name = machine_name(machine);
+	name = mp_elf_machine(machine);
 	if (h[EI_CLASS] == ELFCLASS32) {
 		strbuf_addf(err, "cannot attach to %d: it is a 32-bit program (%s); memprof attach supports "
 			    "x86_64 programs only", (int)pid, name ? name : "unknown machine");

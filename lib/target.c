@@ -65,18 +65,24 @@ static char *search_path(const char *name)
 	return found;
 }
 
-static const char *machine_name(unsigned m)
+const char *mp_elf_machine(unsigned long machine)
 {
-	switch (m) {
+	switch (machine) {
 	case EM_X86_64: return "x86_64";
 	case EM_386: return "i386";
 	case EM_AARCH64: return "aarch64";
 	case EM_ARM: return "arm";
 	case EM_RISCV: return "riscv";
 	case EM_PPC64: return "ppc64";
-	case EM_S390: return "s390x";
+	case EM_S390: return "s390";
+	default: return NULL;
 	}
-	return "another machine";
+}
+
+static const char *machine_name(unsigned m)
+{
+	const char *name = mp_elf_machine(m);
+	return name ? name : "another machine";
 }
 
 /* Check an ELF file the tracker would be preloaded into. */

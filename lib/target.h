@@ -24,4 +24,7 @@ struct mp_target {
 int mp_target_resolve(struct mp_target *t, int argc, char **argv, struct strbuf *err, int *status);
 void mp_target_release(struct mp_target *t);
 
+/* The name of an ELF e_machine ("x86_64", "aarch64"...), or NULL when not one we name. */
+const char *mp_elf_machine(unsigned long machine);
+
 #endif

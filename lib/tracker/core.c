@@ -1253,6 +1253,20 @@ static void start_timer(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The process is ending: a last sample, the trailer when we write the file
+ * ourselves, everything on its way, and from now on each event goes out at
+ * once (under main_lock).
+ */
+static void finish_locked(void)
+{
+	tick_locked();
+	if (cfg.direct)
+		trailer_locked();
+	flush_locked();
+	final_mode = 1;
+}
+
 /* ---- exit, exec, abort ---- */
 
 void mp_flush_now(void)
@@ -1282,14 +1296,8 @@ void mp_record_exit(int status, int final)
 		exit_status_known = 1;
 		exit_status_value = status;
 		marker_locked(MP_TAG_EXIT, MP_M_STATUS, (uint64_t)(int64_t)status, 1);
-		if (final) {
-			/* _exit: nothing else runs after us. */
-			tick_locked();
-			if (cfg.direct)
-				trailer_locked();
-			flush_locked();
-			final_mode = 1;
-		}
+		if (final)
+			finish_locked(); /* _exit: nothing else runs after us */
 	}
 	mp_unlock(&main_lock);
 	mp_in_hook--;
@@ -1316,12 +1324,7 @@ static void at_exit(void)
 			p = mp_enc_field_uint(p, MP_M_TIME, since_start_us());
 			commit(mp_enc_sized_end(rec, p));
 		}
-		tick_locked();
-		if (cfg.direct)
-			trailer_locked();
-		flush_locked();
-		/* Frees in later destructors are written one by one. */
-		final_mode = 1;
+		finish_locked(); /* frees in later destructors are written one by one */
 	}
 	mp_unlock(&main_lock);
 	mp_in_hook--;
