@@ -193,3 +193,12 @@ void mp_json_quote(struct strbuf *sb, const char *str, size_t len, unsigned flag
 	}
 	strbuf_addch(sb, '"');
 }
+
+void mp_json_field_strings(struct mp_json *j, const char *key, char *const *s, size_t n)
+{
+	mp_json_key(j, key);
+	mp_json_begin_array(j);
+	for (size_t i = 0; i < n; i++)
+		mp_json_string(j, s[i]);
+	mp_json_end_array(j);
+}

@@ -47,6 +47,8 @@ void mp_json_field_uint(struct mp_json *j, const char *key, uint64_t v);
 void mp_json_field_int(struct mp_json *j, const char *key, int64_t v);
 void mp_json_field_bool(struct mp_json *j, const char *key, bool v);
 void mp_json_field_string(struct mp_json *j, const char *key, const char *s);
+/* "key": an array of n strings. */
+void mp_json_field_strings(struct mp_json *j, const char *key, char *const *s, size_t n);
 /* Append s as a quoted JSON string to sb. */
 void mp_json_quote(struct strbuf *sb, const char *s, size_t len, unsigned flags);
 

@@ -511,11 +511,7 @@ static void write_meta(struct builder *b)
 
 	mp_json_key(j, "meta");
 	mp_json_begin_object(j);
-	mp_json_key(j, "argv");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < a->header.argc; i++)
-		mp_json_string(j, a->header.argv[i]);
-	mp_json_end_array(j);
+	mp_json_field_strings(j, "argv", a->header.argv, a->header.argc);
 	mp_json_field_uint(j, "pid", a->header.pid);
 	if (a->header.hostname)
 		mp_json_field_string(j, "hostname", a->header.hostname);

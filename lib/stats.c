@@ -358,11 +358,7 @@ static void json_metadata(struct mp_json *j, const struct mp_analysis *a)
 	mp_json_key(j, "command_line");
 	mp_report_command_line(a, false, &sb);
 	mp_json_string_len(j, sb.buf, sb.len);
-	mp_json_key(j, "argv");
-	mp_json_begin_array(j);
-	for (size_t i = 0; i < a->header.argc; i++)
-		mp_json_string(j, a->header.argv[i]);
-	mp_json_end_array(j);
+	mp_json_field_strings(j, "argv", a->header.argv, a->header.argc);
 	mp_json_field_uint(j, "pid", a->header.pid);
 	mp_json_field_uint(j, "main_thread_id", a->header.main_tid);
 	mp_json_field_bool(j, "has_native_traces", true);
