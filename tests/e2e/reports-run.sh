@@ -12,6 +12,9 @@
 command -v python3 > /dev/null || skip_ "python3 is not installed"
 src="$MEMPROF_SRCDIR/tests/workloads/allocs.c"
 [ "$(getconf PAGESIZE)" = 4096 ] || skip_ "the figures assume 4 KiB pages"
+# Source paths are as the compiler saw them (../../tests/... out of tree): shown as allocs.c.
+norm() { sed 's|[^ ]*tests/workloads/allocs\.c|allocs.c|g' out > out.norm && mv out.norm out; }
+row() { grep -F "│ $1 " out | tr -s ' ' | sed 's/ │ /|/g; s/^│ //; s/ │$//'; }
 
 mp run -q -o a.bin "$WORKLOADS/allocs"
 expect_rc 0 "run allocs"
@@ -39,30 +42,32 @@ grep -A1 '^Peak memory usage:' out | grep -q $'^\t22.786 KiB in 12 blocks, at ' 
 # summary --leaks: make_kept owns its 10 blocks, main the calloc, strdup its copy.
 mp summary --leaks a.bin
 expect_rc 0 "summary --leaks"
+norm
 expect_out "Leaked memory (still allocated at the end): 10.803 KiB in 12 allocations"
-row() { grep -F "│ $1 " out | tr -s ' ' | sed 's/ │ /|/g; s/^│ //; s/ │$//'; }
-[ "$(row "make_kept at tests/workloads/allocs.c")" = \
-  "make_kept at tests/workloads/allocs.c|9.810 KiB|90.81 %|9.810 KiB|90.81 %|10" ] ||
-	fail_ "summary: make_kept row is '$(row "make_kept at tests/workloads/allocs.c")'"
-[ "$(row "main at tests/workloads/allocs.c")" = \
-  "main at tests/workloads/allocs.c|10.803 KiB|100.00 %|1000 B|9.04 %|12" ] ||
-	fail_ "summary: main row is '$(row "main at tests/workloads/allocs.c")'"
-row "copy at tests/workloads/allocs.c" | grep -qx 'copy at tests/workloads/allocs.c|17 B|0.15 %|0 B|0.00 %|1' ||
-	fail_ "summary: copy row is '$(row "copy at tests/workloads/allocs.c")'"
+[ "$(row "make_kept at allocs.c")" = \
+  "make_kept at allocs.c|9.810 KiB|90.81 %|9.810 KiB|90.81 %|10" ] ||
+	fail_ "summary: make_kept row is '$(row "make_kept at allocs.c")'"
+[ "$(row "main at allocs.c")" = \
+  "main at allocs.c|10.803 KiB|100.00 %|1000 B|9.04 %|12" ] ||
+	fail_ "summary: main row is '$(row "main at allocs.c")'"
+row "copy at allocs.c" | grep -qx 'copy at allocs.c|17 B|0.15 %|0 B|0.00 %|1' ||
+	fail_ "summary: copy row is '$(row "copy at allocs.c")'"
 # The churn was freed: it is no leak.
 expect_not_out "churn"
 
 # tree --leaks: the three leaking paths under main, with their lines.
 mp tree --leaks a.bin
 expect_rc 0 "tree --leaks"
-expect_out "── 9.810 KiB (90.81 %) main → make_kept  tests/workloads/allocs.c:$(site make_kept "$src")"
-expect_out "── 1000 B (9.04 %) main  tests/workloads/allocs.c:$(site calloc "$src")"
+norm
+expect_out "── 9.810 KiB (90.81 %) main → make_kept  allocs.c:$(site make_kept "$src")"
+expect_out "── 1000 B (9.04 %) main  allocs.c:$(site calloc "$src")"
 expect_out "── 17 B (0.15 %) main → copy → "
 expect_not_out "churn"
 
 # tree at the peak: the mapping is the biggest branch.
 mp tree a.bin
 expect_rc 0 "tree"
+norm
 expect_out "Peak memory: 22.786 KiB in 12 allocations"
-expect_out "── 12.000 KiB (52.66 %) main → mapping  tests/workloads/allocs.c:$(site mmap "$src")"
+expect_out "── 12.000 KiB (52.66 %) main → mapping  allocs.c:$(site mmap "$src")"
 exit 0
