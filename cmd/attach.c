@@ -60,31 +60,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The socket the tracker connects to: in a private directory the target's user may use. */
-static int stream_socket(const struct mp_target_info *ti, char *dir, size_t dirlen, char *path,
-			 size_t pathlen)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-	snprintf(dir, dirlen, "/tmp/memprof-attach-XXXXXX");
-	if (!mkdtemp(dir))
-		die_errno("cannot create a private directory in '/tmp'");
-	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) || strlen(dir) + 8 > pathlen)
-		die("the socket path in '%s' is too long", dir);
-	strcpy(path, dir);
-	strcat(path, "/stream");
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die_errno("cannot create a socket");
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-		die_errno("cannot listen on '%s'", path);
-	/* A process of another user (memprof runs as root) must be able to connect. */
-	if (ti->uid != getuid() && (chown(dir, ti->uid, ti->gid) < 0 || chown(path, ti->uid, ti->gid) < 0))
-		die_errno("cannot give '%s' to the user of the process", dir);
-	return fd;
-}
-
 static const char *start_error(long r)
 {
 	switch (-r) {
@@ -161,7 +136,11 @@ static int attach(const struct attach_opts *o, pid_t pid)
 			die("'%s' exists (use -f to overwrite it)", output);
 		die_errno("cannot create '%s'", output);
 	}
-	lfd = stream_socket(&ti, dir, sizeof(dir), sock, sizeof(sock));
+	/* In /tmp, which the target sees too (TMPDIR is ours, not its). */
+	lfd = mp_collector_socket("/tmp", "memprof-attach", ti.uid, ti.gid, dir, sizeof(dir), sock,
+				  sizeof(sock), &err);
+	if (lfd < 0)
+		die("%s", err.buf);
 
 	/* Ctrl-C and the usual stop signals detach; they never reach the target. */
 	sigemptyset(&block);

@@ -163,24 +163,16 @@ static void set_env(const struct run_opts *o, const char *sock)
 /* A private directory with the socket the tracked processes connect to. */
 static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *tmp = getenv("TMPDIR");
+	struct strbuf err = STRBUF_INIT;
 	int fd;
 	if (!tmp || !*tmp || strlen(tmp) > 60)
 		tmp = "/tmp";
-	snprintf(dir, dirlen, "%s/memprof-XXXXXX", tmp);
-	if (!mkdtemp(dir))
-		die_errno("cannot create a private directory in '%s'", tmp);
-	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) || strlen(dir) + 8 > pathlen)
-		die("the socket path in '%s' is too long", dir);
-	strcpy(path, dir);
-	strcat(path, "/stream");
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = mp_collector_socket(tmp, "memprof", getuid(), getgid(), dir, dirlen, path, pathlen,
+				 &err);
 	if (fd < 0)
-		die_errno("cannot create a socket");
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-		die_errno("cannot listen on '%s'", path);
+		die("%s", err.buf);
+	strbuf_release(&err);
 	return fd;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -561,4 +562,41 @@ size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths)
 {
 	*paths = (const char **)c->undebugged;
 	return c->nundebugged;
+}
+
+int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
+			size_t dirlen, char *path, size_t pathlen, struct strbuf *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	snprintf(dir, dirlen, "%s/%s-XXXXXX", base, name);
+	if (!mkdtemp(dir)) {
+		strbuf_addf(err, "cannot create a private directory in '%s': %s", base,
+			    strerror(errno));
+		return -1;
+	}
+	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) ||
+	    strlen(dir) + sizeof("/stream") > pathlen) {
+		strbuf_addf(err, "the socket path in '%s' is too long", dir);
+		return -1;
+	}
+	snprintf(path, pathlen, "%s/stream", dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		strbuf_addf(err, "cannot create a socket: %s", strerror(errno));
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		strbuf_addf(err, "cannot listen on '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (uid != getuid() && (chown(dir, uid, gid) < 0 || chown(path, uid, gid) < 0)) {
+		strbuf_addf(err, "cannot give '%s' to the user of the process: %s", dir,
+			    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -41,6 +41,15 @@ void mp_collector_free(struct mp_collector *c);
 
 /* Take ownership of a connected stream. */
 void mp_collector_add(struct mp_collector *c, int fd);
+/*
+ * The socket tracked processes connect to: "stream" in a new private
+ * directory base/NAME-XXXXXX, written to dir and path. When uid is not
+ * ours (memprof as root attaching to another user's process), the
+ * directory and socket are given to uid:gid so that process may connect.
+ * Returns the listening socket, or -1 with a one-line message in err.
+ */
+int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
+			size_t dirlen, char *path, size_t pathlen, struct strbuf *err);
 /* Take ownership of the listening socket tracked processes connect to. */
 void mp_collector_listen(struct mp_collector *c, int fd);
 /* How many streams have connected so far. */
