@@ -43,72 +43,84 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* Bytes a record's copied data takes in an arena. */
-static size_t extra_size(const struct mp_record *rec)
+/* A pointer of a record to data the decoder may reuse: where the pointer is, what it covers. */
+struct span {
+	void *field;      /* the address of the record's pointer member */
+	size_t len;
+	bool terminate;   /* strings get a NUL after their bytes */
+};
+#define SPAN(member, n, nul) ((struct span){ &(member), (n), (nul) })
+
+/*
+ * The data a record points to, at most three spans. HEADER points to the
+ * decoder's header, set once and never changed: it needs no copy. Events,
+ * traces and ticks point to nothing.
+ */
+static int spans_of(struct mp_record *rec, struct span s[3])
 {
 	switch (rec->type) {
-	case MP_REC_THREAD: return align8(rec->u.thread.name_len + 1);
+	case MP_REC_THREAD:
+		s[0] = SPAN(rec->u.thread.name, rec->u.thread.name_len, true);
+		return 1;
 	case MP_REC_MODULE:
-		return align8(rec->u.module.path_len + 1) + align8(rec->u.module.build_id_len) +
-		       rec->u.module.nseg * sizeof(struct mp_segment);
-	case MP_REC_STRING: return align8(rec->u.string.len + 1);
-	case MP_REC_SYMBOL: return rec->u.symbol.nframes * sizeof(struct mp_frame);
+		s[0] = SPAN(rec->u.module.path, rec->u.module.path_len, true);
+		s[1] = SPAN(rec->u.module.build_id, rec->u.module.build_id_len, false);
+		s[2] = SPAN(rec->u.module.seg, rec->u.module.nseg * sizeof(struct mp_segment), false);
+		return 3;
+	case MP_REC_STRING:
+		s[0] = SPAN(rec->u.string.text, rec->u.string.len, true);
+		return 1;
+	case MP_REC_SYMBOL:
+		s[0] = SPAN(rec->u.symbol.frames, rec->u.symbol.nframes * sizeof(struct mp_frame), false);
+		return 1;
 	case MP_REC_ATTACH: case MP_REC_DETACH: case MP_REC_FORK:
 	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE:
-		return rec->u.marker.text ? align8(rec->u.marker.text_len + 1) : 0;
-	case MP_REC_UNKNOWN: return align8(rec->u.unknown.len);
-	case MP_REC_TRAILER: return align8(sizeof(struct mp_trailer));
-	default: return 0;
+		if (!rec->u.marker.text)
+			return 0;
+		s[0] = SPAN(rec->u.marker.text, rec->u.marker.text_len, true);
+		return 1;
+	case MP_REC_UNKNOWN:
+		s[0] = SPAN(rec->u.unknown.data, rec->u.unknown.len, false);
+		return 1;
+	case MP_REC_TRAILER:
+		/* The decoder's trailer would change under the caller if another came. */
+		s[0] = SPAN(rec->u.trailer, sizeof(struct mp_trailer), false);
+		return 1;
+	default:
+		return 0;
 	}
 }
 
-static void *copy_in(struct batch *b, const void *src, size_t len, bool terminate)
+static size_t span_bytes(const struct span *s)
 {
-	uint8_t *dst = b->arena + b->used;
-	if (len)
-		memcpy(dst, src, len);
-	if (terminate)
-		dst[len++] = 0;
-	b->used += align8(len);
-	return dst;
+	return align8(s->len + s->terminate);
+}
+
+/* Bytes a record's copied data takes in an arena. */
+static size_t extra_size(struct mp_record *rec)
+{
+	struct span s[3];
+	size_t n = 0;
+	for (int i = 0, k = spans_of(rec, s); i < k; i++)
+		n += span_bytes(&s[i]);
+	return n;
 }
 
 /* Make rec's pointers point into the batch's arena (room checked by the caller). */
 static void copy_data(struct batch *b, struct mp_record *rec)
 {
-	switch (rec->type) {
-	case MP_REC_THREAD:
-		rec->u.thread.name = copy_in(b, rec->u.thread.name, rec->u.thread.name_len, true);
-		break;
-	case MP_REC_MODULE:
-		rec->u.module.path = copy_in(b, rec->u.module.path, rec->u.module.path_len, true);
-		rec->u.module.build_id = copy_in(b, rec->u.module.build_id,
-						 rec->u.module.build_id_len, false);
-		rec->u.module.seg = copy_in(b, rec->u.module.seg,
-					    rec->u.module.nseg * sizeof(struct mp_segment), false);
-		break;
-	case MP_REC_STRING:
-		rec->u.string.text = copy_in(b, rec->u.string.text, rec->u.string.len, true);
-		break;
-	case MP_REC_SYMBOL:
-		rec->u.symbol.frames = copy_in(b, rec->u.symbol.frames,
-					       rec->u.symbol.nframes * sizeof(struct mp_frame), false);
-		break;
-	case MP_REC_ATTACH: case MP_REC_DETACH: case MP_REC_FORK:
-	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE:
-		if (rec->u.marker.text)
-			rec->u.marker.text = copy_in(b, rec->u.marker.text, rec->u.marker.text_len,
-						     true);
-		break;
-	case MP_REC_UNKNOWN:
-		rec->u.unknown.data = copy_in(b, rec->u.unknown.data, rec->u.unknown.len, false);
-		break;
-	case MP_REC_TRAILER:
-		/* The decoder's trailer would change under the caller if another came. */
-		rec->u.trailer = copy_in(b, rec->u.trailer, sizeof(struct mp_trailer), false);
-		break;
-	default:
-		break; /* events, traces, ticks: no pointers; HEADER: the decoder's, set once */
+	struct span s[3];
+	for (int i = 0, k = spans_of(rec, s); i < k; i++) {
+		uint8_t *dst = b->arena + b->used;
+		const void *src;
+		/* The members are pointers of several types: moved as bytes, not punned. */
+		memcpy(&src, s[i].field, sizeof(src));
+		if (s[i].len)
+			memcpy(dst, src, s[i].len);
+		if (s[i].terminate)
+			dst[s[i].len] = 0;
+		memcpy(s[i].field, &(const void *){ dst }, sizeof(dst));
+		b->used += span_bytes(&s[i]);
 	}
 }
 
