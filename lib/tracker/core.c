@@ -125,7 +125,7 @@ struct tstate {
 };
 
 /*
- * Whole stacks: a 128-bit hash of a stack's return addresses (outermost
+ * Whole stacks: a 96-bit hash of a stack's return addresses (outermost
  * first) -> its leaf trace node. Programs allocate from their stacks over and
  * over; a known one costs one probe here instead of one trace-tree probe per
  * frame. Read without a lock: entries are only ever added, under main_lock,
