@@ -261,6 +261,8 @@ class Page:
         self.requests = []
         self.contexts = {}
         self.sessions = {session}
+        self.media = {"features": []}
+        self.auto_attach = {}
         browser.listeners.append(self._event)
 
     def _event(self, msg):
@@ -270,12 +272,22 @@ class Page:
             return
         m, p = msg["method"], msg.get("params", {})
         if m == "Target.attachedToTarget":
-            # An out-of-process iframe (a sandboxed one, say): watch it like the page.
+            # An out-of-process iframe (a sandboxed one, say), paused before its first
+            # script: watch it like the page, give it the page's emulation, then let it run.
+            # Commands to one session are carried out in order, so it never runs unwatched.
             child = p["sessionId"]
             self.sessions.add(child)
-            for domain in ("Runtime", "Log", "Page", "Network", "Inspector"):
+            frame = p.get("targetInfo", {}).get("type") == "iframe"
+            for domain in ("Runtime", "Log", "Page", "Network", "Inspector") if frame else ("Runtime", "Log"):
                 self.b.post(domain + ".enable", None, child)
+            if frame:
+                self.b.post("Emulation.setEmulatedMedia", self.media, child)
+                self.b.post("Target.setAutoAttach", self.auto_attach, child)
             self.b.post("Runtime.runIfWaitingForDebugger", None, child)
+        elif m == "Runtime.executionContextDestroyed":
+            self._forget(lambda v: v == (sid, p.get("executionContextId")))
+        elif m == "Runtime.executionContextsCleared":
+            self._forget(lambda v: v[0] == sid)
         if m == "Runtime.exceptionThrown":
             d = p["exceptionDetails"]
             text = d.get("exception", {}).get("description") or d.get("text", "exception")
@@ -298,17 +310,23 @@ class Page:
             if aux.get("isDefault"):
                 self.contexts[aux.get("frameId")] = (sid, p["context"]["id"])
 
+    def _forget(self, gone):
+        """Drops the contexts of documents that are gone (the caller holds the lock)."""
+        for frame in [f for f, v in self.contexts.items() if gone(v)]:
+            del self.contexts[frame]
+
     def send(self, method, params=None, timeout=None):
         return self.b.send(method, params, self.session, timeout)
 
     def setup(self, dark):
         for domain in ("Runtime", "Log", "Page", "Network", "Inspector"):
             self.send(domain + ".enable")
-        self.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True})
+        self.media = {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]}
+        self.auto_attach = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
+        self.send("Target.setAutoAttach", self.auto_attach)
         self.send("Emulation.setDeviceMetricsOverride", {"width": self.b.width, "height": self.b.height,
                                                          "deviceScaleFactor": 1, "mobile": False})
-        self.send("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme",
-                                                                "value": "dark" if dark else "light"}]})
+        self.send("Emulation.setEmulatedMedia", self.media)
 
     def _loaded(self, start, timeout, what):
         self.b.wait_event(lambda e: e.get("sessionId") == self.session and e["method"] == "Page.loadEventFired",
@@ -337,30 +355,49 @@ class Page:
                 if found:
                     return found
             return None
-        found = walk(self.send("Page.getFrameTree")["frameTree"])
-        if not found:
-            for t in self.b.send("Target.getTargets")["targetInfos"]:
-                if t["type"] == "iframe" and t["url"] == url:
-                    found = t["targetId"]
-        if not found:
-            raise Failure("no frame shows %s" % url)
-        return found
+        # An out-of-process frame's target may name its document a moment after the load event.
+        deadline = time.monotonic() + self.b.timeout
+        while True:
+            found = walk(self.send("Page.getFrameTree")["frameTree"])
+            if not found:
+                for t in self.b.send("Target.getTargets")["targetInfos"]:
+                    if t["type"] == "iframe" and t["url"] == url:
+                        found = t["targetId"]
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise Failure("no frame shows %s" % url)
+            time.sleep(0.05)
 
     def evaluate(self, expr, timeout=None, frame=None):
         """The value of a JavaScript expression (promises are awaited) in the page or
         in a child frame (an id from frame()); page exceptions fail."""
         params = {"expression": expr, "returnByValue": True, "awaitPromise": True, "userGesture": True}
-        session = self.session
-        if frame is not None:
-            with self.b.lock:
-                if not self.b.lock.wait_for(lambda: frame in self.contexts, timeout or self.b.timeout):
-                    raise Failure("no script context for frame %s" % frame)
-                session, params["contextId"] = self.contexts[frame]
-        res = self.b.send("Runtime.evaluate", params, session, timeout)
+        if frame is None:
+            res = self.b.send("Runtime.evaluate", params, self.session, timeout)
+        else:
+            res = self._evaluate_in(frame, params, timeout)
         if "exceptionDetails" in res:
             d = res["exceptionDetails"]
             raise Failure("evaluate %r: %s" % (expr[:80], d.get("exception", {}).get("description", d.get("text"))))
         return res["result"].get("value")
+
+    def _evaluate_in(self, frame, params, timeout):
+        """Runtime.evaluate in the frame's current document; when that document goes away
+        between the lookup and the call, again in the one that replaces it."""
+        deadline = time.monotonic() + (timeout or self.b.timeout)
+        while True:
+            with self.b.lock:
+                if not self.b.lock.wait_for(lambda: frame in self.contexts, max(0.0, deadline - time.monotonic())):
+                    raise Failure("no script context for frame %s" % frame)
+                session, params["contextId"] = self.contexts[frame]
+            try:
+                return self.b.send("Runtime.evaluate", params, session, timeout)
+            except Failure as e:
+                if "context" not in str(e).lower() or time.monotonic() > deadline:
+                    raise
+                with self.b.lock:
+                    self._forget(lambda v: v == (session, params["contextId"]))
 
     def wait_for(self, expr, timeout=None, what=None, frame=None):
         """Polls until the expression is truthy; returns its value."""
