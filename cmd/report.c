@@ -133,7 +133,7 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 {
 	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_progress progress;
-	struct symbolizer z = { a, NULL, { NULL, 0, 0 } };
+	struct symbolizer z = { a, NULL, { NULL, 0, 0, 64 } };
 	struct strbuf msg = STRBUF_INIT;
 	int ret;
 

@@ -24,6 +24,17 @@ void mp_intmap_init(struct mp_intmap *m)
 	m->e = NULL;
 	m->cap = 0;
 	m->n = 0;
+	m->shift = 64;
+}
+
+/*
+ * Fibonacci hashing: one multiplication, and the top bits mix every bit of
+ * the key (addresses, instruction pointers, serial numbers alike). The
+ * collector does two lookups per allocation, so the hash must be cheap.
+ */
+static inline size_t home(const struct mp_intmap *m, uint64_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> m->shift);
 }
 
 void mp_intmap_release(struct mp_intmap *m)
@@ -37,6 +48,7 @@ static void intmap_grow(struct mp_intmap *m)
 	struct mp_intmap_entry *old = m->e;
 	size_t oldcap = m->cap;
 	m->cap = oldcap ? oldcap * 2 : 16;
+	m->shift = oldcap ? m->shift - 1 : 60;
 	m->e = xcalloc(m->cap, sizeof(*m->e));
 	m->n = 0;
 	for (size_t i = 0; i < oldcap; i++)
@@ -48,10 +60,11 @@ static void intmap_grow(struct mp_intmap *m)
 void mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val)
 {
 	size_t mask, i;
-	if ((m->n + 1) * 4 > m->cap * 3)
+	/* At most half full: short probe sequences, and short clusters to shift on delete. */
+	if ((m->n + 1) * 2 > m->cap)
 		intmap_grow(m);
 	mask = m->cap - 1;
-	for (i = mp_hash_u64(key) & mask;; i = (i + 1) & mask) {
+	for (i = home(m, key);; i = (i + 1) & mask) {
 		if (!m->e[i].val) {
 			m->e[i].key = key;
 			m->e[i].val = val + 1;
@@ -71,7 +84,7 @@ bool mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val)
 	if (!m->cap)
 		return false;
 	mask = m->cap - 1;
-	for (i = mp_hash_u64(key) & mask; m->e[i].val; i = (i + 1) & mask) {
+	for (i = home(m, key); m->e[i].val; i = (i + 1) & mask) {
 		if (m->e[i].key == key) {
 			*val = m->e[i].val - 1;
 			return true;
@@ -82,22 +95,29 @@ bool mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val)
 
 bool mp_intmap_del(struct mp_intmap *m, uint64_t key)
 {
+	uint64_t val;
+	return mp_intmap_take(m, key, &val);
+}
+
+bool mp_intmap_take(struct mp_intmap *m, uint64_t key, uint64_t *val)
+{
 	size_t mask, i, j;
 	if (!m->cap)
 		return false;
 	mask = m->cap - 1;
-	for (i = mp_hash_u64(key) & mask; m->e[i].val; i = (i + 1) & mask)
+	for (i = home(m, key); m->e[i].val; i = (i + 1) & mask)
 		if (m->e[i].key == key)
 			break;
 	if (!m->e[i].val)
 		return false;
+	*val = m->e[i].val - 1;
 	/*
 	 * Backward-shift deletion: move later entries of the cluster into the
 	 * hole when their home slot allows it, so lookups never need tombstones.
 	 */
 	for (j = (i + 1) & mask; m->e[j].val; j = (j + 1) & mask) {
-		size_t home = mp_hash_u64(m->e[j].key) & mask;
-		if (((j - home) & mask) >= ((j - i) & mask)) {
+		size_t h = home(m, m->e[j].key);
+		if (((j - h) & mask) >= ((j - i) & mask)) {
 			m->e[i] = m->e[j];
 			i = j;
 		}

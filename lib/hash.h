@@ -40,6 +40,7 @@ struct mp_intmap {
 	struct mp_intmap_entry *e;
 	size_t cap; /* a power of two, or 0 */
 	size_t n;
+	unsigned shift; /* 64 - log2(cap): a key's home is the top bits of key * golden ratio */
 };
 
 void mp_intmap_init(struct mp_intmap *m);
@@ -50,6 +51,8 @@ void mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val);
 bool mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val);
 /* Remove key; true when it was present. */
 bool mp_intmap_del(struct mp_intmap *m, uint64_t key);
+/* Remove key and set *val to its value; true when it was present. */
+bool mp_intmap_take(struct mp_intmap *m, uint64_t key, uint64_t *val);
 
 /*
  * A set of uint32_t indices, each standing for an element of the caller's

@@ -42,6 +42,43 @@ static void test_intmap(void **state)
 	mp_intmap_put(&m, 0, UINT64_MAX - 1);
 	assert_true(mp_intmap_get(&m, 0, &v));
 	assert_int_equal(v, UINT64_MAX - 1);
+	/* take: the value, and the key is gone. */
+	v = 0;
+	assert_true(mp_intmap_take(&m, 4 << 12, &v));
+	assert_int_equal(v, 12);
+	assert_false(mp_intmap_get(&m, 4 << 12, &v));
+	assert_false(mp_intmap_take(&m, 4 << 12, &v));
+	mp_intmap_release(&m);
+}
+
+/* A map used as the collector uses it: blocks come and go at random, a few stay. */
+static void test_intmap_churn(void **state)
+{
+	struct mp_intmap m;
+	uint64_t live[512] = { 0 }, rng = 1, v, stayed = 0;
+	(void)state;
+	mp_intmap_init(&m);
+	for (uint64_t i = 1; i <= 200000; i++) {
+		uint64_t s;
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		s = (rng >> 33) % 512;
+		if (live[s]) {
+			if ((rng >> 20) % 100 == 0) {
+				stayed++; /* leaked: stays in the map */
+			} else {
+				assert_true(mp_intmap_take(&m, live[s] * 16, &v));
+				assert_int_equal(v, live[s]);
+			}
+		}
+		live[s] = i;
+		mp_intmap_put(&m, i * 16, i);
+	}
+	for (int s = 0; s < 512; s++)
+		if (live[s])
+			stayed++;
+	assert_int_equal(m.n, stayed);
+	/* Never more than half full. */
+	assert_true(m.n * 2 <= m.cap);
 	mp_intmap_release(&m);
 }
 
@@ -101,6 +138,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_intmap),
+		cmocka_unit_test(test_intmap_churn),
 		cmocka_unit_test(test_idxset),
 		cmocka_unit_test(test_strtab),
 	};
