@@ -179,6 +179,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	co.output_fd = out_fd;
 	co.force = o->t.force;
 	co.symbolize = o->t.symbols;
+	co.keep_addresses = o->t.keep_addresses;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
 	mp_collector_listen(c, lfd);

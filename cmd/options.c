@@ -241,6 +241,7 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 		t->max_depth = (unsigned)mp_opt_uint(spec, "--max-depth", arg, 1, 1024);
 		return true;
 	case MP_OPT_NO_SYMBOLS: t->symbols = false; return true;
+	case MP_OPT_KEEP_ADDRESSES: t->keep_addresses = true; return true;
 	default: return false;
 	}
 }

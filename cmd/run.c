@@ -324,6 +324,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 	co.output_fd = out_fd;
 	co.force = o->t.force;
 	co.symbolize = o->t.symbols;
+	co.keep_addresses = o->t.keep_addresses;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
 	mp_collector_listen(c, listen_fd);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "lib/fields.h"
+#include "lib/hash.h"
 #include "lib/usage.h"
 #include "lib/xalloc.h"
 
@@ -203,9 +205,9 @@ ssize_t mp_decode_preamble(struct mp_decoder *d, const uint8_t *buf, size_t len)
 		return 0;
 	d->header.major = buf[MP_MAGIC_LEN];
 	d->header.minor = buf[MP_MAGIC_LEN + 1];
-	if (d->header.major != MP_FORMAT_MAJOR)
-		return fail(d, "capture format %u.%u is not readable by this memprof, which reads format %d.x%s",
-			    d->header.major, d->header.minor, MP_FORMAT_MAJOR,
+	if (d->header.major < MP_FORMAT_MAJOR_MIN || d->header.major > MP_FORMAT_MAJOR)
+		return fail(d, "capture format %u.%u is not readable by this memprof, which reads formats %d.x to %d.x%s",
+			    d->header.major, d->header.minor, MP_FORMAT_MAJOR_MIN, MP_FORMAT_MAJOR,
 			    d->header.major > MP_FORMAT_MAJOR ? "; upgrade memprof" : "");
 	return MP_MAGIC_LEN + 2;
 }
@@ -397,6 +399,7 @@ static void decode_event(struct mp_decoder *d, struct cur *c, int cls, struct mp
 	rec->u.ev.size = 0;
 	rec->u.ev.stack = 0;
 	rec->u.ev.ranged = false;
+	rec->u.ev.serial = false;
 	if (cls == 1) {
 		rec->type = MP_REC_ALLOC;
 		rec->u.ev.size = get_u(c);
@@ -416,6 +419,44 @@ static ssize_t check_stack(struct mp_decoder *d, const struct mp_record *rec)
 	if (rec->type == MP_REC_ALLOC && rec->u.ev.stack > d->n_traces)
 		return fail(d, "allocation refers to trace node %llu, but only %llu are defined",
 			    (unsigned long long)rec->u.ev.stack, (unsigned long long)d->n_traces);
+	return 0;
+}
+
+/*
+ * ALLOC_SEQ and FREE_SEQ: blocks named by serial number, shown as the
+ * addresses MP_SERIAL_ADDR(serial). The state changes only for a whole record.
+ */
+static ssize_t decode_seq(struct mp_decoder *d, struct cur *c, unsigned tag,
+			  struct mp_record *rec)
+{
+	struct mp_enc_thread *t = &d->threads[d->cur_thread];
+	rec->thread = d->cur_thread;
+	rec->u.ev.kind = tag & 15;
+	rec->u.ev.ranged = false;
+	rec->u.ev.serial = true;
+	if (tag < MP_TAG_FREE_SEQ) {
+		rec->type = MP_REC_ALLOC;
+		rec->u.ev.size = get_u(c);
+		rec->u.ev.stack = t->last_stack + (uint64_t)get_s(c);
+		if (c->err)
+			return 0;
+		if (check_stack(d, rec))
+			return -1;
+		rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq);
+		d->n_seq++;
+		t->last_stack = rec->u.ev.stack;
+	} else {
+		uint64_t age = get_u(c);
+		rec->type = MP_REC_FREE;
+		rec->u.ev.size = 0;
+		rec->u.ev.stack = 0;
+		if (c->err)
+			return 0;
+		if (age >= d->n_seq)
+			return fail(d, "a deallocation of block age %llu, but only %llu blocks were allocated by number",
+				    (unsigned long long)age, (unsigned long long)d->n_seq);
+		rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq - 1 - age);
+	}
 	return 0;
 }
 
@@ -573,6 +614,13 @@ ssize_t mp_decode(struct mp_decoder *d, const uint8_t *buf, size_t len, struct m
 				return -1;
 			d->threads[d->cur_thread].last_addr = na;
 			d->threads[d->cur_thread].last_stack = ns;
+			return c.p - buf;
+		}
+		if (tag >= MP_TAG_ALLOC_SEQ && tag < MP_TAG_FREE_SEQ + 16) {
+			if (decode_seq(d, &c, tag, rec) < 0)
+				return -1;
+			if (c.err)
+				goto bad;
 			return c.p - buf;
 		}
 		switch (tag) {
@@ -797,6 +845,7 @@ void mp_reader_release(struct mp_reader *r)
 	free(r->name);
 	free(r->buf);
 	free(r->block);
+	free(r->fields);
 	if (r->dctx)
 		ZSTD_freeDCtx(r->dctx);
 	for (size_t i = 0; i < r->nstrings; i++)
@@ -815,6 +864,59 @@ const char *mp_reader_string(const struct mp_reader *r, uint64_t id)
 	return r->strings[id - 1];
 }
 
+/* A block of field streams (codec 2): each stream stored or compressed, then joined. */
+static int reader_open_fields(struct mp_reader *r, struct cur *c, uint64_t raw, uint64_t at)
+{
+	uint64_t n[MP_FS_COUNT], st[MP_FS_COUNT], sum = 0, stored = 0;
+	const uint8_t *s[MP_FS_COUNT];
+	size_t len[MP_FS_COUNT], off = 0;
+	const uint8_t *data;
+	const char *why = NULL;
+
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		n[i] = get_u(c);
+		st[i] = get_u(c);
+		if (!c->err && (st[i] > n[i] || (n[i] && !st[i])))
+			c->err = CUR_BAD;
+		sum += n[i];
+		stored += st[i];
+	}
+	if (c->err || sum != raw || stored != (uint64_t)(c->end - c->p))
+		return reader_fail(r, MP_READ_CORRUPT,
+				   "'%s': corrupt field streams in the block at offset %llu", r->name,
+				   (unsigned long long)at);
+	if (raw > r->fields_alloc) {
+		free(r->fields);
+		r->fields = xmalloc(raw);
+		r->fields_alloc = raw;
+	}
+	data = c->p;
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		s[i] = r->fields + off;
+		len[i] = (size_t)n[i];
+		if (st[i] == n[i]) {
+			memcpy(r->fields + off, data, len[i]);
+		} else {
+			size_t got = ZSTD_decompressDCtx(r->dctx, r->fields + off, len[i], data,
+							 (size_t)st[i]);
+			if (ZSTD_isError(got) || got != len[i])
+				return reader_fail(r, MP_READ_CORRUPT,
+						   "'%s': field stream %d of the block at offset %llu does not decompress (%s)",
+						   r->name, i, (unsigned long long)at,
+						   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+		}
+		data += st[i];
+		off += len[i];
+	}
+	if (mp_fields_join(s, len, r->block, (size_t)raw, &why) < 0)
+		return reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt block at offset %llu: %s",
+				   r->name, (unsigned long long)at, why);
+	r->block_len = (size_t)raw;
+	r->block_pos = 0;
+	r->block_offset = at;
+	return 0;
+}
+
 static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, uint64_t at)
 {
 	struct cur c = { rec->u.unknown.data, rec->u.unknown.data + rec->u.unknown.len, CUR_OK };
@@ -823,7 +925,7 @@ static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, u
 	if (c.err)
 		return reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt block at offset %llu", r->name,
 				   (unsigned long long)at);
-	if (codec != MP_CODEC_ZSTD)
+	if (codec != MP_CODEC_ZSTD && codec != MP_CODEC_ZSTD_FIELDS)
 		return reader_fail(r, MP_READ_CORRUPT,
 				   "'%s': block at offset %llu uses unknown codec %llu", r->name,
 				   (unsigned long long)at, (unsigned long long)codec);
@@ -838,6 +940,8 @@ static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, u
 		r->block = xmalloc(raw);
 		r->block_alloc = raw;
 	}
+	if (codec == MP_CODEC_ZSTD_FIELDS)
+		return reader_open_fields(r, &c, raw, at);
 	got = ZSTD_decompressDCtx(r->dctx, r->block, raw, c.p, (size_t)(c.end - c.p));
 	if (ZSTD_isError(got) || got != raw)
 		return reader_fail(r, MP_READ_CORRUPT,
@@ -996,50 +1100,123 @@ int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags)
 	return 0;
 }
 
+/*
+ * The block being built is kept as field streams (lib/fields.h): events are
+ * encoded straight into them, other records are encoded in w->raw and split.
+ * A flush writes a BLOCK of field streams (codec 2), each compressed on its
+ * own or stored when that does not make it smaller; or, with
+ * MP_WRITER_ONE_FRAME or MP_WRITER_NO_COMPRESS, or when that is not smaller
+ * than the records, the records joined again, in one zstd frame (codec 1)
+ * or as they are.
+ */
+
+/* Writes the block as field streams; -1 when that would not be smaller. */
+static int flush_fields(struct mp_writer *w, size_t raw_len)
+{
+	struct mp_fields *f = &w->fields;
+	uint8_t head[1 + MP_VARINT_MAX];
+	uint8_t payload[(2 + 2 * MP_FS_COUNT) * MP_VARINT_MAX], *p = payload, *h = head, *q;
+	size_t bound = 0, stored[MP_FS_COUNT], total;
+
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		bound += ZSTD_compressBound(f->len[i]);
+	if (bound > w->out_alloc) {
+		free(w->out);
+		w->out = xmalloc(bound);
+		w->out_alloc = bound;
+	}
+	q = w->out;
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		size_t c = 0;
+		if (f->len[i]) {
+			c = ZSTD_compressCCtx(w->cctx, q, w->out_alloc - (size_t)(q - w->out), f->p[i],
+					      f->len[i], ZSTD_LEVEL);
+			if (ZSTD_isError(c) || c >= f->len[i]) {
+				memcpy(q, f->p[i], f->len[i]);
+				c = f->len[i];
+			}
+		}
+		stored[i] = c;
+		q += c;
+	}
+	total = (size_t)(q - w->out);
+	p = mp_put_uvarint(p, MP_CODEC_ZSTD_FIELDS);
+	p = mp_put_uvarint(p, raw_len);
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		p = mp_put_uvarint(p, f->len[i]);
+		p = mp_put_uvarint(p, stored[i]);
+	}
+	if ((size_t)(p - payload) + total >= raw_len)
+		return -1;
+	*h++ = MP_TAG_BLOCK;
+	h = mp_put_uvarint(h, (uint64_t)(p - payload) + total);
+	write_all(w, head, (size_t)(h - head));
+	write_all(w, payload, (size_t)(p - payload));
+	write_all(w, w->out, total);
+	return 0;
+}
+
+/* Room for len bytes of scratch in w->raw. */
+static void raw_room(struct mp_writer *w, size_t len)
+{
+	if (len > w->raw_alloc) {
+		size_t a = w->raw_alloc ? w->raw_alloc : 64 * 1024;
+		while (a < len)
+			a *= 2;
+		free(w->raw);
+		w->raw = xmalloc(a);
+		w->raw_alloc = a;
+	}
+}
+
+/* Writes the block as one zstd frame (codec 1); -1 when that would not be smaller. */
+static int flush_one_frame(struct mp_writer *w, size_t raw_len)
+{
+	/* BLOCK: tag, length, codec, raw length, zstd frame. */
+	uint8_t head[1 + 3 * MP_VARINT_MAX], *h = head, *p;
+	uint8_t inner[2 * MP_VARINT_MAX];
+	size_t bound = ZSTD_compressBound(raw_len), csize;
+	if (bound > w->out_alloc) {
+		free(w->out);
+		w->out = xmalloc(bound);
+		w->out_alloc = bound;
+	}
+	csize = ZSTD_compressCCtx(w->cctx, w->out, w->out_alloc, w->raw, raw_len, ZSTD_LEVEL);
+	if (ZSTD_isError(csize) || csize >= raw_len)
+		return -1;
+	p = mp_put_uvarint(inner, MP_CODEC_ZSTD);
+	p = mp_put_uvarint(p, raw_len);
+	*h++ = MP_TAG_BLOCK;
+	h = mp_put_uvarint(h, (uint64_t)(p - inner) + csize);
+	memcpy(h, inner, (size_t)(p - inner));
+	h += p - inner;
+	write_all(w, head, (size_t)(h - head));
+	write_all(w, w->out, csize);
+	return 0;
+}
+
 int mp_writer_flush(struct mp_writer *w)
 {
-	if (w->raw_len) {
-		size_t bound, csize;
-		if (w->flags & MP_WRITER_NO_COMPRESS)
-			goto raw;
-		if (!w->cctx)
+	size_t raw_len = mp_fields_total(&w->fields);
+	if (raw_len) {
+		const uint8_t *s[MP_FS_COUNT];
+		const char *why = NULL;
+		if (!(w->flags & MP_WRITER_NO_COMPRESS) && !w->cctx)
 			w->cctx = ZSTD_createCCtx();
-		bound = ZSTD_compressBound(w->raw_len) + 3 * MP_VARINT_MAX + 1;
-		if (bound > w->out_alloc) {
-			free(w->out);
-			w->out = xmalloc(bound);
-			w->out_alloc = bound;
+		if ((w->flags & (MP_WRITER_NO_COMPRESS | MP_WRITER_ONE_FRAME)) ||
+		    flush_fields(w, raw_len) < 0) {
+			/* The records themselves, joined again from their fields. */
+			raw_room(w, raw_len);
+			for (int i = 0; i < MP_FS_COUNT; i++)
+				s[i] = w->fields.p[i];
+			if (mp_fields_join(s, w->fields.len, w->raw, raw_len, &why) < 0)
+				BUG("the writer's field streams do not join: %s", why);
+			if ((w->flags & MP_WRITER_NO_COMPRESS) || flush_one_frame(w, raw_len) < 0)
+				write_all(w, w->raw, raw_len);
 		}
-		{
-			/* BLOCK: tag, length, codec, raw length, zstd frame. */
-			uint8_t head[1 + 3 * MP_VARINT_MAX], *h = head, *p;
-			uint8_t *frame = w->out + sizeof(head);
-			csize = ZSTD_compressCCtx(w->cctx, frame, w->out_alloc - sizeof(head), w->raw,
-						  w->raw_len, ZSTD_LEVEL);
-			if (ZSTD_isError(csize) || csize >= w->raw_len)
-				goto raw;
-			p = mp_put_uvarint(head + 1 + MP_VARINT_MAX, MP_CODEC_ZSTD);
-			p = mp_put_uvarint(p, w->raw_len);
-			{
-				size_t inner = (size_t)(p - (head + 1 + MP_VARINT_MAX));
-				uint8_t lenbuf[MP_VARINT_MAX];
-				size_t ll = (size_t)(mp_put_uvarint(lenbuf, inner + csize) - lenbuf);
-				*h++ = MP_TAG_BLOCK;
-				memcpy(h, lenbuf, ll);
-				h += ll;
-				memmove(h, head + 1 + MP_VARINT_MAX, inner);
-				h += inner;
-			}
-			write_all(w, head, (size_t)(h - head));
-			write_all(w, frame, csize);
-		}
-		w->raw_len = 0;
+		mp_fields_reset(&w->fields);
+		w->hot_check = 0;
 	}
-	goto out;
-raw:
-	write_all(w, w->raw, w->raw_len);
-	w->raw_len = 0;
-out:
 	if (w->errnum) {
 		errno = w->errnum;
 		return -1;
@@ -1047,37 +1224,47 @@ out:
 	return 0;
 }
 
-/* Room for len more bytes in the block being built. */
-static uint8_t *reserve(struct mp_writer *w, size_t len)
+/* Before adding len bytes of records: a block never grows past BLOCK_RAW but by one record. */
+static void block_room(struct mp_writer *w, size_t len)
 {
-	if (w->raw_len + len > BLOCK_RAW && w->raw_len)
+	size_t have = mp_fields_total(&w->fields);
+	if (have && have + len > BLOCK_RAW)
 		mp_writer_flush(w);
-	if (w->raw_len + len > w->raw_alloc) {
-		size_t a = w->raw_alloc ? w->raw_alloc : 64 * 1024;
-		while (a < w->raw_len + len)
-			a *= 2;
-		w->raw = xrealloc(w->raw, a);
-		w->raw_alloc = a;
-	}
-	return w->raw + w->raw_len;
 }
 
+/* Scratch room for encoding records of at most len bytes, to be committed. */
+static uint8_t *reserve(struct mp_writer *w, size_t len)
+{
+	block_room(w, len);
+	raw_room(w, len);
+	return w->raw;
+}
+
+static void add_records(struct mp_writer *w, const uint8_t *records, size_t len)
+{
+	w->hot_check = 0; /* the next hot event sums the streams again */
+	if (mp_fields_append(&w->fields, records, len) < 0) {
+		/* Not records this writer knows: they go out as they are, in order. */
+		mp_writer_flush(w);
+		write_all(w, records, len);
+		return;
+	}
+	/* An oversized record goes out at once rather than into a huge block. */
+	if (mp_fields_total(&w->fields) > BLOCK_RAW)
+		mp_writer_flush(w);
+}
+
+/* The record(s) encoded in w->raw up to end join the block. */
 static void commit(struct mp_writer *w, const uint8_t *end)
 {
-	w->raw_len = (size_t)(end - w->raw);
 	w->n_records++;
-	/* An oversized record goes out at once rather than into a huge block. */
-	if (w->raw_len > BLOCK_RAW)
-		mp_writer_flush(w);
+	add_records(w, w->raw, (size_t)(end - w->raw));
 }
 
 void mp_writer_raw(struct mp_writer *w, const void *records, size_t len)
 {
-	uint8_t *p = reserve(w, len);
-	memcpy(p, records, len);
-	w->raw_len += len;
-	if (w->raw_len > BLOCK_RAW)
-		mp_writer_flush(w);
+	block_room(w, len);
+	add_records(w, records, len);
 }
 
 int mp_writer_close(struct mp_writer *w)
@@ -1089,6 +1276,8 @@ int mp_writer_close(struct mp_writer *w)
 		err = errno;
 	if (w->cctx)
 		ZSTD_freeCCtx(w->cctx);
+	mp_fields_release(&w->fields);
+	mp_intmap_release(&w->serials);
 	free(w->raw);
 	free(w->out);
 	free(w->threads);
@@ -1198,14 +1387,16 @@ uint8_t *mp_encode_header(const struct mp_header *h, size_t *len)
 
 void mp_writer_header(struct mp_writer *w, const struct mp_header *h)
 {
+	unsigned flags = w->flags;
 	struct rbuf b = { 0 };
-	if (w->raw_len)
+	if (mp_fields_total(&w->fields) || w->n_records)
 		BUG("the header must be the first record");
 	header_payload(&b, h);
 	put_sized(w, MP_TAG_HEADER, &b);
 	/* Uncompressed, so a reader can validate a capture before decompressing anything. */
-	write_all(w, w->raw, w->raw_len);
-	w->raw_len = 0;
+	w->flags |= MP_WRITER_NO_COMPRESS;
+	mp_writer_flush(w);
+	w->flags = flags;
 }
 
 void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t)
@@ -1268,11 +1459,95 @@ void mp_writer_thread(struct mp_writer *w, uint32_t index, uint64_t tid, const c
 	put_sized(w, MP_TAG_THREAD, &b);
 }
 
+/* Heap blocks are named by serial number when the writer was asked to (not mappings). */
+static bool by_serial(const struct mp_writer *w, unsigned kind)
+{
+	return (w->flags & MP_WRITER_SERIALS) && kind < 16 && !mp_kind_is_mapping(kind);
+}
+
+/*
+ * The hot events (ALLOC_SEQ, FREE_SEQ and the switches before them) are
+ * encoded straight into the field streams, the layout lib/fields.c splits
+ * records into.
+ */
+static void put_tag(struct mp_fields *f, unsigned tag)
+{
+	*mp_fields_room(f, MP_FS_TAGS, 1) = (uint8_t)tag;
+	f->len[MP_FS_TAGS]++;
+}
+
+static void put_uvarint(struct mp_fields *f, int stream, uint64_t v)
+{
+	uint8_t *o = mp_fields_room(f, stream, MP_VARINT_MAX);
+	f->len[stream] += (size_t)(mp_put_uvarint(o, v) - o);
+}
+
+/* The most a hot event and the switch before it add to a block. */
+#define HOT_EVENT_MAX (MP_ENC_MAX_EVENT + 1 + MP_VARINT_MAX)
+
+static struct mp_enc_thread *stream_switch(struct mp_writer *w, uint32_t thread)
+{
+	/*
+	 * Summing the streams for every event costs more than the event: after
+	 * a sum, the block has room for at least (BLOCK_RAW - sum) / HOT_EVENT_MAX
+	 * more hot events, counted on the tag stream.
+	 */
+	if (w->fields.len[MP_FS_TAGS] >= w->hot_check) {
+		size_t have;
+		block_room(w, HOT_EVENT_MAX);
+		have = mp_fields_total(&w->fields);
+		w->hot_check = w->fields.len[MP_FS_TAGS] + (BLOCK_RAW - have) / HOT_EVENT_MAX / 2;
+	}
+	if (thread >= w->nthreads)
+		writer_grow_threads(w, thread);
+	if (thread != w->cur_thread) {
+		put_tag(&w->fields, MP_TAG_THREAD_SWITCH);
+		put_uvarint(&w->fields, MP_FS_OTHER, thread);
+		w->cur_thread = thread;
+		w->n_records++;
+	}
+	return &w->threads[thread];
+}
+
+static uint64_t put_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
+			      uint64_t stack)
+{
+	struct mp_enc_thread *t = stream_switch(w, thread);
+	put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
+	put_uvarint(&w->fields, MP_FS_SIZES, size);
+	put_uvarint(&w->fields, MP_FS_STACKS, mp_zigzag((int64_t)(stack - t->last_stack)));
+	t->last_stack = stack;
+	w->n_records++;
+	w->n_allocs++;
+	w->bytes_allocated += size;
+	return w->n_seq++;
+}
+
+static void put_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
+{
+	stream_switch(w, thread);
+	put_tag(&w->fields, MP_TAG_FREE_SEQ + kind);
+	put_uvarint(&w->fields, MP_FS_AGES, w->n_seq - 1 - serial);
+	w->n_records++;
+	w->n_frees++;
+}
+
 void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
 		     uint64_t size, uint64_t stack)
 {
-	uint8_t *p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	struct mp_enc_thread *t = writer_switch(w, thread, &p);
+	uint8_t *p;
+	struct mp_enc_thread *t;
+	if (by_serial(w, kind)) {
+		/*
+		 * A block at an address still live lost its free (events were lost):
+		 * it stays live in the capture, as in one that kept addresses and
+		 * saw no free, and the address now names the new block.
+		 */
+		mp_intmap_put(&w->serials, addr, put_alloc_seq(w, thread, kind, size, stack));
+		return;
+	}
+	p = reserve(w, 2 * MP_ENC_MAX_EVENT);
+	t = writer_switch(w, thread, &p);
 	commit(w, mp_enc_alloc(p, t, kind, addr, size, stack));
 	w->n_allocs++;
 	w->bytes_allocated += size;
@@ -1280,10 +1555,29 @@ void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64
 
 void mp_writer_free(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr)
 {
-	uint8_t *p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	struct mp_enc_thread *t = writer_switch(w, thread, &p);
+	uint8_t *p;
+	struct mp_enc_thread *t;
+	uint64_t serial;
+	/* A block this writer did not number (allocated before tracking began) keeps its address. */
+	if (by_serial(w, kind) && mp_intmap_take(&w->serials, addr, &serial)) {
+		put_free_seq(w, thread, kind, serial);
+		return;
+	}
+	p = reserve(w, 2 * MP_ENC_MAX_EVENT);
+	t = writer_switch(w, thread, &p);
 	commit(w, mp_enc_free(p, t, kind, addr, 0, 0));
 	w->n_frees++;
+}
+
+uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
+			     uint64_t stack)
+{
+	return put_alloc_seq(w, thread, kind, size, stack);
+}
+
+void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
+{
+	put_free_seq(w, thread, kind, serial);
 }
 
 void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,

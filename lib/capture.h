@@ -12,7 +12,9 @@
 #include <sys/types.h>
 
 #include "lib/encode.h"
+#include "lib/fields.h"
 #include "lib/format.h"
+#include "lib/hash.h"
 #include "lib/strbuf.h"
 
 /* Name of an allocator kind ("malloc", "munmap"...), or "kind#N" for unknown ones. */
@@ -81,6 +83,7 @@ struct mp_record {
 		struct {
 			uint32_t kind;
 			bool ranged;          /* FREE: size is the range length */
+			bool serial;          /* addr is MP_SERIAL_ADDR(serial number) */
 			uint64_t addr, size, stack;
 		} ev;                         /* ALLOC, FREE */
 		struct { uint64_t index, parent, ip; } trace;
@@ -118,6 +121,7 @@ struct mp_decoder {
 	size_t nthreads;
 	uint32_t cur_thread;
 	uint64_t n_traces, last_ip, time_us;
+	uint64_t n_seq;               /* ALLOC_SEQ records so far */
 	bool seen_header;
 	struct mp_header header;
 	struct mp_trailer trailer;
@@ -161,6 +165,8 @@ struct mp_reader {
 	bool eof;
 	uint64_t offset;       /* file offset of buf[buf_pos] */
 	uint64_t file_size;    /* 0 when unknown (a pipe) */
+	uint8_t *fields;       /* a codec 2 BLOCK's field streams, decompressed */
+	size_t fields_alloc;
 	uint8_t *block;        /* decompressed BLOCK being decoded */
 	size_t block_pos, block_len, block_alloc;
 	uint64_t block_offset; /* file offset of the BLOCK record */
@@ -207,16 +213,26 @@ static inline uint64_t mp_reader_offset(const struct mp_reader *r)
 enum mp_writer_flags {
 	MP_WRITER_FORCE = 1 << 0,     /* overwrite an existing file */
 	MP_WRITER_NO_COMPRESS = 1 << 1,
+	MP_WRITER_ONE_FRAME = 1 << 2, /* blocks of codec 1 (one zstd frame), not field streams */
+	/*
+	 * Heap blocks named by serial number (ALLOC_SEQ, FREE_SEQ), not by
+	 * address: smaller captures, and nothing in a report needs the address.
+	 */
+	MP_WRITER_SERIALS = 1 << 3,
 };
 
 struct mp_writer {
 	int fd;
 	char *path;
 	unsigned flags;
-	uint8_t *raw;          /* records of the block being built */
-	size_t raw_len, raw_alloc;
+	uint8_t *raw;          /* scratch: a record being encoded, or the block joined */
+	size_t raw_alloc;
 	uint8_t *out;          /* compressed block */
 	size_t out_alloc;
+	struct mp_fields fields;      /* the block being built, as field streams */
+	struct mp_intmap serials;     /* MP_WRITER_SERIALS: live heap address -> serial */
+	uint64_t n_seq;               /* serial numbers given */
+	size_t hot_check;             /* when the tag stream is this long, check the block's size */
 	void *cctx;
 	int errnum;            /* first write error, sticky */
 	/* Encoder state, for records written through the event functions. */
@@ -253,6 +269,14 @@ void mp_writer_thread(struct mp_writer *w, uint32_t index, uint64_t tid, const c
 void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
 		     uint64_t size, uint64_t stack);
 void mp_writer_free(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr);
+/*
+ * The same by serial number, whatever the flags: an allocation (kind < 16)
+ * that returns its serial, and the free of a block by serial (< the serials
+ * given so far).
+ */
+uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
+			     uint64_t stack);
+void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial);
 void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
 			  uint64_t size);
 /* Append a trace-tree node and return its index (1, 2, ...). */

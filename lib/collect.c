@@ -254,6 +254,9 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 {
 	struct mp_header h = s->dec.header;
 	struct mp_symbols_opts so = { .root = c->opts.root, .demangle = true };
+	/* Heap blocks by serial number: the capture needs no addresses but the mappings'. */
+	unsigned flags = (c->opts.force ? MP_WRITER_FORCE : 0) |
+			 (c->opts.keep_addresses ? 0 : MP_WRITER_SERIALS);
 	s->pid = (pid_t)h.pid;
 	if (!c->main_claimed && s->pid == c->opts.main_pid) {
 		s->main = true;
@@ -263,11 +266,10 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 	s->info.main = s->main;
 	s->info.path = stream_path(c, s);
 	if (s->main && c->opts.output_fd >= 0) {
-		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path,
-				     c->opts.force ? MP_WRITER_FORCE : 0) < 0)
+		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path, flags) < 0)
 			goto fail;
 		c->opts.output_fd = -1;
-	} else if (mp_writer_open(&s->w, s->info.path, c->opts.force ? MP_WRITER_FORCE : 0) < 0) {
+	} else if (mp_writer_open(&s->w, s->info.path, flags) < 0) {
 		goto fail;
 	}
 	s->w_open = true;
@@ -326,17 +328,39 @@ static void process(struct mp_collector *c, struct stream *s)
 			break;
 		if (n < 0)
 			goto corrupt;
+		/*
+		 * Events and what their delta state depends on (thread switches and
+		 * declarations) are written anew: the capture's encoding is not the
+		 * tracker's. Other records are copied as they came.
+		 */
+		if (rec.type == MP_REC_ALLOC || rec.type == MP_REC_FREE || rec.type == MP_REC_SWITCH ||
+		    rec.type == MP_REC_THREAD) {
+			if (pos > chunk)
+				mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+			chunk = pos + (size_t)n;
+		}
 		switch (rec.type) {
 		case MP_REC_ALLOC:
 			s->info.allocs++;
 			s->info.bytes += rec.u.ev.size;
+			mp_writer_alloc(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr, rec.u.ev.size,
+					rec.u.ev.stack);
 			break;
 		case MP_REC_FREE:
 			s->info.frees++;
+			if (rec.u.ev.ranged)
+				mp_writer_free_range(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr,
+						     rec.u.ev.size);
+			else
+				mp_writer_free(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr);
 			break;
-		case MP_REC_THREAD:
+		case MP_REC_THREAD: {
+			char *name = xstrndup(rec.u.thread.name, rec.u.thread.name_len);
 			s->info.threads++;
+			mp_writer_thread(&s->w, rec.u.thread.index, rec.u.thread.tid, name);
+			free(name);
 			break;
+		}
 		case MP_REC_EXIT:
 			s->exit_seen = true;
 			if (rec.u.marker.has & MP_HAS_STATUS) {
@@ -384,7 +408,8 @@ static void process(struct mp_collector *c, struct stream *s)
 		s->info.records++;
 		pos += (size_t)n;
 	}
-	mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+	if (pos > chunk)
+		mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 consume:
 	memmove(s->in, s->in + pos, s->in_len - pos);
 	s->in_len -= pos;

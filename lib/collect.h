@@ -23,6 +23,7 @@ struct mp_collect_opts {
 	bool symbolize;          /* write SYMBOL records */
 	pid_t main_pid;          /* the process whose stream is the main capture */
 	const char *root;        /* prefix for module paths (containers), or NULL */
+	bool keep_addresses;     /* heap blocks by address, not by serial number */
 };
 
 /* What happened to a stream, for the caller's messages. */

@@ -144,6 +144,15 @@ static void flags_string(struct strbuf *out, uint32_t flags)
 	strbuf_addch(out, flags & 1 ? 'x' : '-'); /* PF_X */
 }
 
+/* A block by address, or by serial number (block=N) in captures that number them. */
+static void dump_block(struct strbuf *out, const struct mp_record *rec)
+{
+	if (rec->u.ev.serial)
+		strbuf_addf(out, "block=%" PRIu64, (uint64_t)((rec->u.ev.addr & ~MP_SERIAL_ADDR_BASE) >> 4));
+	else
+		strbuf_addf(out, "addr=0x%" PRIx64, rec->u.ev.addr);
+}
+
 void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct mp_record *rec)
 {
 	switch (rec->type) {
@@ -154,13 +163,13 @@ void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct 
 		dump_trailer(out, rec->u.trailer);
 		break;
 	case MP_REC_ALLOC:
-		strbuf_addf(out, "ALLOC thread=%u kind=%s addr=0x%" PRIx64 " size=%" PRIu64
-			    " stack=%" PRIu64, rec->thread, mp_kind_name(rec->u.ev.kind),
-			    rec->u.ev.addr, rec->u.ev.size, rec->u.ev.stack);
+		strbuf_addf(out, "ALLOC thread=%u kind=%s ", rec->thread, mp_kind_name(rec->u.ev.kind));
+		dump_block(out, rec);
+		strbuf_addf(out, " size=%" PRIu64 " stack=%" PRIu64, rec->u.ev.size, rec->u.ev.stack);
 		break;
 	case MP_REC_FREE:
-		strbuf_addf(out, "FREE thread=%u kind=%s addr=0x%" PRIx64, rec->thread,
-			    mp_kind_name(rec->u.ev.kind), rec->u.ev.addr);
+		strbuf_addf(out, "FREE thread=%u kind=%s ", rec->thread, mp_kind_name(rec->u.ev.kind));
+		dump_block(out, rec);
 		if (rec->u.ev.ranged)
 			strbuf_addf(out, " size=%" PRIu64, rec->u.ev.size);
 		break;

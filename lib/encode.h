@@ -125,6 +125,27 @@ static inline uint8_t *mp_enc_alloc(uint8_t *p, struct mp_enc_thread *t, unsigne
 	return p;
 }
 
+/*
+ * A heap allocation named by its serial number, the count of ALLOC_SEQ records
+ * before it, instead of its address (kind < 16; format 2.0).
+ */
+static inline uint8_t *mp_enc_alloc_seq(uint8_t *p, struct mp_enc_thread *t, unsigned kind,
+					uint64_t size, uint64_t stack)
+{
+	*p++ = (uint8_t)(MP_TAG_ALLOC_SEQ + kind);
+	p = mp_put_uvarint(p, size);
+	p = mp_put_svarint(p, (int64_t)(stack - t->last_stack));
+	t->last_stack = stack;
+	return p;
+}
+
+/* The deallocation of the block with serial (n_seq - 1 - age), n_seq ALLOC_SEQ records on. */
+static inline uint8_t *mp_enc_free_seq(uint8_t *p, unsigned kind, uint64_t age)
+{
+	*p++ = (uint8_t)(MP_TAG_FREE_SEQ + kind);
+	return mp_put_uvarint(p, age);
+}
+
 /* A deallocation; size is the range length for range kinds (munmap), else unused. */
 static inline uint8_t *mp_enc_free(uint8_t *p, struct mp_enc_thread *t, unsigned kind,
 				   uint64_t addr, int ranged, uint64_t size)

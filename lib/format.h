@@ -14,8 +14,10 @@
  * minor. A minor bump may add length-prefixed record types, header/trailer
  * keys and trailing fields; anything else needs a major bump.
  */
-#define MP_FORMAT_MAJOR 1
+#define MP_FORMAT_MAJOR 2
 #define MP_FORMAT_MINOR 0
+/* The oldest major version readers still read (2.0 only added to 1.0). */
+#define MP_FORMAT_MAJOR_MIN 1
 
 /*
  * Record tags. Tags below 0x80 have a fixed grammar known to every reader of
@@ -29,6 +31,8 @@ enum mp_tag {
 	MP_TAG_ALLOC = 0x10,         /* + kind (0..15): addr, varint size, svarint stack delta */
 	MP_TAG_FREE = 0x20,          /* + kind (0..15): addr */
 	MP_TAG_FREE_RANGE = 0x30,    /* + kind (0..15): addr, varint size */
+	MP_TAG_ALLOC_SEQ = 0x40,     /* + kind (0..15): varint size, svarint stack delta (2.0) */
+	MP_TAG_FREE_SEQ = 0x50,      /* + kind (0..15): varint age of the block freed (2.0) */
 
 	MP_TAG_FIRST_SIZED = 0x80,
 	MP_TAG_HEADER = 0x80,        /* fields */
@@ -70,8 +74,16 @@ enum mp_kind {
 	MP_KIND_COUNT
 };
 
-/* Codecs of BLOCK records. */
-enum { MP_CODEC_ZSTD = 1 };
+/* Codecs of BLOCK records: one zstd frame; the records split into field streams (2.0). */
+enum { MP_CODEC_ZSTD = 1, MP_CODEC_ZSTD_FIELDS = 2 };
+
+/*
+ * Blocks in streams of ALLOC_SEQ records name a block by its serial number:
+ * readers show serial s as this address, which no process can have (it is
+ * in the kernel's half of the address space), aligned like a heap block.
+ */
+#define MP_SERIAL_ADDR_BASE (1ull << 63)
+#define MP_SERIAL_ADDR(s) (MP_SERIAL_ADDR_BASE | ((uint64_t)(s) << 4))
 
 /* Field value types, in the low 3 bits of a field key. */
 enum { MP_FIELD_UINT = 0, MP_FIELD_SINT = 1, MP_FIELD_BYTES = 2 };

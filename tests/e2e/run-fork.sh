@@ -14,7 +14,8 @@ expect_count 0 '^FREE ' p
 expect_count 1 '^FORK .*child_pid=[0-9]+' p
 child=$(field child_pid "$(grep ^FORK p)")
 
-mp run -q -f --follow-fork -o f.bin "$WORKLOADS/forks"
+# With addresses kept, the parent's blocks can be found in the child's capture.
+mp run -q -f --follow-fork --keep-addresses -o f.bin "$WORKLOADS/forks"
 expect_rc 0 "run --follow-fork forks"
 "$MEMPROF" parse --stacks f.bin > p || fail_ "parse"
 child=$(field child_pid "$(grep ^FORK p)")
@@ -30,7 +31,9 @@ expect_count 5 '^ALLOC .*size=200 .*frames=\["child_alloc","main"' c
 expect_count 5 '^ALLOC ' c
 # The child frees one of its parent's blocks: a free of an address it never saw allocated.
 paddr=$(field addr "$(grep -E '^ALLOC .*size=100 ' p | head -1)")
+[ -n "$paddr" ] || fail_ "--keep-addresses: no address on the parent's allocation"
 expect_count 1 "^FREE .*addr=$paddr\$" c
+expect_count 0 '^(ALLOC|FREE) .*block=' c
 [ "$(field exit_code "$(grep ^TRAILER c)")" = 5 ] || fail_ "child trailer: $(grep ^TRAILER c)"
 [ "$(field exit_code "$(grep ^TRAILER p)")" = 0 ] || fail_ "parent trailer"
 exit 0

@@ -4,7 +4,10 @@
  * regenerate the golden files. SWITCH lines are ignored: the writer emits
  * switches itself when the thread of consecutive events changes.
  *
- * usage: mkcapture [-r] [-f] -o OUT [IN]    (-r: no compression)
+ * usage: mkcapture [-r] [-f] [-s] [-1] -o OUT [IN]
+ *   -r  no compression        -s  heap blocks by serial number (as `memprof run` writes)
+ *   -f  overwrite OUT         -1  compressed blocks of one zstd frame (codec 1, format 1.0)
+ * Lines with block=N (as parse prints serial captures) are written by serial number.
  */
 #include <config.h>
 
@@ -21,6 +24,8 @@
 #include "lib/strbuf.h"
 #include "lib/usage.h"
 #include "lib/xalloc.h"
+
+#define USAGE "usage: mkcapture [-r] [-f] [-s] [-1] -o OUT [IN]"
 
 struct field {
 	char *key;
@@ -414,9 +419,18 @@ static void line(struct mp_writer *w, char *s)
 		trailer(w);
 	} else if (!strcmp(type, "SWITCH")) {
 		/* emitted by the writer */
+	} else if (!strcmp(type, "ALLOC") && get("block")) {
+		if (mp_writer_alloc_seq(w, (uint32_t)num(need("thread")), kind(need("kind")),
+					num(need("size")), num(need("stack"))) != num(need("block")))
+			syntax("blocks must be numbered 0, 1, ... in order; got", need("block"));
 	} else if (!strcmp(type, "ALLOC")) {
 		mp_writer_alloc(w, (uint32_t)num(need("thread")), kind(need("kind")),
 				num(need("addr")), num(need("size")), num(need("stack")));
+	} else if (!strcmp(type, "FREE") && get("block")) {
+		if (num(need("block")) >= w->n_seq)
+			syntax("a free of a block not yet allocated:", need("block"));
+		mp_writer_free_seq(w, (uint32_t)num(need("thread")), kind(need("kind")),
+				   num(need("block")));
 	} else if (!strcmp(type, "FREE")) {
 		if (get("size"))
 			mp_writer_free_range(w, (uint32_t)num(need("thread")), kind(need("kind")),
@@ -484,16 +498,18 @@ int main(int argc, char **argv)
 	int c;
 
 	mp_set_progname("mkcapture");
-	while ((c = getopt(argc, argv, "rfo:")) != -1) {
+	while ((c = getopt(argc, argv, "rfo:s1")) != -1) {
 		switch (c) {
 		case 'r': flags |= MP_WRITER_NO_COMPRESS; break;
 		case 'f': flags |= MP_WRITER_FORCE; break;
 		case 'o': out = optarg; break;
-		default: die_usage("usage: mkcapture [-r] [-f] -o OUT [IN]");
+		case 's': flags |= MP_WRITER_SERIALS; break;
+		case '1': flags |= MP_WRITER_ONE_FRAME; break;
+		default: die_usage(USAGE);
 		}
 	}
 	if (!out)
-		die_usage("usage: mkcapture [-r] [-f] -o OUT [IN]");
+		die_usage(USAGE);
 	if (optind < argc && !(in = fopen(argv[optind], "r")))
 		die_errno("cannot open '%s'", argv[optind]);
 	if (mp_writer_open(&w, out, flags) < 0)

@@ -429,15 +429,16 @@ static void test_truncation_compressed(void **state)
 {
 	(void)state;
 	truncate_everywhere("basic.mprof");
+	truncate_everywhere("basic-v1.mprof");
 }
 
 /* Thousands of mutated files: the reader never crashes, hangs or overreads. */
 static void test_random_corruption(void **state)
 {
-	const char *names[] = { "raw.mprof", "basic.mprof" };
+	const char *names[] = { "raw.mprof", "basic.mprof", "basic-v1.mprof" };
 	unsigned seed = 12345;
 	(void)state;
-	for (int f = 0; f < 2; f++) {
+	for (int f = 0; f < 3; f++) {
 		size_t len;
 		uint8_t *data = slurp(names[f], &len);
 		uint8_t *mut = xmalloc(len + 64);
@@ -536,10 +537,10 @@ static void test_versions(void **state)
 	size_t n = minimal(buf);
 	struct readout o;
 	(void)state;
-	buf[8] = 2;
+	buf[8] = 3;
 	read_all(buf, n, &o);
 	assert_int_equal(o.open_rc, -1);
-	assert_non_null(strstr(o.err, "capture format 2.0"));
+	assert_non_null(strstr(o.err, "capture format 3.0"));
 	assert_non_null(strstr(o.err, "upgrade memprof"));
 	strbuf_release(&o.text);
 	buf[8] = 0;
