@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -469,7 +470,7 @@ static inline size_t tt_hash(uint32_t parent, uint64_t ip)
 
 static int tt_grow(void)
 {
-	size_t size = tt_size ? tt_size * 2 : 1u << 16;
+	size_t size = tt_size ? tt_size * 2 : 1u << 12;
 	struct tt_entry *n = mp_pages(size * sizeof(*n));
 	if (!n)
 		return -1;
@@ -492,7 +493,12 @@ static int tt_grow(void)
 static uint32_t tt_node(uint32_t parent, uint64_t ip)
 {
 	size_t j;
-	if (unlikely((size_t)tt_count * 2 >= tt_size) && tt_grow())
+	/*
+	 * Up to 7/8 full: the table is the tracker's largest, every page of it
+	 * is resident, and it is searched only for stacks the stack map has not
+	 * seen, so its longer probes cost little.
+	 */
+	if (unlikely((size_t)tt_count * 8 >= tt_size * 7) && tt_grow())
 		return 0;
 	for (j = tt_hash(parent, ip) & (tt_size - 1); tt[j].index; j = (j + 1) & (tt_size - 1))
 		if (tt[j].ip == ip && tt[j].parent == parent)
@@ -520,9 +526,14 @@ static struct smap *smap_new(size_t slots)
 static inline uint32_t smap_get(const uint64_t h[2])
 {
 	const struct smap *m = __atomic_load_n(&smap, __ATOMIC_ACQUIRE);
+	size_t mask;
 	if (unlikely(!m))
 		return 0;
-	for (size_t i = h[0] & m->mask;; i = (i + 1) & m->mask) {
+	/* 0 in a table given back (see smap_put): unknown. */
+	mask = __atomic_load_n(&m->mask, __ATOMIC_RELAXED);
+	if (unlikely(!mask))
+		return 0;
+	for (size_t i = h[0] & mask;; i = (i + 1) & mask) {
 		uint64_t k = __atomic_load_n(&m->e[i].h0, __ATOMIC_ACQUIRE);
 		if (!k)
 			return 0;
@@ -554,7 +565,14 @@ static void smap_put(const uint64_t h[2], uint32_t node)
 			if (m->e[i].h0)
 				smap_put_slot(n, m->e[i].h0, m->e[i].h1, m->e[i].node);
 		__atomic_store_n(&smap, n, __ATOMIC_RELEASE);
-		m = n; /* the old table stays: a reader may be in it */
+		/*
+		 * The old table stays mapped, since a reader may be in it, but its
+		 * pages go back: a reader there sees zeros, which mean "unknown
+		 * stack", and takes the locked path, as for any new stack.
+		 */
+		if (m)
+			madvise(m, sizeof(*m) + (m->mask + 1) * sizeof(m->e[0]), MADV_DONTNEED);
+		m = n;
 	}
 	smap_put_slot(m, h[0], (uint32_t)h[1], node);
 }
@@ -1477,15 +1495,28 @@ static void clean_environment(void)
 	}
 }
 
+/*
+ * libunwind allocates on first use: do it now, unrecorded. A few steps, not
+ * unw_backtrace: that would also fill the thread's trace cache, 256 KiB of the
+ * program's memory for a fallback most programs never take (a thread that
+ * does take it gets its cache then, from mmap, unrecorded).
+ */
+static void warm_libunwind(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
+		for (int i = 0; i < 4 && unw_step(&c) > 0; i++)
+			;
+}
+
 __attribute__((constructor(101))) static void stage2(void)
 {
-	void *warm[4];
 	mp_in_hook++;
 	if (mp_state == MP_STATE_INIT)
 		mp_init_stage1();
 	if (mp_state == MP_STATE_ON) {
-		/* The unwinder allocates on first use (libgcc_s, caches): do it now, unrecorded. */
-		unw_backtrace(warm, 4);
+		warm_libunwind();
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atexit(at_exit);
 		start_timer();
