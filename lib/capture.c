@@ -697,6 +697,19 @@ bad:
 	return fail(d, "malformed number in a record of type 0x%02x", tag);
 }
 
+/*
+ * A scratch buffer of at least n bytes whose old contents do not matter
+ * (decompression targets, compressed output): freed and allocated anew.
+ */
+static void scratch(uint8_t **buf, size_t *alloc, size_t n)
+{
+	if (n > *alloc) {
+		free(*buf);
+		*buf = xmalloc(n);
+		*alloc = n;
+	}
+}
+
 /* ---- the reader --------------------------------------------------------- */
 
 #define READ_CHUNK (1u << 20)
@@ -885,11 +898,7 @@ static int reader_open_fields(struct mp_reader *r, struct cur *c, uint64_t raw, 
 		return reader_fail(r, MP_READ_CORRUPT,
 				   "'%s': corrupt field streams in the block at offset %llu", r->name,
 				   (unsigned long long)at);
-	if (raw > r->fields_alloc) {
-		free(r->fields);
-		r->fields = xmalloc(raw);
-		r->fields_alloc = raw;
-	}
+	scratch(&r->fields, &r->fields_alloc, raw);
 	data = c->p;
 	for (int i = 0; i < MP_FS_COUNT; i++) {
 		s[i] = r->fields + off;
@@ -935,11 +944,7 @@ static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, u
 				   (unsigned long long)at, (unsigned long long)raw);
 	if (!r->dctx)
 		r->dctx = ZSTD_createDCtx();
-	if (raw > r->block_alloc) {
-		free(r->block);
-		r->block = xmalloc(raw);
-		r->block_alloc = raw;
-	}
+	scratch(&r->block, &r->block_alloc, raw);
 	if (codec == MP_CODEC_ZSTD_FIELDS)
 		return reader_open_fields(r, &c, raw, at);
 	got = ZSTD_decompressDCtx(r->dctx, r->block, raw, c.p, (size_t)(c.end - c.p));
@@ -1120,11 +1125,7 @@ static int flush_fields(struct mp_writer *w, size_t raw_len)
 
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		bound += ZSTD_compressBound(f->len[i]);
-	if (bound > w->out_alloc) {
-		free(w->out);
-		w->out = xmalloc(bound);
-		w->out_alloc = bound;
-	}
+	scratch(&w->out, &w->out_alloc, bound);
 	q = w->out;
 	for (int i = 0; i < MP_FS_COUNT; i++) {
 		size_t c = 0;
@@ -1159,14 +1160,10 @@ static int flush_fields(struct mp_writer *w, size_t raw_len)
 /* Room for len bytes of scratch in w->raw. */
 static void raw_room(struct mp_writer *w, size_t len)
 {
-	if (len > w->raw_alloc) {
-		size_t a = w->raw_alloc ? w->raw_alloc : 64 * 1024;
-		while (a < len)
-			a *= 2;
-		free(w->raw);
-		w->raw = xmalloc(a);
-		w->raw_alloc = a;
-	}
+	size_t a = w->raw_alloc ? w->raw_alloc : 64 * 1024;
+	while (a < len)
+		a *= 2;
+	scratch(&w->raw, &w->raw_alloc, a);
 }
 
 /* Writes the block as one zstd frame (codec 1); -1 when that would not be smaller. */
@@ -1175,12 +1172,8 @@ static int flush_one_frame(struct mp_writer *w, size_t raw_len)
 	/* BLOCK: tag, length, codec, raw length, zstd frame. */
 	uint8_t head[1 + 3 * MP_VARINT_MAX], *h = head, *p;
 	uint8_t inner[2 * MP_VARINT_MAX];
-	size_t bound = ZSTD_compressBound(raw_len), csize;
-	if (bound > w->out_alloc) {
-		free(w->out);
-		w->out = xmalloc(bound);
-		w->out_alloc = bound;
-	}
+	size_t csize;
+	scratch(&w->out, &w->out_alloc, ZSTD_compressBound(raw_len));
 	csize = ZSTD_compressCCtx(w->cctx, w->out, w->out_alloc, w->raw, raw_len, ZSTD_LEVEL);
 	if (ZSTD_isError(csize) || csize >= raw_len)
 		return -1;
