@@ -32,12 +32,9 @@ static int fail(struct strbuf *err, const char *fmt, ...) __attribute__((format(
 static int fail(struct strbuf *err, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[512];
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	strbuf_vsetf(err, fmt, ap);
 	va_end(ap);
-	strbuf_reset(err);
-	strbuf_addstr(err, msg);
 	return -1;
 }
 

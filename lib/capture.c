@@ -187,12 +187,9 @@ static ssize_t fail(struct mp_decoder *d, const char *fmt, ...) MP_PRINTF(2, 3);
 static ssize_t fail(struct mp_decoder *d, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[256];
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	strbuf_vsetf(&d->err, fmt, ap);
 	va_end(ap);
-	strbuf_reset(&d->err);
-	strbuf_addstr(&d->err, msg);
 	return -1;
 }
 
@@ -719,13 +716,10 @@ static int reader_fail(struct mp_reader *r, enum mp_read_status st, const char *
 static int reader_fail(struct mp_reader *r, enum mp_read_status st, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[512];
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	strbuf_vsetf(&r->err, fmt, ap);
 	va_end(ap);
 	r->status = st;
-	strbuf_reset(&r->err);
-	strbuf_addstr(&r->err, msg);
 	return -1;
 }
 

@@ -90,23 +90,37 @@ void strbuf_addch(struct strbuf *sb, int c)
 	sb->buf[sb->len] = '\0';
 }
 
-void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list again;
 	int n;
 	strbuf_grow(sb, 64);
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		BUG("vsnprintf failed");
 	if ((size_t)n >= sb->alloc - sb->len) {
 		strbuf_grow(sb, (size_t)n);
-		va_start(ap, fmt);
-		n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
-		va_end(ap);
+		n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, again);
 	}
+	va_end(again);
 	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_vsetf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	struct strbuf msg = STRBUF_INIT;
+	strbuf_vaddf(&msg, fmt, ap);
+	strbuf_release(sb);
+	*sb = msg;
 }
 
 void strbuf_add_cquoted(struct strbuf *sb, const char *s, size_t len)

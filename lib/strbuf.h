@@ -2,6 +2,7 @@
 #ifndef MEMPROF_LIB_STRBUF_H
 #define MEMPROF_LIB_STRBUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -28,6 +29,12 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/*
+ * Replace the contents with a formatted message (error strings); the
+ * arguments may point into sb itself.
+ */
+void strbuf_vsetf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Append s with C-style escapes for quotes, backslashes and non-printable bytes. */
 void strbuf_add_cquoted(struct strbuf *sb, const char *s, size_t len);
 

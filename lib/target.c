@@ -31,12 +31,9 @@ static int fail(struct strbuf *err, int *status, int code, const char *fmt, ...)
 static int fail(struct strbuf *err, int *status, int code, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[1024];
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	strbuf_vsetf(err, fmt, ap);
 	va_end(ap);
-	strbuf_reset(err);
-	strbuf_addstr(err, msg);
 	*status = code;
 	return -1;
 }
