@@ -106,7 +106,6 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	struct strbuf err = STRBUF_INIT, config = STRBUF_INIT;
 	struct mp_target_info ti;
 	struct mp_inject_opts io = { 0 };
-	struct mp_collect_opts co = { 0 };
 	struct mp_collector *c;
 	char dir[PATH_MAX], sock[PATH_MAX], *output, *tracker;
 	int ctl, lfd, out_fd, sfd, reply_fd = -1;
@@ -175,14 +174,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		die("cannot track process %d: %s", (int)pid, start_error(result));
 	}
 
-	co.output = output;
-	co.output_fd = out_fd;
-	co.force = o->t.force;
-	co.symbolize = o->t.symbols;
-	co.keep_addresses = o->t.keep_addresses;
-	co.main_pid = pid;
-	c = mp_collector_new(&co);
-	mp_collector_listen(c, lfd);
+	c = mp_track_collector(&o->t, output, out_fd, pid, lfd);
 	if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking process %d ('%s') into '%s' after %ld ms; stop with "
 				"Ctrl-C or 'memprof detach %d'\n", (int)pid, ti.exe, output,

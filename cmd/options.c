@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/collect.h"
 #include "lib/paths.h"
 #include "lib/strbuf.h"
 #include "lib/usage.h"
@@ -244,4 +245,20 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 	case MP_OPT_KEEP_ADDRESSES: t->keep_addresses = true; return true;
 	default: return false;
 	}
+}
+
+struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
+					int output_fd, pid_t pid, int listen_fd)
+{
+	struct mp_collect_opts co = { 0 };
+	struct mp_collector *c;
+	co.output = output;
+	co.output_fd = output_fd;
+	co.force = t->force;
+	co.symbolize = t->symbols;
+	co.keep_addresses = t->keep_addresses;
+	co.main_pid = pid;
+	c = mp_collector_new(&co);
+	mp_collector_listen(c, listen_fd);
+	return c;
 }

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+
+struct mp_collector;
 
 struct strbuf;
 
@@ -89,6 +92,13 @@ enum { MP_OPT_FOLLOW_FORK = 256, MP_OPT_INTERVAL, MP_OPT_MAX_DEPTH, MP_OPT_NO_SY
 /* Apply option c (-o, -f, -q or one of the entries above); false when it is not one of them. */
 bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 		     struct mp_track_opts *t);
+/*
+ * The collector of a tracking command, as its options say: the main
+ * process pid writes to output (already created as output_fd, or -1), and
+ * tracked processes connect to listen_fd.
+ */
+struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
+					int output_fd, pid_t pid, int listen_fd);
 
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));

@@ -269,7 +269,6 @@ static int run(struct run_opts *o, int argc, char **argv)
 	pid_t pid;
 	bool exited = false, written;
 	struct mp_collector *c;
-	struct mp_collect_opts co = { 0 };
 
 	if (mp_target_resolve(&t, argc, argv, &err, &code) < 0) {
 		error("%s", err.buf);
@@ -320,14 +319,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 	if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
 
-	co.output = output;
-	co.output_fd = out_fd;
-	co.force = o->t.force;
-	co.symbolize = o->t.symbols;
-	co.keep_addresses = o->t.keep_addresses;
-	co.main_pid = pid;
-	c = mp_collector_new(&co);
-	mp_collector_listen(c, listen_fd);
+	c = mp_track_collector(&o->t, output, out_fd, pid, listen_fd);
 
 	if (write(go[1], "g", 1) != 1)
 		die_errno("cannot start '%s'", argv[0]);
