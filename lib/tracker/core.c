@@ -1063,31 +1063,39 @@ static void resolve_real(void)
 	RESOLVE(prctl);
 }
 
+/* An integer setting in [lo, hi], else its default (checked before narrowing). */
+static unsigned env_in(const char *name, unsigned def, uint64_t lo, uint64_t hi)
+{
+	uint64_t v = mp_env_u64(name, def);
+	return v < lo || v > hi ? def : (unsigned)v;
+}
+
+/* A path setting into dst; -1 when it does not fit. */
+static int env_path(char *dst, size_t size, const char *value)
+{
+	if (strlen(value) >= size)
+		return -1;
+	strcpy(dst, value);
+	return 0;
+}
+
 static int read_config(void)
 {
 	const char *sock = mp_getenv("MEMPROF_SOCKET"), *out = mp_getenv("MEMPROF_OUTPUT");
-	cfg.interval_ms = (unsigned)mp_env_u64("MEMPROF_INTERVAL_MS", 10);
-	if (cfg.interval_ms < 1 || cfg.interval_ms > 3600 * 1000)
-		cfg.interval_ms = 10;
-	cfg.max_depth = (unsigned)mp_env_u64("MEMPROF_MAX_DEPTH", 128);
-	if (cfg.max_depth < 1 || cfg.max_depth > MAX_DEPTH_LIMIT)
-		cfg.max_depth = 128;
+	const char *unwind = mp_getenv("MEMPROF_UNWIND");
+	cfg.interval_ms = env_in("MEMPROF_INTERVAL_MS", 10, 1, 3600 * 1000);
+	cfg.max_depth = env_in("MEMPROF_MAX_DEPTH", 128, 1, MAX_DEPTH_LIMIT);
 	cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
 	cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
-	cfg.libunwind_only = (mp_getenv("MEMPROF_UNWIND") && !strcmp(mp_getenv("MEMPROF_UNWIND"), "libunwind"));
+	cfg.libunwind_only = unwind && !strcmp(unwind, "libunwind");
+	/* A failure leaves the tracker off, whatever cfg.direct says. */
 	if (sock && *sock) {
-		if (strlen(sock) >= sizeof(cfg.socket_path))
-			return -1;
-		strcpy(cfg.socket_path, sock);
 		cfg.direct = 0;
-		return 0;
+		return env_path(cfg.socket_path, sizeof(cfg.socket_path), sock);
 	}
 	if (out && *out) {
-		if (strlen(out) >= sizeof(cfg.output))
-			return -1;
-		strcpy(cfg.output, out);
 		cfg.direct = 1;
-		return 0;
+		return env_path(cfg.output, sizeof(cfg.output), out);
 	}
 	return -1;
 }
