@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "lib/capture.h"
+#include "lib/hash.h"
 #include "lib/symbols.h"
-#include "lib/u64map.h"
 #include "lib/xalloc.h"
 
 #define READ_CHUNK (1u << 20)
@@ -36,8 +36,8 @@ struct stream {
 	bool w_open;
 	struct mp_symbols *sym;
 	size_t sym_warned;
-	struct mp_u64map seen_ips;   /* ips already symbolized or pending */
-	struct mp_u64map strings;    /* interned string pointer -> id in this file */
+	struct mp_intmap seen_ips;   /* ips already symbolized or pending */
+	struct mp_intmap strings;    /* interned string pointer -> id in this file */
 	uint64_t *pending;           /* ips no known module contained yet */
 	size_t npending, pending_alloc;
 	struct mp_capture_info info;
@@ -99,8 +99,8 @@ static void stream_free(struct stream *s)
 	mp_decoder_release(&s->dec);
 	if (s->sym)
 		mp_symbols_free(s->sym);
-	mp_u64map_release(&s->seen_ips);
-	mp_u64map_release(&s->strings);
+	mp_intmap_release(&s->seen_ips);
+	mp_intmap_release(&s->strings);
 	free(s->pending);
 	free(s);
 }
@@ -174,10 +174,10 @@ static uint64_t intern(struct stream *s, const char *str)
 	uint64_t id;
 	if (!str)
 		return 0;
-	if (mp_u64map_get(&s->strings, (uint64_t)(uintptr_t)str, &id))
+	if (mp_intmap_get(&s->strings, (uint64_t)(uintptr_t)str, &id))
 		return id;
 	id = mp_writer_string(&s->w, str, strlen(str));
-	mp_u64map_put(&s->strings, (uint64_t)(uintptr_t)str, id);
+	mp_intmap_put(&s->strings, (uint64_t)(uintptr_t)str, id);
 	return id;
 }
 
@@ -371,7 +371,7 @@ static void process(struct mp_collector *c, struct stream *s)
 		case MP_REC_TRACE:
 			s->info.traces++;
 			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED &&
-			    mp_u64map_put(&s->seen_ips, rec.u.trace.ip, 1)) {
+			    mp_intmap_put(&s->seen_ips, rec.u.trace.ip, 1)) {
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 				chunk = pos + (size_t)n;
 				if (!symbolize(c, s, rec.u.trace.ip)) {

@@ -4,8 +4,8 @@
 
 #include <stdlib.h>
 
+#include "lib/hash.h"
 #include "lib/target.h"
-#include "lib/u64map.h"
 #include "lib/xalloc.h"
 
 #include <elf.h>
@@ -255,7 +255,7 @@ struct stack_module {
 struct mp_stacks {
 	uint64_t *parent, *ip;       /* by node index */
 	size_t nnodes, alloc;
-	struct mp_u64map sym;        /* ip -> index into syms */
+	struct mp_intmap sym;        /* ip -> index into syms */
 	char **syms;                 /* rendered function lists of SYMBOL records */
 	size_t nsyms, syms_alloc;
 	struct stack_module *mods;
@@ -273,7 +273,7 @@ void mp_stacks_free(struct mp_stacks *st)
 		return;
 	free(st->parent);
 	free(st->ip);
-	mp_u64map_release(&st->sym);
+	mp_intmap_release(&st->sym);
 	for (size_t i = 0; i < st->nsyms; i++)
 		free(st->syms[i]);
 	free(st->syms);
@@ -324,7 +324,7 @@ void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct
 		}
 		ALLOC_GROW(st->syms, st->nsyms + 1, st->syms_alloc);
 		st->syms[st->nsyms] = strbuf_detach(&sb, NULL);
-		mp_u64map_put(&st->sym, rec->u.symbol.ip, st->nsyms++);
+		mp_intmap_put(&st->sym, rec->u.symbol.ip, st->nsyms++);
 	} else if (rec->type == MP_REC_MODULE) {
 		struct stack_module *m;
 		const char *base;
@@ -351,7 +351,7 @@ void mp_stacks_render(struct mp_stacks *st, struct strbuf *out, uint64_t node)
 			strbuf_addch(out, ',');
 		if (ip == MP_IP_TRUNCATED) {
 			strbuf_addstr(out, "\"<stack truncated>\"");
-		} else if (mp_u64map_get(&st->sym, ip, &idx)) {
+		} else if (mp_intmap_get(&st->sym, ip, &idx)) {
 			strbuf_addstr(out, st->syms[idx]);
 		} else {
 			const struct stack_module *m = NULL;

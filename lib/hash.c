@@ -57,7 +57,7 @@ static void intmap_grow(struct mp_intmap *m)
 	free(old);
 }
 
-void mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val)
+bool mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val)
 {
 	size_t mask, i;
 	/* At most half full: short probe sequences, and short clusters to shift on delete. */
@@ -69,11 +69,11 @@ void mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val)
 			m->e[i].key = key;
 			m->e[i].val = val + 1;
 			m->n++;
-			return;
+			return true;
 		}
 		if (m->e[i].key == key) {
 			m->e[i].val = val + 1;
-			return;
+			return false;
 		}
 	}
 }

@@ -45,14 +45,29 @@ struct mp_intmap {
 
 void mp_intmap_init(struct mp_intmap *m);
 void mp_intmap_release(struct mp_intmap *m);
-/* Set key to val (val < UINT64_MAX), replacing any previous value. */
-void mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val);
+/* Set key to val (val < UINT64_MAX), replacing any previous value; true when key is new. */
+bool mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val);
 /* True and *val set when key is present. */
 bool mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val);
 /* Remove key; true when it was present. */
 bool mp_intmap_del(struct mp_intmap *m, uint64_t key);
 /* Remove key and set *val to its value; true when it was present. */
 bool mp_intmap_take(struct mp_intmap *m, uint64_t key, uint64_t *val);
+/*
+ * Visit every entry, in no order: for (size_t i = 0; mp_intmap_next(m, &i, &k, &v);).
+ * The map must not change during the visit.
+ */
+static inline bool mp_intmap_next(const struct mp_intmap *m, size_t *i, uint64_t *key, uint64_t *val)
+{
+	for (; *i < m->cap; (*i)++)
+		if (m->e[*i].val) {
+			*key = m->e[*i].key;
+			*val = m->e[*i].val - 1;
+			(*i)++;
+			return true;
+		}
+	return false;
+}
 
 /*
  * A set of uint32_t indices, each standing for an element of the caller's

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/hash.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
@@ -25,91 +26,23 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 /* Nesting depth of DIEs walked when indexing a compilation unit. */
 #define MAX_DIE_DEPTH 256
 
-/* ---- a map from 64-bit keys to non-NULL pointers (linear probing) ---- */
+/* ---- maps from 64-bit keys to pointers: mp_intmap holding uintptr_t ---- */
 
-struct u64map {
-	uint64_t *keys;
-	void **vals; /* NULL: empty slot */
-	size_t cap, n;
-};
-
-static uint64_t mix64(uint64_t x)
+static void *ptr_get(const struct mp_intmap *m, uint64_t key)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
+	uint64_t v;
+	return mp_intmap_get(m, key, &v) ? (void *)(uintptr_t)v : NULL;
 }
 
-static size_t u64map_find(const struct u64map *m, uint64_t key)
+static void ptr_put(struct mp_intmap *m, uint64_t key, void *val)
 {
-	size_t mask = m->cap - 1, i = mix64(key) & mask;
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & mask;
-	return i;
+	mp_intmap_put(m, key, (uintptr_t)val);
 }
 
-static void *u64map_get(const struct u64map *m, uint64_t key)
+static void *ptr_take(struct mp_intmap *m, uint64_t key)
 {
-	return m->cap ? m->vals[u64map_find(m, key)] : NULL;
-}
-
-static void u64map_put(struct u64map *m, uint64_t key, void *val)
-{
-	size_t i;
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		struct u64map old = *m;
-		m->cap = old.cap ? old.cap * 2 : 16;
-		m->keys = xcalloc(m->cap, sizeof(*m->keys));
-		m->vals = xcalloc(m->cap, sizeof(*m->vals));
-		m->n = 0;
-		for (i = 0; i < old.cap; i++)
-			if (old.vals[i])
-				u64map_put(m, old.keys[i], old.vals[i]);
-		free(old.keys);
-		free(old.vals);
-	}
-	i = u64map_find(m, key);
-	if (!m->vals[i])
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-}
-
-/* Remove key (backward-shift deletion, so no tombstones); returns its value or NULL. */
-static void *u64map_del(struct u64map *m, uint64_t key)
-{
-	size_t mask, i, j;
-	void *val;
-	if (!m->cap)
-		return NULL;
-	mask = m->cap - 1;
-	i = u64map_find(m, key);
-	val = m->vals[i];
-	if (!val)
-		return NULL;
-	m->vals[i] = NULL;
-	m->n--;
-	for (j = (i + 1) & mask; m->vals[j]; j = (j + 1) & mask) {
-		size_t home = mix64(m->keys[j]) & mask;
-		/* Keep j where it is when its home lies cyclically in (i, j]. */
-		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		m->keys[i] = m->keys[j];
-		m->vals[i] = m->vals[j];
-		m->vals[j] = NULL;
-		i = j;
-	}
-	return val;
-}
-
-static void u64map_release(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
+	uint64_t v;
+	return mp_intmap_take(m, key, &v) ? (void *)(uintptr_t)v : NULL;
 }
 
 /* ---- a map from strings to pointers; keys are owned and never move ---- */
@@ -124,15 +57,6 @@ struct strmap {
 	struct strmap_entry *e;
 	size_t cap, n;
 };
-
-static uint64_t hash_bytes(const void *p, size_t len)
-{
-	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	while (len--)
-		h = (h ^ *s++) * 0x100000001b3ULL;
-	return mix64(h);
-}
 
 static struct strmap_entry *strmap_find(const struct strmap *m, const char *key, size_t len,
 					uint64_t hash)
@@ -151,7 +75,7 @@ static struct strmap_entry *strmap_find(const struct strmap *m, const char *key,
  */
 static struct strmap_entry *strmap_add(struct strmap *m, const char *key, size_t len)
 {
-	uint64_t hash = hash_bytes(key, len);
+	uint64_t hash = mp_hash_bytes(key, len);
 	struct strmap_entry *e;
 	if ((m->n + 1) * 4 > m->cap * 3) {
 		struct strmap old = *m;
@@ -205,7 +129,7 @@ struct sym_file {
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct u64map units;  /* CU DIE address -> struct unit_index */
+	struct mp_intmap units;  /* CU DIE address -> struct unit_index */
 };
 
 struct symcache {
@@ -229,12 +153,12 @@ static void unit_index_free(struct unit_index *u)
 static void sym_file_free(struct sym_file *f)
 {
 	size_t i;
+	uint64_t key, val;
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
-	for (i = 0; i < f->units.cap; i++)
-		if (f->units.vals[i])
-			unit_index_free(f->units.vals[i]);
-	u64map_release(&f->units);
+	for (i = 0; mp_intmap_next(&f->units, &i, &key, &val);)
+		unit_index_free((struct unit_index *)(uintptr_t)val);
+	mp_intmap_release(&f->units);
 	free(f->debuginfo_path);
 	free(f->build_id);
 	free(f->path);
@@ -277,7 +201,7 @@ struct mp_symbols {
 	struct symcache *cache;
 	const char *root; /* interned, or NULL */
 	bool demangle;
-	struct u64map modules;    /* id -> struct sym_module */
+	struct mp_intmap modules;    /* id -> struct sym_module */
 	struct range *ranges;     /* of every module, sorted by lo */
 	size_t nranges, ranges_alloc;
 	bool ranges_dirty;
@@ -287,7 +211,7 @@ struct mp_symbols {
 	size_t chain_alloc;
 	const char **warnings;
 	size_t nwarnings, warnings_alloc;
-	struct u64map warned;     /* interned warning -> itself */
+	struct mp_intmap warned;     /* interned warnings already listed */
 	size_t lookups;
 };
 
@@ -317,12 +241,13 @@ struct mp_symbols *mp_symbols_new(const struct mp_symbols_opts *opts)
 void mp_symbols_free(struct mp_symbols *s)
 {
 	size_t i;
+	uint64_t key, val;
 	if (!s)
 		return;
-	for (i = 0; i < s->modules.cap; i++)
-		free(s->modules.vals[i]);
-	u64map_release(&s->modules);
-	u64map_release(&s->warned);
+	for (i = 0; mp_intmap_next(&s->modules, &i, &key, &val);)
+		free((void *)(uintptr_t)val);
+	mp_intmap_release(&s->modules);
+	mp_intmap_release(&s->warned);
 	free(s->ranges);
 	free(s->frames);
 	free(s->chain);
@@ -333,9 +258,9 @@ void mp_symbols_free(struct mp_symbols *s)
 
 static void add_warning(struct mp_symbols *s, const char *line)
 {
-	if (!line || u64map_get(&s->warned, (uintptr_t)line))
+	/* Each interned line once. */
+	if (!line || !mp_intmap_put(&s->warned, (uintptr_t)line, 1))
 		return;
-	u64map_put(&s->warned, (uintptr_t)line, (void *)line);
 	ALLOC_GROW(s->warnings, s->nwarnings + 1, s->warnings_alloc);
 	s->warnings[s->nwarnings++] = line;
 }
@@ -398,7 +323,7 @@ int mp_symbols_add_module(struct mp_symbols *s, uint64_t id, uint64_t base, cons
 	struct sym_module *m;
 	size_t i;
 
-	if (u64map_get(&s->modules, id))
+	if (ptr_get(&s->modules, id))
 		return -1;
 	if (!path)
 		path = "";
@@ -409,7 +334,7 @@ int mp_symbols_add_module(struct mp_symbols *s, uint64_t id, uint64_t base, cons
 	m->base = base;
 	m->path = intern(s->cache, path);
 	m->file = get_file(s, path, build_id, build_id_len);
-	u64map_put(&s->modules, id, m);
+	ptr_put(&s->modules, id, m);
 
 	for (i = 0; i < nseg; i++) {
 		uint64_t lo = base + seg[i].vaddr;
@@ -427,7 +352,7 @@ int mp_symbols_add_module(struct mp_symbols *s, uint64_t id, uint64_t base, cons
 
 void mp_symbols_remove_module(struct mp_symbols *s, uint64_t id)
 {
-	struct sym_module *m = u64map_del(&s->modules, id);
+	struct sym_module *m = ptr_take(&s->modules, id);
 	size_t i, n = 0;
 	if (!m)
 		return;
@@ -687,13 +612,13 @@ static int fn_range_cmp(const void *a, const void *b)
 static struct unit_index *get_unit(struct mp_symbols *s, struct sym_file *f, Dwarf_Die *cudie)
 {
 	uint64_t key = (uintptr_t)cudie->addr;
-	struct unit_index *u = u64map_get(&f->units, key);
+	struct unit_index *u = ptr_get(&f->units, key);
 	if (u)
 		return u;
 	u = xcalloc(1, sizeof(*u));
 	index_dies(u, cudie, 0);
 	qsort(u->fn, u->n, sizeof(*u->fn), fn_range_cmp);
-	u64map_put(&f->units, key, u);
+	ptr_put(&f->units, key, u);
 	s->cache->units_indexed++;
 	return u;
 }
