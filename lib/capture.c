@@ -1423,17 +1423,6 @@ static void writer_grow_threads(struct mp_writer *w, uint32_t thread)
 	}
 }
 
-static struct mp_enc_thread *writer_switch(struct mp_writer *w, uint32_t thread, uint8_t **p)
-{
-	writer_grow_threads(w, thread);
-	if (thread != w->cur_thread) {
-		*p = mp_enc_thread_switch(*p, thread);
-		w->cur_thread = thread;
-		w->n_records++;
-	}
-	return &w->threads[thread];
-}
-
 void mp_writer_thread(struct mp_writer *w, uint32_t index, uint64_t tid, const char *name)
 {
 	struct rbuf b = { 0 };
@@ -1453,9 +1442,10 @@ static bool by_serial(const struct mp_writer *w, unsigned kind)
 }
 
 /*
- * The hot events (ALLOC_SEQ, FREE_SEQ and the switches before them) are
- * encoded straight into the field streams, the layout lib/fields.c splits
- * records into.
+ * Events are encoded straight into the field streams, the layout
+ * lib/fields.c splits records into: the hot ones (ALLOC_SEQ, FREE_SEQ and
+ * thread switches) field by field, those with addresses as whole records
+ * that are split.
  */
 static void put_tag(struct mp_fields *f, unsigned tag)
 {
@@ -1472,6 +1462,7 @@ static void put_uvarint(struct mp_fields *f, int stream, uint64_t v)
 /* The most a hot event and the switch before it add to a block. */
 #define HOT_EVENT_MAX (MP_ENC_MAX_EVENT + 1 + MP_VARINT_MAX)
 
+/* The switch to the event's thread, when needed; the thread's delta state. */
 static struct mp_enc_thread *stream_switch(struct mp_writer *w, uint32_t thread)
 {
 	/*
@@ -1496,8 +1487,8 @@ static struct mp_enc_thread *stream_switch(struct mp_writer *w, uint32_t thread)
 	return &w->threads[thread];
 }
 
-static uint64_t put_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
-			      uint64_t stack)
+uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
+			     uint64_t stack)
 {
 	struct mp_enc_thread *t = stream_switch(w, thread);
 	put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
@@ -1510,7 +1501,7 @@ static uint64_t put_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kin
 	return w->n_seq++;
 }
 
-static void put_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
+void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
 {
 	stream_switch(w, thread);
 	put_tag(&w->fields, MP_TAG_FREE_SEQ + kind);
@@ -1530,11 +1521,11 @@ void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64
 		 * it stays live in the capture, as in one that kept addresses and
 		 * saw no free, and the address now names the new block.
 		 */
-		mp_intmap_put(&w->serials, addr, put_alloc_seq(w, thread, kind, size, stack));
+		mp_intmap_put(&w->serials, addr, mp_writer_alloc_seq(w, thread, kind, size, stack));
 		return;
 	}
-	p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	t = writer_switch(w, thread, &p);
+	t = stream_switch(w, thread);
+	p = reserve(w, 2 * MP_ENC_MAX_EVENT); /* room for the extended form, a sized record */
 	commit(w, mp_enc_alloc(p, t, kind, addr, size, stack));
 	w->n_allocs++;
 	w->bytes_allocated += size;
@@ -1547,31 +1538,20 @@ void mp_writer_free(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_
 	uint64_t serial;
 	/* A block this writer did not number (allocated before tracking began) keeps its address. */
 	if (by_serial(w, kind) && mp_intmap_take(&w->serials, addr, &serial)) {
-		put_free_seq(w, thread, kind, serial);
+		mp_writer_free_seq(w, thread, kind, serial);
 		return;
 	}
+	t = stream_switch(w, thread);
 	p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	t = writer_switch(w, thread, &p);
 	commit(w, mp_enc_free(p, t, kind, addr, 0, 0));
 	w->n_frees++;
-}
-
-uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
-			     uint64_t stack)
-{
-	return put_alloc_seq(w, thread, kind, size, stack);
-}
-
-void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
-{
-	put_free_seq(w, thread, kind, serial);
 }
 
 void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
 			  uint64_t size)
 {
+	struct mp_enc_thread *t = stream_switch(w, thread);
 	uint8_t *p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	struct mp_enc_thread *t = writer_switch(w, thread, &p);
 	commit(w, mp_enc_free(p, t, kind, addr, 1, size));
 	w->n_frees++;
 }
