@@ -1,7 +1,7 @@
 /*
  * Splitting a block's records into field streams and joining them back.
- * Both walk the records with the same table of fields per tag, so they
- * cannot disagree on where a field goes.
+ * Both move each record with move_record(), in opposite directions, so
+ * they cannot disagree on where a field goes.
  */
 #include <config.h>
 #include "lib/fields.h"
@@ -22,7 +22,7 @@ struct layout {
 /* The layout of an event record's tag; false for tags that are not defined. */
 static int layout_of(unsigned tag, struct layout *l)
 {
-	static const struct layout by_class[6] = {
+	static const struct layout by_class[5] = {
 		{ { F_ADDR, MP_FS_SIZES, MP_FS_STACKS } },  /* 0x10 ALLOC */
 		{ { F_ADDR, F_END, F_END } },                /* 0x20 FREE */
 		{ { F_ADDR, MP_FS_SIZES, F_END } },          /* 0x30 FREE_RANGE */
@@ -96,6 +96,50 @@ static inline __attribute__((always_inline)) int copy_field(struct src *s, int f
 	return 0;
 }
 
+/*
+ * Where the fields of one record come from and go to, by stream: splitting
+ * reads them all from the records and writes each to its stream; joining
+ * reads each from its stream and writes them all to the records.
+ */
+struct route {
+	struct src *from[MP_FS_COUNT];
+	uint8_t **to[MP_FS_COUNT];
+	const uint8_t *to_end[MP_FS_COUNT];
+};
+
+/*
+ * Move what follows a record's tag (the caller moves the tag): a sized
+ * record's length and payload, or an event record's fields. Returns 0, 1
+ * for a tag that is no record type, -2 when a sized record's payload does
+ * not fit its destination, or -1 when a source ends inside the record or a
+ * destination has no room for a number.
+ */
+static int move_record(const struct route *r, unsigned tag)
+{
+	struct layout l;
+	if (tag >= MP_TAG_FIRST_SIZED) {
+		struct src *x = r->from[MP_FS_OTHER];
+		uint8_t **o = r->to[MP_FS_OTHER];
+		uint64_t plen;
+		if (copy_varint(x, o, r->to_end[MP_FS_OTHER], &plen) < 0 || plen > (uint64_t)(x->end - x->p))
+			return -1;
+		if (plen > (uint64_t)(r->to_end[MP_FS_OTHER] - *o))
+			return -2;
+		memcpy(*o, x->p, (size_t)plen);
+		x->p += plen;
+		*o += plen;
+		return 0;
+	}
+	if (!layout_of(tag, &l))
+		return 1;
+	for (int k = 0; k < 3 && l.f[k] != F_END; k++) {
+		int st = l.f[k] == F_ADDR ? MP_FS_ADDRS : l.f[k];
+		if (copy_field(r->from[st], l.f[k], r->to[st], r->to_end[st]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- splitting ---------------------------------------------------------- */
 
 void mp_fields_init(struct mp_fields *f)
@@ -135,45 +179,26 @@ void mp_fields_grow(struct mp_fields *f, int stream, size_t n)
 
 int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 {
-	const uint8_t *end = raw + len;
-	struct src in = { raw, end };
-	size_t was[MP_FS_COUNT];
+	struct src in = { raw, raw + len };
+	uint8_t *end[MP_FS_COUNT];
+	struct route r;
 
 	/* No stream grows by more than the records' length: make that room once. */
 	for (int i = 0; i < MP_FS_COUNT; i++) {
-		mp_fields_room(f, i, len);
-		was[i] = f->len[i];
+		end[i] = mp_fields_room(f, i, len);
+		r.from[i] = &in;
+		r.to[i] = &end[i];
+		r.to_end[i] = f->p[i] + f->alloc[i];
 	}
-	while (in.p < end) {
+	while (in.p < in.end) {
 		unsigned tag = *in.p++;
-		struct layout l;
-		f->p[MP_FS_TAGS][f->len[MP_FS_TAGS]++] = (uint8_t)tag;
-		if (tag >= MP_TAG_FIRST_SIZED) {
-			uint8_t *o = f->p[MP_FS_OTHER] + f->len[MP_FS_OTHER];
-			uint64_t plen;
-			if (copy_varint(&in, &o, f->p[MP_FS_OTHER] + f->alloc[MP_FS_OTHER], &plen) < 0 ||
-			    plen > (uint64_t)(end - in.p))
-				goto undo;
-			memcpy(o, in.p, (size_t)plen);
-			in.p += plen;
-			f->len[MP_FS_OTHER] = (size_t)(o + plen - f->p[MP_FS_OTHER]);
-			continue;
-		}
-		if (!layout_of(tag, &l))
-			goto undo;
-		for (int k = 0; k < 3 && l.f[k] != F_END; k++) {
-			int to = l.f[k] == F_ADDR ? MP_FS_ADDRS : l.f[k];
-			uint8_t *o = f->p[to] + f->len[to];
-			if (copy_field(&in, l.f[k], &o, f->p[to] + f->alloc[to]) < 0)
-				goto undo;
-			f->len[to] = (size_t)(o - f->p[to]);
-		}
+		*end[MP_FS_TAGS]++ = (uint8_t)tag;
+		if (move_record(&r, tag))
+			return -1; /* the lengths are set only for whole records: f is unchanged */
 	}
-	return 0;
-undo:
 	for (int i = 0; i < MP_FS_COUNT; i++)
-		f->len[i] = was[i];
-	return -1;
+		f->len[i] = (size_t)(end[i] - f->p[i]);
+	return 0;
 }
 
 int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
@@ -251,12 +276,16 @@ int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COU
 {
 	struct src in[MP_FS_COUNT];
 	uint8_t *o = out, *out_end = out + raw_len;
+	struct route r;
 
-	for (int i = 0; i < MP_FS_COUNT; i++)
+	for (int i = 0; i < MP_FS_COUNT; i++) {
 		in[i] = (struct src){ s[i], s[i] + n[i] };
+		r.from[i] = &in[i];
+		r.to[i] = &o;
+		r.to_end[i] = out_end;
+	}
 	while (in[MP_FS_TAGS].p < in[MP_FS_TAGS].end) {
 		unsigned tag = *in[MP_FS_TAGS].p++;
-		struct layout l;
 		if (out_end - o >= 1 + 2 * MP_VARINT_MAX) {
 			int done = fast_record(in, tag, &o);
 			if (done > 0)
@@ -269,28 +298,20 @@ int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COU
 		if (o >= out_end)
 			goto overrun;
 		*o++ = (uint8_t)tag;
-		if (tag >= MP_TAG_FIRST_SIZED) {
-			uint64_t plen;
-			struct src *x = &in[MP_FS_OTHER];
-			if (copy_varint(x, &o, out_end, &plen) < 0)
-				goto short_stream;
-			if (plen > (uint64_t)(x->end - x->p))
-				goto short_stream;
-			if (plen > (uint64_t)(out_end - o))
-				goto overrun;
-			memcpy(o, x->p, (size_t)plen);
-			x->p += plen;
-			o += plen;
+		switch (move_record(&r, tag)) {
+		case 0:
 			continue;
-		}
-		if (!layout_of(tag, &l)) {
+		case 1:
 			*why = "an unknown record type in the tag stream";
 			return -1;
-		}
-		for (int k = 0; k < 3 && l.f[k] != F_END; k++) {
-			int from = l.f[k] == F_ADDR ? MP_FS_ADDRS : l.f[k];
-			if (copy_field(&in[from], l.f[k], &o, out_end) < 0)
-				goto short_stream;
+		case -2:
+			goto overrun;
+		default:
+			/* A stream ran out, unless the records did first. */
+			if (o >= out_end)
+				goto overrun;
+			*why = "a field stream ends inside a record";
+			return -1;
 		}
 	}
 	if (o != out_end) {
@@ -303,11 +324,6 @@ int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COU
 			return -1;
 		}
 	return 0;
-short_stream:
-	if (o >= out_end)
-		goto overrun;
-	*why = "a field stream ends inside a record";
-	return -1;
 overrun:
 	*why = "the field streams make more bytes than the block's length";
 	return -1;
