@@ -50,18 +50,8 @@ static int already(uint64_t *slot)
 
 static int remember(uint64_t *slot, uint64_t orig, uint64_t hook, uint64_t base)
 {
-	if (npatched == patched_cap) {
-		size_t cap = patched_cap ? patched_cap * 2 : 512;
-		struct patched *n = mp_pages(cap * sizeof(*n));
-		if (!n)
-			return -1;
-		if (patched) {
-			memcpy(n, patched, npatched * sizeof(*n));
-			mp_pages_free(patched, patched_cap * sizeof(*n));
-		}
-		patched = n;
-		patched_cap = cap;
-	}
+	if (mp_pages_grow((void **)&patched, &patched_cap, npatched + 1, sizeof(*patched), 512))
+		return -1;
 	patched[npatched++] = (struct patched){ slot, orig, hook, base };
 	return 0;
 }

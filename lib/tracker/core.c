@@ -286,42 +286,18 @@ void mp_stream_append(const uint8_t *rec, size_t len)
 
 static void release_index(uint32_t index)
 {
-	if (n_free_indices == free_indices_cap) {
-		size_t cap = free_indices_cap ? free_indices_cap * 2 : 1024;
-		uint32_t *n = mp_pages(cap * sizeof(*n));
-		if (!n)
-			return;
-		if (free_indices) {
-			memcpy(n, free_indices, n_free_indices * sizeof(*n));
-			mp_pages_free(free_indices, free_indices_cap * sizeof(*n));
-		}
-		free_indices = n;
-		free_indices_cap = cap;
-	}
+	if (mp_pages_grow((void **)&free_indices, &free_indices_cap, n_free_indices + 1,
+			  sizeof(*free_indices), 1024))
+		return;
 	free_indices[n_free_indices++] = index;
 }
 
 static int grow_enc_threads(uint32_t index)
 {
-	size_t cap;
-	struct mp_enc_thread *n;
-	if (index < enc_threads_cap)
-		return 0;
 	if (index >= MP_MAX_THREADS)
 		return -1;
-	cap = enc_threads_cap ? enc_threads_cap : 256;
-	while (cap <= index)
-		cap *= 2;
-	n = mp_pages(cap * sizeof(*n));
-	if (!n)
-		return -1;
-	if (enc_threads) {
-		memcpy(n, enc_threads, enc_threads_cap * sizeof(*n));
-		mp_pages_free(enc_threads, enc_threads_cap * sizeof(*n));
-	}
-	enc_threads = n;
-	enc_threads_cap = cap;
-	return 0;
+	return mp_pages_grow((void **)&enc_threads, &enc_threads_cap, (size_t)index + 1,
+			     sizeof(*enc_threads), 256);
 }
 
 /* THREAD record for ts's index; both sides reset the index's deltas (under main_lock). */

@@ -86,26 +86,6 @@ static uint64_t hash_name(const char *s)
 	return h;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = mp_pages(n * elem);
-	if (!p)
-		return -1;
-	if (*arr) {
-		memcpy(p, *arr, *cap * elem);
-		mp_pages_free(*arr, *cap * elem);
-	}
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 /* The GNU build-id note of a loaded object, read from its mapped notes. */
 static size_t build_id(const struct dl_phdr_info *info, const uint8_t **id)
 {
@@ -192,7 +172,7 @@ static void emit_unload(uint64_t id)
 static int add_range(uint64_t lo, uint64_t hi)
 {
 	size_t i;
-	if (grow((void **)&next.r, &next.cap, next.n + 1, sizeof(*next.r)))
+	if (mp_pages_grow((void **)&next.r, &next.cap, next.n + 1, sizeof(*next.r), 64))
 		return -1;
 	/* Insertion sort: module counts are small and this runs only on changes. */
 	for (i = next.n; i > 0 && next.r[i - 1].lo > lo; i--)
@@ -232,7 +212,7 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 		if (mods[i].name_hash == h && mods[i].base == (uint64_t)info->dlpi_addr)
 			break;
 	if (i == nmods) {
-		if (grow((void **)&mods, &mods_cap, nmods + 1, sizeof(*mods)))
+		if (mp_pages_grow((void **)&mods, &mods_cap, nmods + 1, sizeof(*mods), 64))
 			return 0;
 		mods[nmods].id = next_id++;
 		mods[nmods].base = info->dlpi_addr;

@@ -134,5 +134,11 @@ const char *mp_getenv(const char *name) MP_HIDDEN;
 /* Raw memory from the kernel, never from malloc. */
 void *mp_pages(size_t size) MP_HIDDEN;
 void mp_pages_free(void *p, size_t size) MP_HIDDEN;
+/*
+ * Room for need elements of elem bytes in *arr (mp_pages memory): the
+ * capacity *cap doubles from first; the contents move. 0, or -1 with *arr
+ * as it was.
+ */
+int mp_pages_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first) MP_HIDDEN;
 
 #endif

@@ -102,3 +102,23 @@ void mp_pages_free(void *p, size_t size)
 	if (p)
 		syscall(SYS_munmap, p, size);
 }
+
+int mp_pages_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t n = *cap ? *cap : first;
+	void *p;
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = mp_pages(n * elem);
+	if (!p)
+		return -1;
+	if (*arr) {
+		memcpy(p, *arr, *cap * elem);
+		mp_pages_free(*arr, *cap * elem);
+	}
+	*arr = p;
+	*cap = n;
+	return 0;
+}
