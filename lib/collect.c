@@ -60,6 +60,18 @@ struct mp_collector {
 	size_t nundebugged, undebugged_alloc;
 };
 
+/* Append s (which the list then owns) to a list of distinct strings, or free it if there. */
+static void add_once(char ***list, size_t *n, size_t *alloc, char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], s)) {
+			free(s);
+			return;
+		}
+	ALLOC_GROW(*list, *n + 1, *alloc);
+	(*list)[(*n)++] = s;
+}
+
 static void warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct mp_collector *c, const char *fmt, ...)
 {
@@ -69,13 +81,7 @@ static void warn(struct mp_collector *c, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = xstrdup(fmt);
 	va_end(ap);
-	for (size_t i = 0; i < c->nwarnings; i++)
-		if (!strcmp(c->warnings[i], msg)) {
-			free(msg);
-			return;
-		}
-	ALLOC_GROW(c->warnings, c->nwarnings + 1, c->warnings_alloc);
-	c->warnings[c->nwarnings++] = msg;
+	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, msg);
 }
 
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
@@ -188,13 +194,7 @@ static void symbol_problem(struct mp_collector *c, const char *line)
 	const char *end;
 	if (!strncmp(line, prefix, sizeof(prefix) - 1) && (end = strstr(line, "': function names"))) {
 		char *path = xstrndup(line + sizeof(prefix) - 1, (size_t)(end - line) - (sizeof(prefix) - 1));
-		for (size_t i = 0; i < c->nundebugged; i++)
-			if (!strcmp(c->undebugged[i], path)) {
-				free(path);
-				return;
-			}
-		ALLOC_GROW(c->undebugged, c->nundebugged + 1, c->undebugged_alloc);
-		c->undebugged[c->nundebugged++] = path;
+		add_once(&c->undebugged, &c->nundebugged, &c->undebugged_alloc, path);
 		return;
 	}
 	warn(c, "%s", line);
