@@ -16,6 +16,7 @@
 
 #include "lib/hash.h"
 #include "lib/strbuf.h"
+#include "lib/strtab.h"
 #include "lib/xalloc.h"
 
 /* The C++ runtime's demangler (<cxxabi.h>), linked with $(DEMANGLE_LIBS). */
@@ -43,59 +44,6 @@ static void *ptr_take(struct mp_intmap *m, uint64_t key)
 {
 	uint64_t v;
 	return mp_intmap_take(m, key, &v) ? (void *)(uintptr_t)v : NULL;
-}
-
-/* ---- a map from strings to pointers; keys are owned and never move ---- */
-
-struct strmap_entry {
-	char *key;  /* NULL: empty slot */
-	void *val;
-	uint64_t hash;
-};
-
-struct strmap {
-	struct strmap_entry *e;
-	size_t cap, n;
-};
-
-static struct strmap_entry *strmap_find(const struct strmap *m, const char *key, size_t len,
-					uint64_t hash)
-{
-	size_t mask = m->cap - 1, i = hash & mask;
-	while (m->e[i].key && (m->e[i].hash != hash || strncmp(m->e[i].key, key, len) ||
-			       m->e[i].key[len]))
-		i = (i + 1) & mask;
-	return &m->e[i];
-}
-
-/*
- * The entry of key (len bytes, no NUL inside), added with a copy of the key
- * and a NULL value when absent. The entry pointer is valid until the next
- * strmap_add(); the key pointer for good.
- */
-static struct strmap_entry *strmap_add(struct strmap *m, const char *key, size_t len)
-{
-	uint64_t hash = mp_hash_bytes(key, len);
-	struct strmap_entry *e;
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		struct strmap old = *m;
-		size_t i;
-		m->cap = old.cap ? old.cap * 2 : 64;
-		m->e = xcalloc(m->cap, sizeof(*m->e));
-		for (i = 0; i < old.cap; i++)
-			if (old.e[i].key)
-				*strmap_find(m, old.e[i].key, strlen(old.e[i].key), old.e[i].hash) =
-					old.e[i];
-		free(old.e);
-	}
-	e = strmap_find(m, key, len, hash);
-	if (!e->key) {
-		e->key = xstrndup(key, len);
-		e->hash = hash;
-		e->val = NULL;
-		m->n++;
-	}
-	return e;
 }
 
 /* ---- the shared cache: files and interned strings ---- */
@@ -134,15 +82,32 @@ struct sym_file {
 
 struct symcache {
 	unsigned refs;
-	struct strmap strings; /* interned strings; value: the demangled form, once computed */
-	struct strmap files;   /* "root\npath\nbuild-id" -> struct sym_file */
+	struct mp_strtab strings;  /* interned strings: their pointers never move */
+	const char **demangled;    /* by string id: its demangled form, once computed */
+	size_t demangled_alloc;
+	struct mp_strtab file_keys; /* "root\npath\nbuild-id" */
+	struct sym_file **files;    /* by key id */
+	size_t files_alloc;
 	size_t files_opened, units_indexed;
 };
 
+static const char *intern_len(struct symcache *c, const char *s, size_t len)
+{
+	return mp_strtab_get(&c->strings, mp_strtab_intern(&c->strings, s, len));
+}
+
 static const char *intern(struct symcache *c, const char *s)
 {
-	return strmap_add(&c->strings, s, strlen(s))->key;
+	return intern_len(c, s, strlen(s));
 }
+
+/* Make index id exist in an array indexed by string id, new elements zeroed. */
+#define GROW_TO_ID(arr, alloc, id)                                               \
+	do {                                                                     \
+		size_t old_ = (alloc);                                           \
+		ALLOC_GROW(arr, (size_t)(id) + 1, alloc);                        \
+		memset((arr) + old_, 0, ((alloc) - old_) * sizeof(*(arr)));     \
+	} while (0)
 
 static void unit_index_free(struct unit_index *u)
 {
@@ -167,19 +132,15 @@ static void sym_file_free(struct sym_file *f)
 
 static void symcache_unref(struct symcache *c)
 {
-	size_t i;
 	if (--c->refs)
 		return;
-	for (i = 0; i < c->files.cap; i++) {
-		if (!c->files.e[i].key)
-			continue;
-		sym_file_free(c->files.e[i].val);
-		free(c->files.e[i].key);
-	}
-	free(c->files.e);
-	for (i = 0; i < c->strings.cap; i++)
-		free(c->strings.e[i].key);
-	free(c->strings.e);
+	for (size_t i = 0; i < c->files_alloc; i++)
+		if (c->files[i])
+			sym_file_free(c->files[i]);
+	free(c->files);
+	mp_strtab_release(&c->file_keys);
+	free(c->demangled);
+	mp_strtab_release(&c->strings);
 	free(c);
 }
 
@@ -225,6 +186,8 @@ struct mp_symbols *mp_symbols_new(const struct mp_symbols_opts *opts)
 	} else {
 		s->cache = xcalloc(1, sizeof(*s->cache));
 		s->cache->refs = 1;
+		mp_strtab_init(&s->cache->strings);
+		mp_strtab_init(&s->cache->file_keys);
 	}
 	s->demangle = opts ? opts->demangle : true;
 	if (opts && opts->root && *opts->root) {
@@ -233,7 +196,7 @@ struct mp_symbols *mp_symbols_new(const struct mp_symbols_opts *opts)
 		while (len > 0 && opts->root[len - 1] == '/')
 			len--;
 		if (len)
-			s->root = strmap_add(&s->cache->strings, opts->root, len)->key;
+			s->root = intern_len(s->cache, opts->root, len);
 	}
 	return s;
 }
@@ -294,16 +257,18 @@ static void add_hex(struct strbuf *sb, const uint8_t *p, size_t len)
 static struct sym_file *get_file(struct mp_symbols *s, const char *path, const uint8_t *build_id,
 				 size_t build_id_len)
 {
+	struct symcache *c = s->cache;
 	struct strbuf key = STRBUF_INIT;
-	struct strmap_entry *e;
 	struct sym_file *f;
+	uint32_t id;
 
 	strbuf_addf(&key, "%s\n%s\n", s->root ? s->root : "", path);
 	add_hex(&key, build_id, build_id_len);
-	e = strmap_add(&s->cache->files, key.buf, key.len);
+	id = mp_strtab_intern(&c->file_keys, key.buf, key.len);
 	strbuf_release(&key);
-	if (e->val)
-		return e->val;
+	GROW_TO_ID(c->files, c->files_alloc, id);
+	if (c->files[id])
+		return c->files[id];
 	f = xcalloc(1, sizeof(*f));
 	f->path = xstrdup(path);
 	f->root = s->root;
@@ -312,7 +277,7 @@ static struct sym_file *get_file(struct mp_symbols *s, const char *path, const u
 		f->build_id_len = build_id_len;
 	}
 	f->pseudo = is_pseudo_path(path);
-	e->val = f;
+	c->files[id] = f;
 	return f;
 }
 
@@ -644,20 +609,20 @@ static Dwarf_Die *find_subprogram(struct unit_index *u, Dwarf_Addr pc)
 static const char *demangled(struct mp_symbols *s, const char *raw)
 {
 	struct symcache *c = s->cache;
-	struct strmap_entry *e = strmap_add(&c->strings, raw, strlen(raw));
-	const char *key = e->key, *d;
+	uint32_t id = mp_strtab_intern_str(&c->strings, raw);
+	const char *key = mp_strtab_get(&c->strings, id), *d;
 	char *out;
 	int status = -1;
 
 	if (!s->demangle || raw[0] != '_' || raw[1] != 'Z')
 		return key;
-	if (e->val)
-		return e->val;
+	GROW_TO_ID(c->demangled, c->demangled_alloc, id);
+	if (c->demangled[id])
+		return c->demangled[id];
 	out = __cxa_demangle(key, NULL, NULL, &status);
 	d = status == 0 && out ? intern(c, out) : key;
 	free(out);
-	/* Interning may have moved the entries: find the raw name again. */
-	strmap_add(&c->strings, key, strlen(key))->val = (void *)d;
+	c->demangled[id] = d;
 	return d;
 }
 
