@@ -20,6 +20,7 @@
 #include "lib/capture.h"
 #include "lib/dump.h"
 #include "lib/xalloc.h"
+#include "tests/unit/tmp-path.h"
 
 /* ---- helpers ---- */
 
@@ -204,16 +205,6 @@ static void test_incomplete_is_not_consumed(void **state)
 		assert_int_equal(rec.u.ev.stack, 1);
 		mp_decoder_release(&d);
 	}
-}
-
-static char *tmp_path(void)
-{
-	char *p = xstrdup("/tmp/memprof-test-XXXXXX");
-	int fd = mkstemp(p);
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(p);
-	return p;
 }
 
 static void roundtrip(unsigned flags)

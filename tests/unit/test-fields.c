@@ -19,6 +19,7 @@
 #include "lib/capture.h"
 #include "lib/fields.h"
 #include "lib/xalloc.h"
+#include "tests/unit/tmp-path.h"
 
 /* ---- helpers ---- */
 
@@ -159,16 +160,6 @@ static size_t read_events(const char *path, struct ev *evs, size_t max, struct m
 	*tr = *mp_reader_trailer(&r);
 	mp_reader_release(&r);
 	return n;
-}
-
-static char *tmp_path(void)
-{
-	char *p = xstrdup("/tmp/memprof-test-fields-XXXXXX");
-	int fd = mkstemp(p);
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(p);
-	return p;
 }
 
 static void test_serial_blocks(void **state)

@@ -19,15 +19,7 @@
 #include "lib/capture.h"
 #include "lib/readahead.h"
 #include "lib/xalloc.h"
-
-static char *tmp_path(void)
-{
-	char *p = xstrdup("/tmp/memprof-test-XXXXXX");
-	int fd = mkstemp(p);
-	assert_true(fd >= 0);
-	close(fd);
-	return p;
-}
+#include "tests/unit/tmp-path.h"
 
 /* Every field of a record, with the bytes its pointers lead to, as text. */
 static void describe(struct strbuf *sb, const struct mp_record *rec)
