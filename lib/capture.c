@@ -871,8 +871,8 @@ const char *mp_reader_string(const struct mp_reader *r, uint64_t id)
 	return r->strings[id - 1];
 }
 
-/* A block of field streams (codec 2): each stream stored or compressed, then joined. */
-static int reader_open_fields(struct mp_reader *r, struct cur *c, uint64_t raw, uint64_t at)
+/* A block of field streams (codec 2) into r->block: each stream stored or compressed, then joined. */
+static int reader_join_fields(struct mp_reader *r, struct cur *c, uint64_t raw, uint64_t at)
 {
 	uint64_t n[MP_FS_COUNT], st[MP_FS_COUNT], sum = 0, stored = 0;
 	const uint8_t *s[MP_FS_COUNT];
@@ -914,9 +914,6 @@ static int reader_open_fields(struct mp_reader *r, struct cur *c, uint64_t raw, 
 	if (mp_fields_join(s, len, r->block, (size_t)raw, &why) < 0)
 		return reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt block at offset %llu: %s",
 				   r->name, (unsigned long long)at, why);
-	r->block_len = (size_t)raw;
-	r->block_pos = 0;
-	r->block_offset = at;
 	return 0;
 }
 
@@ -924,7 +921,6 @@ static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, u
 {
 	struct cur c = { rec->u.unknown.data, rec->u.unknown.data + rec->u.unknown.len, CUR_OK };
 	uint64_t codec = get_u(&c), raw = get_u(&c);
-	size_t got;
 	if (c.err)
 		return reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt block at offset %llu", r->name,
 				   (unsigned long long)at);
@@ -939,14 +935,17 @@ static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, u
 	if (!r->dctx)
 		r->dctx = ZSTD_createDCtx();
 	scratch(&r->block, &r->block_alloc, raw);
-	if (codec == MP_CODEC_ZSTD_FIELDS)
-		return reader_open_fields(r, &c, raw, at);
-	got = ZSTD_decompressDCtx(r->dctx, r->block, raw, c.p, (size_t)(c.end - c.p));
-	if (ZSTD_isError(got) || got != raw)
-		return reader_fail(r, MP_READ_CORRUPT,
-				   "'%s': block at offset %llu does not decompress (%s)", r->name,
-				   (unsigned long long)at,
-				   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+	if (codec == MP_CODEC_ZSTD_FIELDS) {
+		if (reader_join_fields(r, &c, raw, at) < 0)
+			return -1;
+	} else {
+		size_t got = ZSTD_decompressDCtx(r->dctx, r->block, raw, c.p, (size_t)(c.end - c.p));
+		if (ZSTD_isError(got) || got != raw)
+			return reader_fail(r, MP_READ_CORRUPT,
+					   "'%s': block at offset %llu does not decompress (%s)", r->name,
+					   (unsigned long long)at,
+					   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+	}
 	r->block_len = raw;
 	r->block_pos = 0;
 	r->block_offset = at;
