@@ -1249,6 +1249,8 @@ static void commit(struct mp_writer *w, const uint8_t *end)
 
 void mp_writer_raw(struct mp_writer *w, const void *records, size_t len)
 {
+	if (!len)
+		return; /* callers pass what lies between records, often nothing */
 	block_room(w, len);
 	add_records(w, records, len);
 }

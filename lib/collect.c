@@ -335,8 +335,7 @@ static void process(struct mp_collector *c, struct stream *s)
 		 */
 		if (rec.type == MP_REC_ALLOC || rec.type == MP_REC_FREE || rec.type == MP_REC_SWITCH ||
 		    rec.type == MP_REC_THREAD) {
-			if (pos > chunk)
-				mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 			chunk = pos + (size_t)n;
 		}
 		switch (rec.type) {
@@ -408,8 +407,7 @@ static void process(struct mp_collector *c, struct stream *s)
 		s->info.records++;
 		pos += (size_t)n;
 	}
-	if (pos > chunk)
-		mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+	mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 consume:
 	memmove(s->in, s->in + pos, s->in_len - pos);
 	s->in_len -= pos;
@@ -418,7 +416,7 @@ corrupt:
 	warn(c, "the stream of process %d is corrupt (%s); its capture ends there", (int)s->pid,
 	     s->dec.err.buf);
 	/* Keep the whole records that came before the damage. */
-	if (s->w_open && pos > chunk)
+	if (s->w_open)
 		mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 	s->broken = true;
 consume_all:
