@@ -20,7 +20,7 @@
 #include "lib/capture.h"
 #include "lib/dump.h"
 #include "lib/xalloc.h"
-#include "tests/unit/tmp-path.h"
+#include "tests/unit/files.h"
 
 /* ---- helpers ---- */
 
@@ -37,20 +37,8 @@ static int mem_fd(const void *data, size_t len)
 static uint8_t *slurp(const char *name, size_t *len)
 {
 	char path[4096];
-	FILE *f;
-	uint8_t *buf;
-	long n;
 	snprintf(path, sizeof(path), "%s/tests/data/%s", MP_SRCDIR, name);
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = xmalloc((size_t)n);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return read_file(path, len);
 }
 
 struct readout {

@@ -19,7 +19,7 @@
 #include "lib/capture.h"
 #include "lib/fields.h"
 #include "lib/xalloc.h"
-#include "tests/unit/tmp-path.h"
+#include "tests/unit/files.h"
 
 /* ---- helpers ---- */
 

@@ -19,7 +19,7 @@
 #include "lib/capture.h"
 #include "lib/readahead.h"
 #include "lib/xalloc.h"
-#include "tests/unit/tmp-path.h"
+#include "tests/unit/files.h"
 
 /* Every field of a record, with the bytes its pointers lead to, as text. */
 static void describe(struct strbuf *sb, const struct mp_record *rec)
@@ -232,22 +232,15 @@ static void test_truncated(void **state)
 	struct mp_record rec;
 	struct mp_readahead *ra;
 	struct mp_batch_view v;
-	FILE *in, *out;
+	FILE *out;
 	enum mp_read_status status;
 	char err[512];
-	long size;
-	char *buf;
+	size_t size;
+	uint8_t *buf;
 	(void)state;
-	in = fopen(path, "rb");
-	assert_non_null(in);
-	fseek(in, 0, SEEK_END);
-	size = ftell(in);
-	fseek(in, 0, SEEK_SET);
-	buf = xmalloc((size_t)size);
-	assert_int_equal(fread(buf, 1, (size_t)size, in), (size_t)size);
-	fclose(in);
+	buf = read_file(path, &size);
 	out = fopen(cut, "wb");
-	assert_int_equal(fwrite(buf, 1, (size_t)size * 2 / 3, out), (size_t)size * 2 / 3);
+	assert_int_equal(fwrite(buf, 1, size * 2 / 3, out), size * 2 / 3);
 	fclose(out);
 	free(buf);
 
