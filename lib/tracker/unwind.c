@@ -34,7 +34,6 @@
 #define DCACHE 2048                 /* descriptors per thread, a power of two */
 #define DWAYS 4                     /* ways per set: a set is one cache line */
 #define MAXF (1024 + 16 + 1)        /* frames kept from the previous walk */
-#define MAX_VALIDATIONS 4           /* attempts to reuse the previous walk per walk */
 
 enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
 enum {
@@ -513,19 +512,28 @@ static inline const struct desc *lookup(struct mp_unwinder *u, uint64_t ip)
 	return d;
 }
 
-/* The previous walk (innermost first) still describes the frames older than prev[i]? */
-static int still_valid(const struct frame *prev, int i, int nprev)
+/*
+ * From which frame on the previous walk (innermost first) can be reused: the
+ * smallest index i such that every frame older than prev[i] still has in
+ * its slots what the walk read there (return address; saved rbp, where an
+ * older frame reads it). A walk may stop at prev[j] for any j >= i whose own
+ * CFA, return address and rbp it finds again. Checked from the outermost
+ * frame inwards, with independent loads, before the walk: the walk then
+ * makes no guesses (which mispredict) about frames that cannot match.
+ */
+static int reusable_from(const struct frame *prev, int nprev)
 {
-	for (int k = i + 1; k < nprev; k++) {
+	int k = nprev - 1;
+	for (; k > 0; k--) {
 		const struct frame *f = &prev[k];
 		if (*(const uint64_t *)(f->cfa - 8) != f->ra)
-			return 0;
+			break;
 		/* A saved rbp matters only to an older frame that reads it. */
 		if (f->rbp_slot && k + 1 < nprev && prev[k + 1].needs_rbp &&
 		    *(const uint64_t *)f->rbp_slot != f->rbp_val)
-			return 0;
+			break;
 	}
-	return 1;
+	return k;
 }
 
 void mp_unwind_forget(struct mp_unwinder *u)
@@ -536,8 +544,8 @@ void mp_unwind_forget(struct mp_unwinder *u)
 __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe **frames,
 					int *stable, int *truncated)
 {
-	uint64_t rip, rsp, rbp, cfa, ra, prev_cfa;
-	int n = 0, tries = 0, reuse = -1, first = 1, cursor = 0, nprev, total;
+	uint64_t rip, rsp, rbp, cfa, ra, prev_cfa, from_cfa;
+	int n = 0, reuse = -1, first = 1, cursor, nprev, total;
 	struct frame *prev, *walk;
 
 	if (__builtin_expect(u->code_gen != code_gen, 0)) {
@@ -553,6 +561,10 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 	walk = u->buf[!u->cur];
 	nprev = u->nprev;
 	prev_cfa = rsp;
+	cursor = reusable_from(prev, nprev);
+	if (cursor < 0)
+		cursor = 0;
+	from_cfa = cursor < nprev ? prev[cursor].cfa : UINT64_MAX;
 	for (;;) {
 		const struct desc *d = lookup(u, first ? rip : rip - 1);
 		struct frame *f;
@@ -568,7 +580,7 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		    (uint64_t)((int64_t)cfa + d->ra_off) < u->stack_lo)
 			goto fallback;
 		if (d->ra_off != -8)
-			goto fallback; /* still_valid() assumes the x86_64 return-address slot */
+			goto fallback; /* reusable_from() assumes the x86_64 return-address slot */
 		ra = *(const uint64_t *)(cfa - 8);
 		if (d->flags & D_RBP_SAVED) {
 			slot = (uint64_t)((int64_t)cfa + d->rbp_off);
@@ -590,17 +602,17 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		f->rbp_val = nrbp;
 		f->flags = d->flags & (D_CFA_RBP | D_RBP_SAVED);
 		/* Is this frame where the previous walk was, with the same older frames? */
-		while (cursor < nprev && prev[cursor].cfa < cfa)
-			cursor++; /* both walks rise through the stack: a merge, not a search */
-		if (cursor < nprev && prev[cursor].cfa == cfa && tries < MAX_VALIDATIONS) {
-			const struct frame *p = &prev[cursor];
-			tries++;
-			if (p->ra == ra && (!p->needs_rbp || p->rbp_in == rbp) && p->rbp_slot == slot &&
-			    (!slot || cursor + 1 == nprev || !prev[cursor + 1].needs_rbp ||
-			     p->rbp_val == nrbp) &&
-			    still_valid(prev, cursor, nprev)) {
-				reuse = cursor;
-				break;
+		if (cfa >= from_cfa) {
+			while (cursor < nprev && prev[cursor].cfa < cfa)
+				cursor++; /* both walks rise through the stack: a merge */
+			if (cursor < nprev && prev[cursor].cfa == cfa) {
+				const struct frame *p = &prev[cursor];
+				if (p->ra == ra && (!p->needs_rbp || p->rbp_in == rbp) && p->rbp_slot == slot &&
+				    (!slot || cursor + 1 == nprev || !prev[cursor + 1].needs_rbp ||
+				     p->rbp_val == nrbp)) {
+					reuse = cursor;
+					break;
+				}
 			}
 		}
 		prev_cfa = cfa;

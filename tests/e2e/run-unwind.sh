@@ -52,6 +52,54 @@ int main(void)
 C
 cc -g -O2 -o fp fp.c || framework_failure_ "cc"
 same "frame pointers and VLAs" ./fp
+# Random paths through functions of one frame size, so that consecutive
+# stacks have frames at the same places with the same return addresses while
+# an older frame differs: the walker may reuse only what it proved unchanged.
+cat > paths.c <<'C'
+#include <stdlib.h>
+void *volatile sink;
+typedef void step_fn(unsigned, int);
+static step_fn s0, s1, s2, s3;
+static step_fn *const steps[4] = { s0, s1, s2, s3 };
+static unsigned long long seed = 12345;
+static unsigned rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)(seed >> 33);
+}
+__attribute__((noipa)) static void leaf(unsigned path)
+{
+	sink = malloc(16 + path % 64);
+	free(sink);
+}
+#define STEP(name) \
+	__attribute__((noipa)) static void name(unsigned path, int d) \
+	{ \
+		if (d == 0) \
+			leaf(path); \
+		else \
+			steps[path & 3](path >> 2, d - 1); \
+		__asm__ volatile("" ::: "memory"); \
+	}
+STEP(s0) STEP(s1) STEP(s2) STEP(s3)
+__attribute__((noipa)) static void outer_a(unsigned path, int d) { steps[path & 3](path >> 2, d); __asm__ volatile("" ::: "memory"); }
+__attribute__((noipa)) static void outer_b(unsigned path, int d) { steps[path & 3](path >> 2, d); __asm__ volatile("" ::: "memory"); }
+int main(void)
+{
+	for (int i = 0; i < 5000; i++) {
+		unsigned path = rnd();
+		int d = (int)(rnd() % 12);
+		/* The same path from two callers: every frame alike but the outermost step's. */
+		outer_a(path, d);
+		outer_b(path, d);
+		if (rnd() % 4 == 0)
+			outer_b(path ^ 1u << (rnd() % 20), d);
+	}
+	return 0;
+}
+C
+cc -g -O2 -o paths paths.c || framework_failure_ "cc"
+same "random paths through frames alike" ./paths
 if command -v sqlite3 > /dev/null; then
 	same sqlite3 sqlite3 :memory: "create table t(a, b); insert into t values (1, 'x'), (2, 'y'); select b, count(*) from t group by b;"
 fi
