@@ -521,16 +521,20 @@ static inline const struct desc *lookup(struct mp_unwinder *u, uint64_t ip)
  * frame inwards, with independent loads, before the walk: the walk then
  * makes no guesses (which mispredict) about frames that cannot match.
  */
-static int reusable_from(const struct frame *prev, int nprev)
+static int reusable_from(struct frame *prev, int nprev)
 {
-	int k = nprev - 1;
-	for (; k > 0; k--) {
-		const struct frame *f = &prev[k];
-		if (*(const uint64_t *)(f->cfa - 8) != f->ra)
+	uint8_t older = 0; /* the walk from frame k + 1 outwards reads the incoming rbp */
+	int k;
+	for (k = nprev - 1; k >= 0; k--) {
+		struct frame *f = &prev[k];
+		uint8_t outer = older;
+		/* needs_rbp, which the walk's match at frame k reads, is found on the way. */
+		older = (f->flags & D_CFA_RBP) || (!(f->flags & D_RBP_SAVED) && older);
+		f->needs_rbp = older;
+		if (k == 0 || *(const uint64_t *)(f->cfa - 8) != f->ra)
 			break;
 		/* A saved rbp matters only to an older frame that reads it. */
-		if (f->rbp_slot && k + 1 < nprev && prev[k + 1].needs_rbp &&
-		    *(const uint64_t *)f->rbp_slot != f->rbp_val)
+		if (f->rbp_slot && outer && *(const uint64_t *)f->rbp_slot != f->rbp_val)
 			break;
 	}
 	return k;
@@ -636,15 +640,6 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		*stable = 0;
 	}
 	u->stats.frames_walked += (uint64_t)n;
-	/* Whether the walk from each new frame outwards reads the incoming rbp. */
-	{
-		uint8_t older = n < total ? walk[n].needs_rbp : 0;
-		for (int k = n - 1; k >= 0; k--) {
-			struct frame *f = &walk[k];
-			older = (f->flags & D_CFA_RBP) || (!(f->flags & D_RBP_SAVED) && older);
-			f->needs_rbp = older;
-		}
-	}
 	u->cur = !u->cur;
 	u->nprev = total;
 	*frames = walk;
