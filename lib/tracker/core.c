@@ -518,6 +518,14 @@ static inline uint32_t smap_get(const uint64_t h[2])
 	}
 }
 
+/* Start loading the stack map's slot for h: the probe comes after the lock is taken. */
+static inline void smap_prefetch(const uint64_t h[2])
+{
+	const struct smap *m = __atomic_load_n(&smap, __ATOMIC_RELAXED);
+	if (likely(m != NULL))
+		__builtin_prefetch(&m->e[h[0] & __atomic_load_n(&m->mask, __ATOMIC_RELAXED)]);
+}
+
 static void smap_put_slot(struct smap *m, uint64_t h0, uint32_t h1, uint32_t node)
 {
 	size_t i = h0 & m->mask;
@@ -724,7 +732,7 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	if (likely(ts->uw != NULL))
 		n = mp_unwind(ts->uw, &frames, &stable, &truncated);
 	if (likely(n >= 0 && !truncated) && likely(fast_stack_hash(ts, frames, n, stable, h) == 0)) {
-		node = smap_get(h);
+		smap_prefetch(h);
 	} else {
 		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
 		if (n >= 0) {
@@ -749,12 +757,14 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	mp_lock(&main_lock);
 	if (unlikely(sink_fd < 0))
 		goto unlock;
-	if (likely(node)) {
-		/* A known stack. */
-	} else if (likely(n >= 0)) {
-		node = fast_stack_node(frames, n);
-		if (likely(node))
-			smap_put(h, node);
+	if (likely(n >= 0)) {
+		/* A known stack, or new frames for the tree. */
+		node = smap_get(h);
+		if (unlikely(!node)) {
+			node = fast_stack_node(frames, n);
+			if (likely(node))
+				smap_put(h, node);
+		}
 	} else {
 		node = slow_stack_node(ts, depth, k);
 	}
