@@ -9,7 +9,8 @@
  *     getrusage(RUSAGE_CHILDREN) once every process is reaped: the launcher is
  *     a child subreaper, so descendants orphaned on the way are reaped and
  *     counted too;
- *   - the exact peak RSS (VmHWM) of one process of the tree, the target, named
+ *   - the exact peak RSS (VmHWM) and the CPU time (user + system, all its
+ *     threads, from /proc/PID/stat) of one process of the tree, the target, named
  *     by its executable: the launcher finds it in /proc (descendants through
  *     /proc/PID/task/TID/children), attaches with PTRACE_SEIZE and
  *     PTRACE_O_TRACEEXIT, and reads /proc/PID/status at the exit stop, when the
@@ -130,6 +131,27 @@ static long peak_rss_kb(pid_t pid)
 	return kb;
 }
 
+/* CPU time (user + system) of pid's threads, dead ones included, in seconds, or -1. */
+static double process_cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long utime, stime;
+	long tick = sysconf(_SC_CLK_TCK);
+	size_t n;
+	FILE *f;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* After the command name, which may hold spaces and parentheses: fields 3 on. */
+	if (!(p = strrchr(buf, ')')) || tick <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / (double)tick;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: launch [-o RESULT] [-e TARGET_EXE] [-m LIMIT_AS_MB] [-t TIMEOUT_S] "
@@ -142,6 +164,7 @@ int main(int argc, char **argv)
 	const char *result = NULL, *target_exe = NULL;
 	char exe[PATH_MAX];
 	long limit_mb = 0, timeout = 0, hwm = -1;
+	double target_cpu = -1;
 	pid_t child, target = 0;
 	int opt, status = -1, traced = 0, looking;
 	double t0, wall = -1;
@@ -223,6 +246,7 @@ int main(int argc, char **argv)
 		if (traced && r == target && WIFSTOPPED(st)) {
 			if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
 				hwm = peak_rss_kb(target);
+				target_cpu = process_cpu_s(target);
 				ptrace(PTRACE_DETACH, target, 0, 0);
 				traced = 0;
 			} else if (st >> 16 == PTRACE_EVENT_STOP) {
@@ -251,11 +275,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(out, "wall_s=%.6f user_s=%.6f sys_s=%.6f exit=%d signal=%d tree_maxrss_kb=%ld "
-		     "target_hwm_kb=%ld target_pid=%d timed_out=%d interrupted=%d\n",
+		     "target_hwm_kb=%ld target_cpu_s=%.2f target_pid=%d timed_out=%d interrupted=%d\n",
 		wall, tv_seconds(ru.ru_utime), tv_seconds(ru.ru_stime),
 		status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 		status >= 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0, ru.ru_maxrss, hwm,
-		(int)target, stop_signal == SIGALRM, stop_signal == SIGINT || stop_signal == SIGTERM);
+		target_cpu, (int)target, stop_signal == SIGALRM, stop_signal == SIGINT || stop_signal == SIGTERM);
 	if (out != stdout && fclose(out)) {
 		fprintf(stderr, "launch: cannot write '%s': %s\n", result, strerror(errno));
 		return 1;
