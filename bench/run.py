@@ -267,6 +267,7 @@ def launch(cfg, argv, tag, target_exe=None, stdin=None, env=None, limit_mb=None)
         die("interrupted")
     m["cpu_s"] = m["user_s"] + m["sys_s"]
     m["target_rss_mb"] = m["target_hwm_kb"] / 1024 if m["target_hwm_kb"] >= 0 else None
+    m["target_cpu_s"] = m["target_cpu_s"] if m.get("target_cpu_s", -1) >= 0 else None
     m["tree_rss_mb"] = m["tree_maxrss_kb"] / 1024
     m["out"], m["err"] = out, err
     return m
@@ -551,6 +552,7 @@ def summarize(results):
     if runs.get("memprof") and runs.get("native"):
         s["overhead_vs_native"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
         s["cpu_vs_native"] = med(ratios(runs["memprof"], runs["native"], "cpu_s"))
+        s["prog_cpu_vs_native"] = med(ratios(runs["memprof"], runs["native"], "target_cpu_s"))
         s["bytes_per_event"] = med([m["capture_bytes"] / m["events"] for m in runs["memprof"]])
         s["stats_s_per_mevent"] = med([m["wall_s"] / m["events"] * 1e6 for m in analysis["stats"] if m["events"]])
         s["stats_rss_mb"] = med([m["tree_rss_mb"] for m in analysis["stats"]])
@@ -565,6 +567,7 @@ def summarize(results):
     if runs.get("memprof") and runs.get("native"):
         s["overhead_4t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
         s["cpu_4t"] = med(ratios(runs["memprof"], runs["native"], "cpu_s"))
+        s["prog_cpu_4t"] = med(ratios(runs["memprof"], runs["native"], "target_cpu_s"))
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack_4t"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
         s["heaptrack_overhead_4t"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
@@ -579,7 +582,7 @@ def summarize(results):
     return s
 
 
-RUN_ROW = "%-13s %-16s %8s %8s %9s %8s %7s %10s  %-20s %-20s %-20s"
+RUN_ROW = "%-13s %-16s %8s %8s %9s %8s %7s %10s  %-20s %-20s %-20s %-20s"
 ANALYSIS_ROW = "%-13s %-16s %8s %8s %9s %10s %10s  %-20s %-20s"
 
 
@@ -595,7 +598,7 @@ def print_tables(reps, wls, results, out):
 
     header("Runs (medians of %d repetitions; ratios are medians of per-repetition ratios [min-max])"
            % reps, RUN_ROW, "workload", "mode", "wall s", "cpu s", "target MB", "cap MB", "B/event",
-           "events", "wall vs untracked", "cpu vs untracked", "RSS vs untracked")
+           "events", "wall vs untracked", "cpu vs untracked", "prog cpu vs untr.", "RSS vs untracked")
     for w, (runs, _, _) in done:
         native = runs["native"]
         first = True
@@ -614,6 +617,7 @@ def print_tables(reps, wls, results, out):
                 "%d" % med(ev) if ev else "-",
                 "" if mode == "native" else fmt_ratio(ratios(rs, native, "wall_s")),
                 "" if mode == "native" else fmt_ratio(ratios(rs, native, "cpu_s")),
+                "" if mode == "native" else fmt_ratio(ratios(rs, native, "target_cpu_s")),
                 "" if mode == "native" else fmt_ratio(ratios(rs, native, "target_rss_mb"))))
             first = False
         for other in ("heaptrack-raw", "heaptrack"):
@@ -752,7 +756,7 @@ def main():
 SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
                 "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
                 "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
-                "cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
+                "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
 
 
 def report(info, reps, quick, elapsed, wls, results):
