@@ -645,9 +645,12 @@ static uint32_t slow_stack_node(struct tstate *ts, int depth, int k)
  * deep stack's in parallel instead of as one chain of multiplications. Two
  * lanes with different constants give 96 bits of fingerprint (smap_entry).
  */
-static inline uint64_t term(uint64_t ip, uint64_t pos, uint64_t k)
+#define POS_MUL 0xd6e8feb86659fd93ull
+
+/* The term of ip at position pos; pos_mul is pos * POS_MUL, kept as a running sum by the caller. */
+static inline uint64_t term(uint64_t ip, uint64_t pos_mul, uint64_t k)
 {
-	uint64_t x = (ip ^ (pos * 0xd6e8feb86659fd93ull)) * k;
+	uint64_t x = (ip ^ pos_mul) * k;
 	return x ^ (x >> 29);
 }
 
@@ -660,7 +663,7 @@ static inline uint64_t term(uint64_t ip, uint64_t pos, uint64_t k)
  */
 static int fast_stack_hash(struct tstate *ts, struct mp_uframe *f, int n, int stable, uint64_t h[2])
 {
-	uint64_t h0 = 0, h1 = 0;
+	uint64_t h0 = 0, h1 = 0, pos_mul;
 	uint32_t depth = 0;
 	if (unlikely(ts->walk_gen != stream_gen)) {
 		stable = 0;
@@ -671,14 +674,16 @@ static int fast_stack_hash(struct tstate *ts, struct mp_uframe *f, int n, int st
 		h1 = f[n - stable].hash[1];
 		depth = f[n - stable].depth;
 	}
+	pos_mul = depth * POS_MUL;
 	for (int k = n - stable - 1; k >= 0; k--) {
 		uint64_t ip = f[k].ra;
 		/* The tracker's own frames are invisible: the caller's hash carries on. */
 		if (likely(ip < self_lo || ip >= self_hi)) {
 			if (unlikely(++depth > cfg.max_depth))
 				return -1;
-			h0 += term(ip, depth, 0x9e3779b97f4a7c15ull);
-			h1 += term(ip, depth, 0xbf58476d1ce4e5b9ull);
+			pos_mul += POS_MUL;
+			h0 += term(ip, pos_mul, 0x9e3779b97f4a7c15ull);
+			h1 += term(ip, pos_mul, 0xbf58476d1ce4e5b9ull);
 		}
 		f[k].hash[0] = h0;
 		f[k].hash[1] = h1;
