@@ -100,6 +100,61 @@ int main(void)
 C
 cc -g -O2 -o paths paths.c || framework_failure_ "cc"
 same "random paths through frames alike" ./paths
+# The same frame at the same place with the same return address, but an
+# older frame that finds its CFA from rbp elsewhere: leaf's frame is put at
+# one address under callers of two sizes, whose pads keep the old return
+# address slot's value. Reusing the previous walk there would show the
+# other caller; the walker must see that rbp changed (it fails when the
+# rbp checks are left out).
+cat > rbp.c <<'C'
+#include <alloca.h>
+#include <stdint.h>
+#include <stdlib.h>
+void *volatile sink;
+static uintptr_t target;
+__attribute__((noipa)) static void leaf(void)
+{
+	sink = malloc(32);
+	free(sink);
+}
+/* A frame-pointer function (alloca): the walk from leaf on reads its rbp. Its
+   alloca puts leaf's frame at the same address whatever the callers above. */
+__attribute__((noipa)) static void fp_fn(void)
+{
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+	char *p;
+	if (!target)
+		target = fp - 1024;
+	p = alloca(fp - target);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	leaf();
+	__asm__ volatile("" ::: "memory");
+}
+/* Two callers of different frame sizes that leave their pads unwritten. */
+__attribute__((noipa)) static void small_caller(void)
+{
+	char pad[32];
+	__asm__ volatile("" : : "r"(pad) : "memory");
+	fp_fn();
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noipa)) static void big_caller(void)
+{
+	char pad[288];
+	__asm__ volatile("" : : "r"(pad) : "memory");
+	fp_fn();
+	__asm__ volatile("" ::: "memory");
+}
+static void (*const callers[2])(void) = { small_caller, big_caller };
+int main(void)
+{
+	for (int i = 0; i < 2000; i++)
+		callers[i & 1](); /* one call site: the callers' return address is the same */
+	return 0;
+}
+C
+cc -g -O2 -o rbp rbp.c || framework_failure_ "cc"
+same "a frame alike under a frame-pointer function that moved" ./rbp
 if command -v sqlite3 > /dev/null; then
 	same sqlite3 sqlite3 :memory: "create table t(a, b); insert into t values (1, 'x'), (2, 'y'); select b, count(*) from t group by b;"
 fi
