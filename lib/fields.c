@@ -7,6 +7,7 @@
 #include "lib/fields.h"
 
 #include <stdlib.h>
+#include <endian.h>
 #include <string.h>
 
 #include "lib/encode.h"
@@ -214,20 +215,35 @@ int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
  * with at least MP_VARINT_MAX bytes left, to an output with room for it.
  * Returns the output's new end, or NULL for a varint longer than that.
  */
+/*
+ * Copy one varint from a stream that has at least MP_VARINT_MAX bytes left
+ * to o, which has room for 8 more: its length found without a branch per
+ * byte (lengths vary at random, and such a branch mispredicted on most
+ * numbers). NULL when it is longer than the longest varint.
+ */
 static inline __attribute__((always_inline)) uint8_t *fast_varint(struct src *s, uint8_t *o)
 {
 	const uint8_t *p = s->p;
-	for (int i = 0; i < MP_VARINT_MAX; i++) {
-		uint8_t b = p[i];
-		o[i] = b;
-		if (!(b & 0x80)) {
-			s->p = p + i + 1;
-			return o + i + 1;
-		}
+	uint64_t x, stop;
+	size_t n;
+	memcpy(&x, p, sizeof(x));
+	stop = ~le64toh(x) & 0x8080808080808080ull;
+	if (__builtin_expect(!stop, 0)) {
+		for (n = 8; n < MP_VARINT_MAX; n++)
+			if (!(p[n] & 0x80))
+				break;
+		if (n == MP_VARINT_MAX)
+			return NULL;
+		memcpy(o, p, ++n);
+		s->p = p + n;
+		return o + n;
 	}
-	return NULL;
+	n = ((size_t)__builtin_ctzll(stop) >> 3) + 1;
+	/* All 8 bytes: those past the varint are overwritten by what comes next. */
+	memcpy(o, &x, sizeof(x));
+	s->p = p + n;
+	return o + n;
 }
-
 static inline int has(const struct src *s, size_t n)
 {
 	return (size_t)(s->end - s->p) >= n;

@@ -294,10 +294,70 @@ static void test_serial_stream_codecs(void **state)
 	}
 }
 
+/*
+ * Numbers of every varint length, 1 to 10 bytes, and the values either side
+ * of each length, as sizes and addresses, through the writer and back
+ * through the reader in each kind of block: the varints are copied and
+ * decoded 8 bytes at a time, and the longest ones the slow way.
+ */
+static void test_numbers_of_every_length(void **state)
+{
+	const unsigned flags[4] = { MP_WRITER_SERIALS, MP_WRITER_SERIALS | MP_WRITER_ONE_FRAME, 0,
+				    MP_WRITER_NO_COMPRESS };
+	uint64_t vals[3 * 10 + 2];
+	size_t nv = 0;
+	(void)state;
+	for (unsigned k = 1; k <= 9; k++) {
+		uint64_t edge = 1ull << (7 * k); /* the smallest number of k + 1 bytes */
+		vals[nv++] = edge - 1;
+		vals[nv++] = edge;
+		vals[nv++] = edge + 12345;
+	}
+	vals[nv++] = 0;
+	vals[nv++] = UINT64_MAX;
+	for (int c = 0; c < 4; c++) {
+		char *path = tmp_path();
+		struct mp_writer w;
+		struct mp_header h = { .pid = 1 };
+		struct mp_reader r;
+		struct mp_record rec;
+		size_t n_alloc = 0, n_free = 0;
+		assert_int_equal(mp_writer_open(&w, path, flags[c]), 0);
+		mp_writer_header(&w, &h);
+		mp_writer_trace(&w, 0, 0x401000);
+		for (size_t i = 0; i < nv; i++) {
+			/* 16-aligned addresses are numbered; odd ones keep their address. */
+			uint64_t addr = (flags[c] & MP_WRITER_SERIALS) ? 0x10000 + 16 * i : vals[i];
+			mp_writer_alloc(&w, 0, MP_KIND_MALLOC, addr, vals[i], 1);
+			mp_writer_free(&w, 0, MP_KIND_FREE, addr);
+		}
+		assert_int_equal(mp_writer_close(&w), 0);
+		assert_int_equal(mp_reader_open(&r, path), 0);
+		while (mp_reader_next(&r, &rec)) {
+			if (rec.type == MP_REC_ALLOC) {
+				assert_true(n_alloc < nv);
+				assert_true(rec.u.ev.size == vals[n_alloc]);
+				if (!(flags[c] & MP_WRITER_SERIALS))
+					assert_true(rec.u.ev.addr == vals[n_alloc]);
+				n_alloc++;
+			} else if (rec.type == MP_REC_FREE) {
+				n_free++;
+			}
+		}
+		assert_int_equal(r.status, MP_READ_OK);
+		assert_int_equal(n_alloc, nv);
+		assert_int_equal(n_free, nv);
+		mp_reader_release(&r);
+		unlink(path);
+		free(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_join_exact),
+		cmocka_unit_test(test_numbers_of_every_length),
 		cmocka_unit_test(test_split_refuses_partial_and_unknown),
 		cmocka_unit_test(test_join_detects_damage),
 		cmocka_unit_test(test_serial_blocks),
