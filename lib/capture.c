@@ -1468,7 +1468,7 @@ static void put_tag(struct mp_fields *f, unsigned tag)
 static void put_uvarint(struct mp_fields *f, int stream, uint64_t v)
 {
 	uint8_t *o = mp_fields_room(f, stream, MP_VARINT_MAX);
-	f->len[stream] += (size_t)(mp_put_uvarint(o, v) - o);
+	f->len[stream] += (size_t)(mp_put_uvarint8(o, v) - o);
 }
 
 /* The most a hot event and the switch before it add to a block. */

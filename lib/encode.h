@@ -7,6 +7,7 @@
 #ifndef MEMPROF_LIB_ENCODE_H
 #define MEMPROF_LIB_ENCODE_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +32,29 @@ static inline uint8_t *mp_put_uvarint(uint8_t *p, uint64_t v)
 	}
 	*p++ = (uint8_t)v;
 	return p;
+}
+
+/*
+ * As mp_put_uvarint(), with one 8-byte store for numbers below 2^56 and no
+ * branch on their length (event fields vary in length at random, and the
+ * loop mispredicts): the caller must have room for 8 bytes at p, or for
+ * MP_VARINT_MAX. Bytes past the varint are left undefined.
+ */
+static inline uint8_t *mp_put_uvarint8(uint8_t *p, uint64_t v)
+{
+	uint64_t x;
+	unsigned n;
+	if (__builtin_expect(v >> 56 != 0, 0))
+		return mp_put_uvarint(p, v);
+	n = (unsigned)(63 - __builtin_clzll(v | 1)) / 7 + 1;
+	/* The 7-bit groups spread to one per byte, then the continuation bits of all but the last. */
+	x = (v & 0x000000000fffffffull) | ((v & 0x00fffffff0000000ull) << 4);
+	x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
+	x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+	x |= 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
+	x = htole64(x);
+	memcpy(p, &x, sizeof(x));
+	return p + n;
 }
 
 static inline uint64_t mp_zigzag(int64_t v)
@@ -76,6 +100,18 @@ static inline uint8_t *mp_put_addr(uint8_t *p, struct mp_enc_thread *t, uint64_t
 	return mp_put_uvarint(p, mp_zigzag(high));
 }
 
+/* As mp_put_addr() with mp_put_uvarint8(): for events of kinds below 16, whose room has slack. */
+static inline uint8_t *mp_put_addr8(uint8_t *p, struct mp_enc_thread *t, uint64_t addr)
+{
+	uint64_t delta = addr - t->last_addr;
+	int64_t high = (int64_t)delta >> 4;
+	t->last_addr = addr;
+	if ((delta & 15) == 0)
+		return mp_put_uvarint8(p, mp_zigzag(high) << 1);
+	p = mp_put_uvarint8(p, ((delta & 15) << 1) | 1);
+	return mp_put_uvarint8(p, mp_zigzag(high));
+}
+
 static inline uint8_t *mp_enc_thread_switch(uint8_t *p, uint32_t index)
 {
 	*p++ = MP_TAG_THREAD_SWITCH;
@@ -118,9 +154,10 @@ static inline uint8_t *mp_enc_alloc(uint8_t *p, struct mp_enc_thread *t, unsigne
 		memcpy(p, body, (size_t)(q - body));
 		return p + (q - body);
 	}
-	p = mp_put_addr(p, t, addr);
-	p = mp_put_uvarint(p, size);
-	p = mp_put_svarint(p, (int64_t)(stack - t->last_stack));
+	/* At most 41 bytes, and 7 more written past them: within MP_ENC_MAX_EVENT. */
+	p = mp_put_addr8(p, t, addr);
+	p = mp_put_uvarint8(p, size);
+	p = mp_put_uvarint8(p, mp_zigzag((int64_t)(stack - t->last_stack)));
 	t->last_stack = stack;
 	return p;
 }
@@ -133,8 +170,8 @@ static inline uint8_t *mp_enc_alloc_seq(uint8_t *p, struct mp_enc_thread *t, uns
 					uint64_t size, uint64_t stack)
 {
 	*p++ = (uint8_t)(MP_TAG_ALLOC_SEQ + kind);
-	p = mp_put_uvarint(p, size);
-	p = mp_put_svarint(p, (int64_t)(stack - t->last_stack));
+	p = mp_put_uvarint8(p, size);
+	p = mp_put_uvarint8(p, mp_zigzag((int64_t)(stack - t->last_stack)));
 	t->last_stack = stack;
 	return p;
 }
@@ -143,7 +180,7 @@ static inline uint8_t *mp_enc_alloc_seq(uint8_t *p, struct mp_enc_thread *t, uns
 static inline uint8_t *mp_enc_free_seq(uint8_t *p, unsigned kind, uint64_t age)
 {
 	*p++ = (uint8_t)(MP_TAG_FREE_SEQ + kind);
-	return mp_put_uvarint(p, age);
+	return mp_put_uvarint8(p, age);
 }
 
 /* A deallocation; size is the range length for range kinds (munmap), else unused. */
@@ -152,8 +189,8 @@ static inline uint8_t *mp_enc_free(uint8_t *p, struct mp_enc_thread *t, unsigned
 {
 	if (kind < 16) {
 		*p++ = (uint8_t)((ranged ? MP_TAG_FREE_RANGE : MP_TAG_FREE) + kind);
-		p = mp_put_addr(p, t, addr);
-		return ranged ? mp_put_uvarint(p, size) : p;
+		p = mp_put_addr8(p, t, addr);
+		return ranged ? mp_put_uvarint8(p, size) : p;
 	} else {
 		uint8_t body[MP_ENC_MAX_EVENT], *q = body;
 		q = mp_put_uvarint(q, kind);

@@ -97,6 +97,16 @@ static void test_varints(void **state)
 	}
 	for (size_t i = 0; i < sizeof(svals) / sizeof(svals[0]); i++)
 		assert_true(mp_unzigzag(mp_zigzag(svals[i])) == svals[i]);
+	/* The one-store encoder writes the same bytes, for numbers either side of every length. */
+	for (unsigned k = 0; k <= 64; k++) {
+		for (int d = -1; d <= 1; d++) {
+			uint64_t v = (k == 64 ? 0 : 1ull << k) + (uint64_t)(int64_t)d;
+			uint8_t a[MP_VARINT_MAX + 8], b[MP_VARINT_MAX + 8];
+			uint8_t *ea = mp_put_uvarint(a, v), *eb = mp_put_uvarint8(b, v);
+			assert_int_equal(ea - a, eb - b);
+			assert_memory_equal(a, b, (size_t)(ea - a));
+		}
+	}
 	assert_int_equal(mp_zigzag(-1), 1);
 	assert_int_equal(mp_zigzag(1), 2);
 	assert_int_equal(mp_uvarint_len(UINT64_MAX), 10);
