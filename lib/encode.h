@@ -37,8 +37,9 @@ static inline uint8_t *mp_put_uvarint(uint8_t *p, uint64_t v)
 /*
  * As mp_put_uvarint(), with one 8-byte store for numbers below 2^56 and no
  * branch on their length (event fields vary in length at random, and the
- * loop mispredicts): the caller must have room for 8 bytes at p, or for
- * MP_VARINT_MAX. Bytes past the varint are left undefined.
+ * loop mispredicts). The caller must have room for MP_VARINT_MAX bytes at
+ * p, as for mp_put_uvarint(); up to 8 are written, past the varint too,
+ * and those past it are left undefined.
  */
 static inline uint8_t *mp_put_uvarint8(uint8_t *p, uint64_t v)
 {
@@ -89,27 +90,28 @@ static inline size_t mp_uvarint_len(uint64_t v)
  * remaining bits hold the low four bits of the difference, and a second
  * varint holds the rest.
  */
-static inline uint8_t *mp_put_addr(uint8_t *p, struct mp_enc_thread *t, uint64_t addr)
+static inline __attribute__((always_inline)) uint8_t *put_addr(uint8_t *p, struct mp_enc_thread *t,
+								 uint64_t addr, int one_store)
 {
 	uint64_t delta = addr - t->last_addr;
 	int64_t high = (int64_t)delta >> 4;
+	uint8_t *(*put)(uint8_t *, uint64_t) = one_store ? mp_put_uvarint8 : mp_put_uvarint;
 	t->last_addr = addr;
 	if ((delta & 15) == 0)
-		return mp_put_uvarint(p, mp_zigzag(high) << 1);
-	p = mp_put_uvarint(p, ((delta & 15) << 1) | 1);
-	return mp_put_uvarint(p, mp_zigzag(high));
+		return put(p, mp_zigzag(high) << 1);
+	p = put(p, ((delta & 15) << 1) | 1);
+	return put(p, mp_zigzag(high));
+}
+
+static inline uint8_t *mp_put_addr(uint8_t *p, struct mp_enc_thread *t, uint64_t addr)
+{
+	return put_addr(p, t, addr, 0);
 }
 
 /* As mp_put_addr() with mp_put_uvarint8(): for events of kinds below 16, whose room has slack. */
 static inline uint8_t *mp_put_addr8(uint8_t *p, struct mp_enc_thread *t, uint64_t addr)
 {
-	uint64_t delta = addr - t->last_addr;
-	int64_t high = (int64_t)delta >> 4;
-	t->last_addr = addr;
-	if ((delta & 15) == 0)
-		return mp_put_uvarint8(p, mp_zigzag(high) << 1);
-	p = mp_put_uvarint8(p, ((delta & 15) << 1) | 1);
-	return mp_put_uvarint8(p, mp_zigzag(high));
+	return put_addr(p, t, addr, 1);
 }
 
 static inline uint8_t *mp_enc_thread_switch(uint8_t *p, uint32_t index)
