@@ -29,7 +29,6 @@ struct patched {
 
 static struct patched *patched;
 static size_t npatched, patched_cap;
-static uint64_t self_base;
 
 /* Hooked name -> our function (hooks.c), or NULL. */
 static void *hook_for(const char *name)
@@ -82,7 +81,7 @@ static int skip_object(const struct dl_phdr_info *info)
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	const char *base = strrchr(name, '/');
 	base = base ? base + 1 : name;
-	return info->dlpi_addr == self_base || !strncmp(base, "ld-linux", 8) ||
+	return info->dlpi_addr == mp_self_base || !strncmp(base, "ld-linux", 8) ||
 	       !strncmp(base, "ld-musl", 7) || !strncmp(base, "linux-vdso", 10) ||
 	       !strncmp(base, "linux-gate", 10);
 }
@@ -182,24 +181,8 @@ static int patch_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t start = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (uint64_t)data >= start && (uint64_t)data < start + ph->p_memsz) {
-			self_base = info->dlpi_addr;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 int mp_got_patch(void)
 {
-	if (!self_base)
-		dl_iterate_phdr(self_cb, (void *)(uintptr_t)&mp_got_patch);
 	dl_iterate_phdr(patch_cb, NULL);
 	return (int)npatched;
 }

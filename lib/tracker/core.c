@@ -104,6 +104,7 @@ static unsigned stream_mode;        /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_A
 static long page_size = 4096;
 static char exe_path[4096];
 static uint64_t self_lo, self_hi;
+uint64_t mp_self_base;
 
 /* ---- per-thread state ---- */
 struct tstate {
@@ -1115,6 +1116,7 @@ static int self_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	self_lo = lo;
 	self_hi = hi;
+	mp_self_base = info->dlpi_addr;
 	return 1;
 }
 

@@ -113,7 +113,12 @@ struct mp_attach_cfg {
 };
 /* Start a stream to the collector of `memprof attach`; 0 or -errno (-EALREADY: tracked). */
 int mp_attach_start(const struct mp_attach_cfg *cfg) MP_HIDDEN;
-/* Point the GOT slots of every loaded module (but ours and the loader) at the hooks. */
+/* The load address of the tracker's own object, found once by setup (core.c). */
+extern uint64_t mp_self_base MP_HIDDEN;
+/*
+ * Point the GOT slots of every loaded module (but ours and the loader) at the
+ * hooks; only after mp_attach_start(), whose setup finds mp_self_base.
+ */
 int mp_got_patch(void) MP_HIDDEN;
 /* Put every patched slot back. */
 void mp_got_unpatch(void) MP_HIDDEN;
