@@ -2,7 +2,6 @@
 #include <config.h>
 #include "lib/capture.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -86,40 +85,17 @@ static uint64_t get_u_slow(struct cur *c)
 }
 
 /*
- * A varint of at most 8 bytes from the 8 bytes at p, without a branch on
- * its length (the lengths of sizes, stack deltas and ages vary at random,
- * and a branch per byte mispredicted on most numbers): the first byte
- * without its top bit ends it, and the 7-bit groups are packed pairwise.
- * Returns the length, or 0 when the varint is longer.
- */
-static inline __attribute__((always_inline)) unsigned varint8(const uint8_t *p, uint64_t *v)
-{
-	uint64_t x, stop;
-	unsigned n;
-	memcpy(&x, p, sizeof(x));
-	x = le64toh(x);
-	stop = ~x & 0x8080808080808080ull;
-	if (__builtin_expect(!stop, 0))
-		return 0;
-	n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-	x &= ~0ull >> (64 - 8 * n);
-	x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
-	x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
-	x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
-	*v = x;
-	return n;
-}
-
-/*
  * Numbers are decoded inline without a bounds check per byte when the
- * record has room for the longest varint.
+ * record has room for the longest varint, and without a branch on their
+ * length (the lengths of sizes, stack deltas and ages vary at random, and
+ * a branch per byte mispredicted on most numbers).
  */
 static inline __attribute__((always_inline)) uint64_t get_u(struct cur *c)
 {
 	const uint8_t *p = c->p;
 	uint64_t v;
 	if (__builtin_expect(c->end - p >= MP_VARINT_MAX, 1)) {
-		unsigned n = varint8(p, &v);
+		unsigned n = mp_get_uvarint8(p, &v);
 		if (__builtin_expect(n != 0, 1)) {
 			c->p = p + n;
 			return v;

@@ -58,6 +58,39 @@ static inline uint8_t *mp_put_uvarint8(uint8_t *p, uint64_t v)
 	return p + n;
 }
 
+/*
+ * The length of the varint in the 8 bytes at p (read as one load, so p must
+ * have 8 readable bytes), from the first byte without its top bit, with no
+ * branch per byte; 0 when it is longer than 8 bytes. *x gets the 8 bytes
+ * as a little-endian number.
+ */
+static inline unsigned mp_uvarint8_len(const uint8_t *p, uint64_t *x)
+{
+	uint64_t stop;
+	memcpy(x, p, sizeof(*x));
+	*x = le64toh(*x);
+	stop = ~*x & 0x8080808080808080ull;
+	return stop ? ((unsigned)__builtin_ctzll(stop) >> 3) + 1 : 0;
+}
+
+/*
+ * The varint at p, when it takes at most 8 bytes (p has 8 readable bytes):
+ * its length, the 7-bit groups packed pairwise into *v. 0 when longer.
+ */
+static inline unsigned mp_get_uvarint8(const uint8_t *p, uint64_t *v)
+{
+	uint64_t x;
+	unsigned n = mp_uvarint8_len(p, &x);
+	if (__builtin_expect(!n, 0))
+		return 0;
+	x &= ~0ull >> (64 - 8 * n);
+	x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+	x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+	x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+	*v = x;
+	return n;
+}
+
 static inline uint64_t mp_zigzag(int64_t v)
 {
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);

@@ -7,7 +7,6 @@
 #include "lib/fields.h"
 
 #include <stdlib.h>
-#include <endian.h>
 #include <string.h>
 
 #include "lib/encode.h"
@@ -224,11 +223,9 @@ int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
 static inline __attribute__((always_inline)) uint8_t *fast_varint(struct src *s, uint8_t *o)
 {
 	const uint8_t *p = s->p;
-	uint64_t x, stop;
-	size_t n;
-	memcpy(&x, p, sizeof(x));
-	stop = ~le64toh(x) & 0x8080808080808080ull;
-	if (__builtin_expect(!stop, 0)) {
+	uint64_t x;
+	size_t n = mp_uvarint8_len(p, &x);
+	if (__builtin_expect(!n, 0)) {
 		for (n = 8; n < MP_VARINT_MAX; n++)
 			if (!(p[n] & 0x80))
 				break;
@@ -238,9 +235,8 @@ static inline __attribute__((always_inline)) uint8_t *fast_varint(struct src *s,
 		s->p = p + n;
 		return o + n;
 	}
-	n = ((size_t)__builtin_ctzll(stop) >> 3) + 1;
 	/* All 8 bytes: those past the varint are overwritten by what comes next. */
-	memcpy(o, &x, sizeof(x));
+	memcpy(o, p, sizeof(x));
 	s->p = p + n;
 	return o + n;
 }
