@@ -2,7 +2,8 @@
  * Record encoders that never allocate, lock or call libc beyond memcpy, so the
  * tracker can use them inside malloc hooks. Each writes one record at p and
  * returns the end; the caller provides room for MP_ENC_MAX_EVENT bytes (or
- * the sized record's length plus MP_ENC_MAX_PREFIX).
+ * the sized record's length plus MP_ENC_MAX_PREFIX). The varint and zigzag
+ * primitives here are the readers' too (lib/capture.c, lib/fields.c).
  */
 #ifndef MEMPROF_LIB_ENCODE_H
 #define MEMPROF_LIB_ENCODE_H
