@@ -114,15 +114,21 @@ def theme_toggle(page, shot, on_dark=None):
         # DOMStorage can answer from the renderer's copy, so even once it shows the item a reload
         # may (rarely) come first; reload again then, for a few seconds, before failing.
         stored_in_browser(page, "memprof-theme", "dark")
-        deadline = time.monotonic() + 5.0
+        start = time.monotonic()
+        reloads = 0
         while True:
             page.reload()
+            reloads += 1
             page.wait_for("window.memprofDebug && 1", what="the reloaded page")
             theme = page.evaluate("document.documentElement.dataset.theme")
-            if theme == "dark" or time.monotonic() > deadline:
+            if theme == "dark" or time.monotonic() > start + 5.0:
                 break
             time.sleep(0.25)
-        equal(theme, "dark", "theme after a reload")
+        if theme != "dark":
+            seen = page.evaluate("(function(){try{return [location.href, JSON.stringify(localStorage)]}"
+                                 "catch(e){return [location.href, String(e)]}})()")
+            raise Failure("theme after %d reloads in %.1f s: got %r, expected 'dark'; the page %s sees %s"
+                          % (reloads, time.monotonic() - start, theme, seen[0], seen[1]))
     click_element(page, "#mp-theme")
     page.wait_for("document.documentElement.dataset.theme === 'light'", what="the light theme again")
     return stored
