@@ -1377,10 +1377,14 @@ void mp_analysis_finish(struct mp_analysis *a)
  * decompressing overlap the analysis; within a batch, the table entries an
  * event will touch (its block, its stack's slot) are prefetched a few events
  * ahead, because on large captures those lookups miss the cache.
+ *
+ * prefetch_event must be inlined: as a function of its own, GCC finds it has
+ * no side effects (a prefetch is none) and drops every call to it.
  */
 #define PREFETCH_AHEAD 8
 
-static inline void prefetch_event(const struct mp_analysis *a, const struct mp_record *rec)
+static inline __attribute__((always_inline)) void prefetch_event(const struct mp_analysis *a,
+								  const struct mp_record *rec)
 {
 	const struct mp_analysis_private *p = a->p;
 	if (rec->type != MP_REC_ALLOC && rec->type != MP_REC_FREE)
