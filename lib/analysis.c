@@ -5,23 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/blocks.h"
 #include "lib/hash.h"
 #include "lib/progress.h"
 #include "lib/rangemap.h"
 #include "lib/readahead.h"
 #include "lib/xalloc.h"
-
-/*
- * A live heap block (any non-mapping kind), in an open-addressing table keyed
- * by address: 32 bytes, since there may be tens of millions. The event number
- * of its allocation, needed only for temporal intervals, is kept aside.
- */
-struct block {
-	uint64_t addr, size;
-	uint64_t serial;        /* the allocating thread's allocation number */
-	uint32_t slot1;         /* slot + 1; 0 marks an empty entry */
-	uint32_t thread;        /* the allocating thread */
-};
 
 /* One mapping allocation; munmap may cut it into several pieces in the range map. */
 struct origin {
@@ -49,8 +38,7 @@ struct segref {
 };
 
 struct mp_analysis_private {
-	struct block *blocks;
-	size_t bcap, bn;
+	struct mp_blocks blocks;         /* live heap blocks (any non-mapping kind) */
 	struct mp_intmap block_events;  /* MP_ANALYSIS_TEMPORAL: address -> event of allocation */
 	struct mp_rangemap maps;
 	struct origin *origins;
@@ -799,70 +787,6 @@ static void on_tick(struct mp_analysis *a, const struct mp_record *rec)
 
 /* ---- allocations and frees ---------------------------------------------- */
 
-/*
- * Heap addresses are 16-byte aligned and spread over few bits: one
- * multiplication's high bits index the table well, for a fraction of
- * mp_hash_u64's cost (the table is probed twice per event).
- */
-static inline size_t block_home(uint64_t addr, size_t mask)
-{
-	return (size_t)(((addr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-static struct block *block_find(const struct mp_analysis_private *p, uint64_t addr)
-{
-	size_t mask, i;
-	if (!p->bcap)
-		return NULL;
-	mask = p->bcap - 1;
-	for (i = block_home(addr, mask); p->blocks[i].slot1; i = (i + 1) & mask)
-		if (p->blocks[i].addr == addr)
-			return &p->blocks[i];
-	return NULL;
-}
-
-static struct block *block_slot_for(struct mp_analysis_private *p, uint64_t addr)
-{
-	size_t mask = p->bcap - 1, i;
-	for (i = block_home(addr, mask); p->blocks[i].slot1; i = (i + 1) & mask)
-		;
-	return &p->blocks[i];
-}
-
-static struct block *block_insert(struct mp_analysis_private *p, uint64_t addr)
-{
-	struct block *b;
-	if ((p->bn + 1) * 2 > p->bcap) {
-		struct block *old = p->blocks;
-		size_t oldcap = p->bcap;
-		p->bcap = oldcap ? oldcap * 2 : 1024;
-		p->blocks = xcalloc(p->bcap, sizeof(*p->blocks));
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].slot1)
-				*block_slot_for(p, old[i].addr) = old[i];
-		free(old);
-	}
-	b = block_slot_for(p, addr);
-	b->addr = addr;
-	p->bn++;
-	return b;
-}
-
-static void block_delete(struct mp_analysis_private *p, struct block *b)
-{
-	size_t mask = p->bcap - 1, i = (size_t)(b - p->blocks), j;
-	/* Backward-shift deletion, as in lib/hash.c. */
-	for (j = (i + 1) & mask; p->blocks[j].slot1; j = (j + 1) & mask) {
-		size_t home = block_home(p->blocks[j].addr, mask);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			p->blocks[i] = p->blocks[j];
-			i = j;
-		}
-	}
-	p->blocks[i].slot1 = 0;
-	p->bn--;
-}
-
 /* The event of a heap block's allocation (0 unless temporal), forgotten as it goes. */
 static uint64_t take_block_event(struct mp_analysis *a, uint64_t addr)
 {
@@ -1004,16 +928,16 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		p->origins[o] = (struct origin){ size, serial, a->n_events, slot, th, 1 };
 		mp_rangemap_insert(&p->maps, addr, end, o);
 	} else {
-		struct block *b = block_find(p, addr);
+		struct mp_block *b = mp_blocks_find(&p->blocks, addr);
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
 			struct release r = { b->slot1 - 1, b->thread, take_block_event(a, addr),
 					     b->serial, b->size };
 			heap_release(a, r.slot, r.thread, r.size, true, r.event);
-			block_delete(p, b);
+			mp_blocks_delete(&p->blocks, b);
 			allocation_gone(a, &r, th, false);
 		}
-		b = block_insert(p, addr);
+		b = mp_blocks_insert(&p->blocks, addr);
 		b->size = size;
 		b->serial = serial;
 		b->slot1 = slot + 1;
@@ -1071,7 +995,7 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 			return;
 		}
 	} else {
-		struct block *b = block_find(p, addr);
+		struct mp_block *b = mp_blocks_find(&p->blocks, addr);
 		struct release r;
 		if (!b) {
 			a->totals.n_unknown_frees++;
@@ -1079,7 +1003,7 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 		}
 		r = (struct release){ b->slot1 - 1, b->thread, take_block_event(a, addr), b->serial,
 				      b->size };
-		block_delete(p, b);
+		mp_blocks_delete(&p->blocks, b);
 		heap_release(a, r.slot, r.thread, r.size, true, r.event);
 		allocation_gone(a, &r, th, true);
 	}
@@ -1107,6 +1031,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	a->ticks_per_sample = 1;
 	mp_strtab_init(&a->strings);
 	p = a->p = xcalloc(1, sizeof(*p));
+	mp_blocks_init(&p->blocks);
 	mp_rangemap_init(&p->maps);
 	mp_intmap_init(&p->block_events);
 	mp_idxset_init(&p->pendset);
@@ -1125,9 +1050,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 /* The pass's working state, not needed once it is finished. */
 static void release_pass_state(struct mp_analysis_private *p)
 {
-	free(p->blocks);
-	p->blocks = NULL;
-	p->bcap = p->bn = 0;
+	mp_blocks_release(&p->blocks);
 	mp_rangemap_release(&p->maps);
 	mp_intmap_release(&p->block_events);
 	mp_idxset_release(&p->pendset);
@@ -1322,6 +1245,12 @@ static void live_block_interval(struct mp_analysis *a, uint32_t slot, uint64_t e
 	add_interval(a, slot, half_of(a, event), MP_NONE, size, count);
 }
 
+static void live_block(void *ctx, const struct mp_block *b)
+{
+	struct mp_analysis *a = ctx;
+	live_block_interval(a, b->slot1 - 1, take_block_event(a, b->key), b->size, 1);
+}
+
 static void live_mapping_interval(void *ctx, uint64_t start, uint64_t end, uint64_t value)
 {
 	struct mp_analysis *a = ctx;
@@ -1361,11 +1290,7 @@ void mp_analysis_finish(struct mp_analysis *a)
 	for (size_t i = 0; i < a->nslots; i++)
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL) {
-		for (size_t i = 0; i < p->bcap; i++)
-			if (p->blocks[i].slot1)
-				live_block_interval(a, p->blocks[i].slot1 - 1,
-						    take_block_event(a, p->blocks[i].addr),
-						    p->blocks[i].size, 1);
+		mp_blocks_each(&p->blocks, live_block, a);
 		mp_rangemap_each(&p->maps, live_mapping_interval, a);
 	}
 	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
@@ -1389,8 +1314,7 @@ static inline __attribute__((always_inline)) void prefetch_event(const struct mp
 	const struct mp_analysis_private *p = a->p;
 	if (rec->type != MP_REC_ALLOC && rec->type != MP_REC_FREE)
 		return;
-	if (p->bcap)
-		__builtin_prefetch(&p->blocks[block_home(rec->u.ev.addr, p->bcap - 1)]);
+	mp_blocks_prefetch(&p->blocks, rec->u.ev.addr);
 	if (rec->type == MP_REC_ALLOC && rec->u.ev.stack < p->stack_slot_alloc) {
 		uint32_t s = p->stack_slot[rec->u.ev.stack];
 		if (s)
