@@ -93,6 +93,35 @@ def stored_in_browser(page, key, value, timeout=10.0):
         time.sleep(0.05)
 
 
+STORED_THEME = ("(function(){try{return [location.href, localStorage.getItem('memprof-theme')]}"
+                "catch(e){return [location.href, String(e)]}})()")
+
+
+def remembered_after_reload(page, attempts=3):
+    """The dark theme, just chosen and stored, is the theme of the page after a reload.
+
+    Now and then (3 times in a day of full test runs, never in 80 runs of this check alone, under
+    load or not) the reloaded page came up light, and stayed light over 5 s of further reloads. A
+    page that has the item and does not apply it fails at once. A page that finds no item at all
+    means the browser lost the write (setItem reaches its storage asynchronously): then the
+    choice is made again and the check repeated, and only repeated losses fail."""
+    lost = []
+    for _ in range(attempts):
+        stored_in_browser(page, "memprof-theme", "dark")
+        page.reload()
+        page.wait_for("window.memprofDebug && 1", what="the reloaded page")
+        theme = page.evaluate("document.documentElement.dataset.theme")
+        if theme == "dark":
+            return
+        href, item = page.evaluate(STORED_THEME)
+        if item is not None:
+            raise Failure("theme after a reload: got %r with %r stored, expected 'dark' (%s)" % (theme, item, href))
+        lost.append(href)
+        click_element(page, "#mp-theme")
+        page.wait_for("document.documentElement.dataset.theme === 'dark'", what="the dark theme, chosen again")
+    raise Failure("theme after a reload: the browser lost the stored theme %d times (%s)" % (len(lost), lost[0]))
+
+
 def theme_toggle(page, shot, on_dark=None):
     """Light by default (the emulated preference), dark after a click, remembered when storage works;
     on_dark(page) checks more while the page is dark."""
@@ -110,25 +139,7 @@ def theme_toggle(page, shot, on_dark=None):
     stored = page.evaluate("(function(){try{return localStorage.getItem('memprof-theme')}catch(e){return 'no storage'}})()")
     expect(stored in ("dark", "no storage"), "theme not stored: %r" % stored)
     if stored == "dark":
-        # setItem reaches the browser's storage asynchronously: a reload can outrun it.
-        # DOMStorage can answer from the renderer's copy, so even once it shows the item a reload
-        # may (rarely) come first; reload again then, for a few seconds, before failing.
-        stored_in_browser(page, "memprof-theme", "dark")
-        start = time.monotonic()
-        reloads = 0
-        while True:
-            page.reload()
-            reloads += 1
-            page.wait_for("window.memprofDebug && 1", what="the reloaded page")
-            theme = page.evaluate("document.documentElement.dataset.theme")
-            if theme == "dark" or time.monotonic() > start + 5.0:
-                break
-            time.sleep(0.25)
-        if theme != "dark":
-            seen = page.evaluate("(function(){try{return [location.href, JSON.stringify(localStorage)]}"
-                                 "catch(e){return [location.href, String(e)]}})()")
-            raise Failure("theme after %d reloads in %.1f s: got %r, expected 'dark'; the page %s sees %s"
-                          % (reloads, time.monotonic() - start, theme, seen[0], seen[1]))
+        remembered_after_reload(page)
     click_element(page, "#mp-theme")
     page.wait_for("document.documentElement.dataset.theme === 'light'", what="the light theme again")
     return stored
