@@ -93,8 +93,8 @@ def stored_in_browser(page, key, value, timeout=10.0):
         time.sleep(0.05)
 
 
-STORED_THEME = ("(function(){try{return [location.href, localStorage.getItem('memprof-theme')]}"
-                "catch(e){return [location.href, String(e)]}})()")
+STORED_THEME = ("(function(){try{return [location.href, localStorage.getItem('memprof-theme'), null]}"
+                "catch(e){return [location.href, null, String(e)]}})()")
 
 
 def remembered_after_reload(page, attempts=3):
@@ -102,9 +102,9 @@ def remembered_after_reload(page, attempts=3):
 
     Now and then (3 times in a day of full test runs, never in 80 runs of this check alone, under
     load or not) the reloaded page came up light, and stayed light over 5 s of further reloads. A
-    page that has the item and does not apply it fails at once. A page that finds no item at all
-    means the browser lost the write (setItem reaches its storage asynchronously): then the
-    choice is made again and the check repeated, and only repeated losses fail."""
+    page that has the item and does not apply it fails at once. A page that finds no item at all,
+    or no storage, means the browser lost the write (setItem reaches its storage asynchronously):
+    then the choice is made again and the check repeated, and only repeated losses fail."""
     lost = []
     for _ in range(attempts):
         stored_in_browser(page, "memprof-theme", "dark")
@@ -113,13 +113,13 @@ def remembered_after_reload(page, attempts=3):
         theme = page.evaluate("document.documentElement.dataset.theme")
         if theme == "dark":
             return
-        href, item = page.evaluate(STORED_THEME)
+        href, item, error = page.evaluate(STORED_THEME)
         if item is not None:
             raise Failure("theme after a reload: got %r with %r stored, expected 'dark' (%s)" % (theme, item, href))
-        lost.append(href)
+        lost.append("%s: %s" % (href, error or "no item"))
         click_element(page, "#mp-theme")
         page.wait_for("document.documentElement.dataset.theme === 'dark'", what="the dark theme, chosen again")
-    raise Failure("theme after a reload: the browser lost the stored theme %d times (%s)" % (len(lost), lost[0]))
+    raise Failure("theme after a reload: the browser lost the stored theme %d times (%s)" % (len(lost), "; ".join(lost)))
 
 
 def theme_toggle(page, shot, on_dark=None):
