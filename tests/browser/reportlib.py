@@ -1,4 +1,5 @@
 """Browser checks shared by the report page tests (built on cdp.py)."""
+import sys
 import time
 import argparse
 import json
@@ -112,6 +113,9 @@ def remembered_after_reload(page, attempts=3):
         page.wait_for("window.memprofDebug && 1", what="the reloaded page")
         theme = page.evaluate("document.documentElement.dataset.theme")
         if theme == "dark":
+            if lost:
+                sys.stderr.write("note: the browser lost the stored theme %d time(s), then kept it: %s\n"
+                                 % (len(lost), "; ".join(lost)))
             return
         href, item, error = page.evaluate(STORED_THEME)
         if item is not None:
