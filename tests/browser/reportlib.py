@@ -140,7 +140,8 @@ def theme_toggle(page, shot, on_dark=None):
     if on_dark:
         on_dark(page)
     page.screenshot(shot)
-    stored = page.evaluate("(function(){try{return localStorage.getItem('memprof-theme')}catch(e){return 'no storage'}})()")
+    _, item, error = page.evaluate(STORED_THEME)
+    stored = "no storage" if error else item
     expect(stored in ("dark", "no storage"), "theme not stored: %r" % stored)
     if stored == "dark":
         remembered_after_reload(page)
