@@ -97,24 +97,27 @@ struct mp_block *mp_blocks_insert(struct mp_blocks *bs, uint64_t key)
 	if (!bs->ring)
 		bs->ring = xcalloc(MP_BLOCKS_RING, sizeof(*bs->ring));
 	b = &bs->ring[mp_blocks_ring_pos(key)];
-	if (b->slot1) {
-		/* Live a whole round of the ring: it moves to the table. */
-		*tab_insert(bs, b->key) = *b;
-		bs->nring--;
-	}
+	if (b->slot1)
+		*tab_insert(bs, b->key) = *b; /* live a whole round of the ring: it moves to the table */
 	b->key = key;
-	bs->nring++;
 	return b;
 }
 
 void mp_blocks_delete(struct mp_blocks *bs, struct mp_block *b)
 {
-	if (bs->ring && b >= bs->ring && b < bs->ring + MP_BLOCKS_RING) {
+	if (bs->ring && b >= bs->ring && b < bs->ring + MP_BLOCKS_RING)
 		b->slot1 = 0;
-		bs->nring--;
-	} else {
+	else
 		tab_delete(bs, b);
-	}
+}
+
+size_t mp_blocks_count(const struct mp_blocks *bs)
+{
+	size_t n = bs->n;
+	if (bs->ring)
+		for (size_t i = 0; i < MP_BLOCKS_RING; i++)
+			n += bs->ring[i].slot1 != 0;
+	return n;
 }
 
 void mp_blocks_each(const struct mp_blocks *bs, void (*fn)(void *ctx, const struct mp_block *b),

@@ -30,7 +30,6 @@ struct mp_blocks {
 	struct mp_block *ring;  /* MP_BLOCKS_RING entries, from the first serial key */
 	struct mp_block *tab;
 	size_t cap, n;          /* the table's entries and how many are used */
-	size_t nring;           /* live blocks in the ring */
 	uint64_t tab_serial_max; /* no serial key above it was ever in the table */
 };
 
@@ -77,11 +76,8 @@ struct mp_block *mp_blocks_find(struct mp_blocks *bs, uint64_t key);
 struct mp_block *mp_blocks_insert(struct mp_blocks *bs, uint64_t key);
 /* Forget a live block (from find or insert). Other entries may move. */
 void mp_blocks_delete(struct mp_blocks *bs, struct mp_block *b);
-/* How many blocks are live. */
-static inline size_t mp_blocks_count(const struct mp_blocks *bs)
-{
-	return bs->n + bs->nring;
-}
+/* How many blocks are live (a scan of the ring: for checks, not the analysis). */
+size_t mp_blocks_count(const struct mp_blocks *bs);
 /* Each live block: the ring's by position, then the table's. */
 void mp_blocks_each(const struct mp_blocks *bs, void (*fn)(void *ctx, const struct mp_block *b),
 		    void *ctx);
