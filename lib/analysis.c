@@ -300,10 +300,9 @@ static void on_module(struct mp_analysis *a, const struct mp_record *rec)
 static void on_module_unload(struct mp_analysis *a, uint64_t id)
 {
 	uint64_t idx;
-	if (!mp_intmap_get(&a->p->modmap, id, &idx))
+	if (!mp_intmap_take(&a->p->modmap, id, &idx))
 		return;
 	a->modules[idx].loaded = false;
-	mp_intmap_del(&a->p->modmap, id);
 	a->p->segs_dirty = true;
 	a->p->modgen++;
 }
@@ -793,8 +792,7 @@ static uint64_t take_block_event(struct mp_analysis *a, uint64_t addr)
 	uint64_t event = 0;
 	if (!(a->opts.flags & MP_ANALYSIS_TEMPORAL))
 		return 0;
-	mp_intmap_get(&a->p->block_events, addr, &event);
-	mp_intmap_del(&a->p->block_events, addr);
+	mp_intmap_take(&a->p->block_events, addr, &event);
 	return event;
 }
 
