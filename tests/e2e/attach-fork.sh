@@ -12,6 +12,8 @@ expect_count 1 '^FORK .*child_pid=[0-9]+' p
 expect_count 0 '^ALLOC .*size=333 ' p
 ls f.bin.* 2>/dev/null && fail_ "a capture of the child without --follow-fork"
 
+# -f overwrites a file that is not a capture (an old capture would end attach_bg's wait early).
+echo "not a capture" > f.bin
 attach_bg f.bin -q -f --follow-fork $TARGET_PID
 send_cmd "fork"
 "$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "detach --follow-fork"

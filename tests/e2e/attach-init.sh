@@ -41,6 +41,10 @@ running() {
 # wait until the capture has its ATTACH record (the tracker runs in the target).
 attach_bg() {
 	local out=$1; shift
+	# The wait below ends at the first ATTACH record in $out: a capture left there by an
+	# earlier attach would end it before this one has started tracking.
+	! "$MEMPROF" parse "$out" 2>/dev/null | grep -q '^ATTACH' ||
+		framework_failure_ "attach_bg: $out already holds a capture with an ATTACH record"
 	"$MEMPROF" attach -o "$out" "$@" > attach.out 2> attach.err &
 	ATTACH_PID=$!
 	for i in $(seq 200); do
