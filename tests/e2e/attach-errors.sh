@@ -69,8 +69,11 @@ if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
 fi
 # A statically linked process (when the static C library is installed).
 if [ -x "$MEMPROF_BUILDDIR/tests/workloads/inject-target-static" ]; then
-	"$MEMPROF_BUILDDIR/tests/workloads/inject-target-static" pause > /dev/null & s=$!
-	sleep 0.2
+	static="$MEMPROF_BUILDDIR/tests/workloads/inject-target-static"
+	"$static" pause > /dev/null & s=$!
+	# Until it has exec'd, pid $s is a copy of this (dynamic) shell.
+	for i in $(seq 200); do [ "$(readlink /proc/$s/exe)" -ef "$static" ] && break; sleep 0.05; done
+	[ "$(readlink /proc/$s/exe)" -ef "$static" ] || framework_failure_ "the static target did not start"
 	mp attach -o s.bin $s
 	expect_rc 1 "a static process"
 	expect_err "statically linked"
