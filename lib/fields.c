@@ -210,15 +210,10 @@ int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
 /* ---- joining ------------------------------------------------------------ */
 
 /*
- * The common case without bounds checks per byte: a varint from a stream
- * with at least MP_VARINT_MAX bytes left, to an output with room for it.
- * Returns the output's new end, or NULL for a varint longer than that.
- */
-/*
  * Copy one varint from a stream that has at least MP_VARINT_MAX bytes left
- * to o, which has room for 8 more: its length found without a branch per
- * byte (lengths vary at random, and such a branch mispredicted on most
- * numbers). NULL when it is longer than the longest varint.
+ * to o, which has room for MP_VARINT_MAX bytes: its length found without a
+ * branch per byte (lengths vary at random, and such a branch mispredicted on
+ * most numbers). NULL when it is longer than the longest varint.
  */
 static inline __attribute__((always_inline)) uint8_t *fast_varint(struct src *s, uint8_t *o)
 {
@@ -240,6 +235,7 @@ static inline __attribute__((always_inline)) uint8_t *fast_varint(struct src *s,
 	s->p = p + n;
 	return o + n;
 }
+
 static inline int has(const struct src *s, size_t n)
 {
 	return (size_t)(s->end - s->p) >= n;
