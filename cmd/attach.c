@@ -18,12 +18,12 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/attachctl.h"
-#include "lib/collect.h"
-#include "lib/inject.h"
-#include "lib/paths.h"
-#include "lib/usage.h"
-#include "lib/xalloc.h"
+#include "lib/process/attachctl.h"
+#include "lib/process/collect.h"
+#include "lib/process/inject.h"
+#include "lib/util/paths.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 enum { OPT_DURATION = MP_OPT_TRACK_END, OPT_METHOD };
 

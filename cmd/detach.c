@@ -8,8 +8,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/attachctl.h"
-#include "lib/usage.h"
+#include "lib/process/attachctl.h"
+#include "lib/util/usage.h"
 
 enum { OPT_TIMEOUT = 256 };
 

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/paths.h"
-#include "lib/report.h"
-#include "lib/usage.h"
-#include "lib/xalloc.h"
+#include "lib/util/paths.h"
+#include "lib/report/report.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 /* A usage error: exit 2 from the command, or -1 when only checking. */
 static int usage(const struct mp_cmd_spec *spec, struct strbuf *err, const char *msg)

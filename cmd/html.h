@@ -13,8 +13,8 @@
 
 #include "cmd/options.h"
 #include "cmd/report.h"
-#include "lib/render-html.h"
-#include "lib/strbuf.h"
+#include "lib/report/render-html.h"
+#include "lib/util/strbuf.h"
 
 enum {
 	MP_OPT_TEMPORAL = 420,

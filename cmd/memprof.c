@@ -11,10 +11,10 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/format.h"
-#include "lib/paths.h"
-#include "lib/usage.h"
-#include "lib/xalloc.h"
+#include "lib/format/format.h"
+#include "lib/util/paths.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 struct mp_cmd {
 	const char *name;

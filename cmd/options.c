@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/collect.h"
-#include "lib/paths.h"
-#include "lib/strbuf.h"
-#include "lib/usage.h"
-#include "lib/xalloc.h"
+#include "lib/process/collect.h"
+#include "lib/util/paths.h"
+#include "lib/util/strbuf.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 enum { OPT_HELP = 1000, OPT_LIST_OPTS };
 

@@ -7,9 +7,9 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/capture.h"
-#include "lib/dump.h"
-#include "lib/usage.h"
+#include "lib/format/capture.h"
+#include "lib/format/dump.h"
+#include "lib/util/usage.h"
 
 static const struct mp_opt opts[] = {
 	{ 's', 's', "stacks", NULL, "append each allocation's call stack (functions, innermost first)" },

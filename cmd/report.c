@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/hash.h"
-#include "lib/progress.h"
-#include "lib/strbuf.h"
-#include "lib/symbols.h"
-#include "lib/usage.h"
+#include "lib/util/hash.h"
+#include "lib/report/progress.h"
+#include "lib/util/strbuf.h"
+#include "lib/symbols/symbols.h"
+#include "lib/util/usage.h"
 
 static int set_view(struct mp_report_args *args, enum mp_view view, const char *opt,
 		    struct strbuf *err)
@@ -97,7 +97,7 @@ static size_t symbolize(void *ctx, const struct mp_module *mod, uint64_t ip, uin
 	return n;
 }
 
-/* lib/symbols' problems in the words of a capture symbolized here (forms in lib/symbols.h). */
+/* lib/symbols' problems in the words of a capture symbolized here (forms in lib/symbols/symbols.h). */
 static void symbolizer_warning(const char *line)
 {
 	const char *q = strchr(line, '\''), *e = q ? strchr(q + 1, '\'') : NULL;
@@ -128,11 +128,28 @@ static void symbolizer_warning(const char *line)
 #undef ENDS
 }
 
+static void progress_start(void *ctx, uint64_t total)
+{
+	mp_progress_start(ctx, total);
+}
+
+static void progress_update(void *ctx, uint64_t bytes, uint64_t records)
+{
+	mp_progress_update(ctx, bytes, records);
+}
+
+static void progress_done(void *ctx)
+{
+	mp_progress_done(ctx);
+}
+
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
 		    const struct mp_analysis_opts *o)
 {
 	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_progress progress;
+	const struct mp_analysis_progress told = { progress_start, progress_update, progress_done,
+						   &progress };
 	struct symbolizer z = { a, NULL, { NULL, 0, 0, 64 } };
 	struct strbuf msg = STRBUF_INIT;
 	int ret;
@@ -147,7 +164,7 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 	}
 	mp_intmap_init(&z.added);
 	mp_progress_init(&progress, STDERR_FILENO, "Analysing");
-	opts.progress = &progress;
+	opts.progress = &told;
 	mp_analysis_init(a, &opts);
 	ret = mp_analysis_read_file(a, path, &msg);
 	a->opts.progress = NULL;

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "cmd/options.h"
-#include "lib/analysis.h"
-#include "lib/strbuf.h"
+#include "lib/analysis/analysis.h"
+#include "lib/util/strbuf.h"
 
 enum {
 	MP_OPT_LEAKS = 400,

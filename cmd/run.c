@@ -19,11 +19,11 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/collect.h"
-#include "lib/paths.h"
-#include "lib/target.h"
-#include "lib/usage.h"
-#include "lib/xalloc.h"
+#include "lib/process/collect.h"
+#include "lib/util/paths.h"
+#include "lib/process/target.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG };
 

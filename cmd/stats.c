@@ -8,11 +8,11 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/report.h"
-#include "lib/analysis.h"
-#include "lib/render-text.h"
-#include "lib/report.h"
-#include "lib/stats.h"
-#include "lib/usage.h"
+#include "lib/analysis/analysis.h"
+#include "lib/report/render-text.h"
+#include "lib/report/report.h"
+#include "lib/report/stats.h"
+#include "lib/util/usage.h"
 
 enum { OPT_JSON = 256 };
 

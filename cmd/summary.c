@@ -7,11 +7,11 @@
 #include "cmd/cmd.h"
 #include "cmd/options.h"
 #include "cmd/report.h"
-#include "lib/analysis.h"
-#include "lib/render-text.h"
-#include "lib/report.h"
-#include "lib/summary.h"
-#include "lib/usage.h"
+#include "lib/analysis/analysis.h"
+#include "lib/report/render-text.h"
+#include "lib/report/report.h"
+#include "lib/report/summary.h"
+#include "lib/util/usage.h"
 
 static const struct mp_opt opts[] = {
 	{ 's', 's', "sort-column", "N",

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/encode.h"
+#include "lib/format/encode.h"
 #include "lib/tracker/tracker.h"
 #include "lib/tracker/unwind.h"
 

@@ -22,7 +22,7 @@
 #include <malloc.h>
 #include <pthread.h>
 
-#include "lib/format.h"
+#include "lib/format/format.h"
 #include "lib/tracker/tracker.h"
 
 /* C23 functions our C library may not declare yet. */

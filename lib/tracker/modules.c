@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/encode.h"
+#include "lib/format/encode.h"
 #include "lib/tracker/tracker.h"
 #include "lib/tracker/unwind.h"
 

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/render-html.h"
-#include "lib/report.h"
-#include "lib/strbuf.h"
-#include "lib/usage.h"
+#include "lib/report/render-html.h"
+#include "lib/report/report.h"
+#include "lib/util/strbuf.h"
+#include "lib/util/usage.h"
 
 int main(int argc, char **argv)
 {

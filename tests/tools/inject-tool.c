@@ -23,9 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/inject.h"
-#include "lib/remote.h"
-#include "lib/strbuf.h"
+#include "lib/process/inject.h"
+#include "lib/process/remote.h"
+#include "lib/util/strbuf.h"
 
 static int usage(void)
 {

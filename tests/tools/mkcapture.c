@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/capture.h"
-#include "lib/strbuf.h"
-#include "lib/usage.h"
-#include "lib/xalloc.h"
+#include "lib/format/capture.h"
+#include "lib/util/strbuf.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 #define USAGE "usage: mkcapture [-r] [-f] [-s] [-1] -o OUT [IN]"
 

@@ -8,9 +8,9 @@
 
 #include <string.h>
 
-#include "lib/analysis.h"
-#include "lib/capture.h"
-#include "lib/strbuf.h"
+#include "lib/analysis/analysis.h"
+#include "lib/format/capture.h"
+#include "lib/util/strbuf.h"
 
 #define MALLOC MP_KIND_MALLOC
 #define FREE MP_KIND_FREE

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "lib/xalloc.h"
+#include "lib/util/xalloc.h"
 
 /* No file there yet: the caller frees the string and unlinks what it wrote. */
 static __attribute__((unused)) char *tmp_path(void)

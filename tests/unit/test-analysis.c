@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/analysis.h"
-#include "lib/calltree.h"
-#include "lib/capture.h"
-#include "lib/strbuf.h"
+#include "lib/analysis/analysis.h"
+#include "lib/analysis/calltree.h"
+#include "lib/format/capture.h"
+#include "lib/util/strbuf.h"
 
 #include "tests/unit/analysis-fixture.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/blocks.h"
+#include "lib/analysis/blocks.h"
 
 static struct mp_block *add(struct mp_blocks *bs, uint64_t key, uint64_t size)
 {

@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/capture.h"
-#include "lib/dump.h"
-#include "lib/xalloc.h"
+#include "lib/format/capture.h"
+#include "lib/format/dump.h"
+#include "lib/util/xalloc.h"
 #include "tests/unit/files.h"
 
 /* ---- helpers ---- */

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/capture.h"
-#include "lib/fields.h"
-#include "lib/xalloc.h"
+#include "lib/format/capture.h"
+#include "lib/format/fields.h"
+#include "lib/util/xalloc.h"
 #include "tests/unit/files.h"
 
 /* ---- helpers ---- */

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/hash.h"
-#include "lib/strtab.h"
+#include "lib/util/hash.h"
+#include "lib/util/strtab.h"
 
 static void test_intmap(void **state)
 {

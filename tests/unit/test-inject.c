@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/inject.h"
-#include "lib/procmaps.h"
+#include "lib/process/inject.h"
+#include "lib/process/procmaps.h"
 
 /* A child that waits in pause() until killed. */
 static pid_t spawn_pauser(void)

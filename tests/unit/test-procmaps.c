@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/procmaps.h"
+#include "lib/process/procmaps.h"
 
 static const char sample[] =
 	"55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1311 /usr/bin/cat\n"

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/rangemap.h"
-#include "lib/strbuf.h"
+#include "lib/analysis/rangemap.h"
+#include "lib/util/strbuf.h"
 
 static struct strbuf log_ = STRBUF_INIT;
 

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/capture.h"
-#include "lib/readahead.h"
-#include "lib/xalloc.h"
+#include "lib/format/capture.h"
+#include "lib/format/readahead.h"
+#include "lib/util/xalloc.h"
 #include "tests/unit/files.h"
 
 /* Every field of a record, with the bytes its pointers lead to, as text. */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/analysis.h"
-#include "lib/render-html.h"
-#include "lib/strbuf.h"
+#include "lib/analysis/analysis.h"
+#include "lib/report/render-html.h"
+#include "lib/util/strbuf.h"
 
 #include "tests/unit/analysis-fixture.h"
 

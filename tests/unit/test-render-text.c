@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/json.h"
-#include "lib/render-text.h"
-#include "lib/strbuf.h"
+#include "lib/report/json.h"
+#include "lib/report/render-text.h"
+#include "lib/util/strbuf.h"
 
 static struct strbuf sb = STRBUF_INIT;
 

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/progress.h"
-#include "lib/render-text.h"
-#include "lib/report.h"
-#include "lib/stats.h"
-#include "lib/summary.h"
-#include "lib/tree.h"
+#include "lib/report/progress.h"
+#include "lib/report/render-text.h"
+#include "lib/report/report.h"
+#include "lib/report/stats.h"
+#include "lib/report/summary.h"
+#include "lib/report/tree.h"
 
 #include "tests/unit/analysis-fixture.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/strbuf.h"
+#include "lib/util/strbuf.h"
 
 static void test_add_and_detach(void **state)
 {

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/symbols.h"
-#include "lib/xalloc.h"
+#include "lib/symbols/symbols.h"
+#include "lib/util/xalloc.h"
 
 #define FIXDIR MP_BUILDDIR "/tests/fixtures"
 #define FIXSRC MP_SRCDIR "/tests/fixtures"

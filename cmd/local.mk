@@ -1,0 +1,23 @@
+# cmd: the memprof command, one file per subcommand (cmd/cmd.h says how to add one).
+bin_PROGRAMS = memprof
+memprof_SOURCES = \
+	%reldir%/attach.c \
+	%reldir%/cmd.h \
+	%reldir%/detach.c \
+	%reldir%/memprof.c \
+	%reldir%/options.c %reldir%/options.h \
+	%reldir%/parse.c \
+	%reldir%/run.c
+# the text reporters
+memprof_SOURCES += \
+	%reldir%/report.c %reldir%/report.h \
+	%reldir%/stats.c \
+	%reldir%/summary.c \
+	%reldir%/tree.c
+# the HTML reporters
+memprof_SOURCES += \
+	%reldir%/flamegraph.c \
+	%reldir%/html.c %reldir%/html.h \
+	%reldir%/table.c
+# end of memprof_SOURCES
+memprof_LDADD = $(MP_LIBS)

@@ -1,0 +1,385 @@
+/*
+ * The analysis of a capture: one streaming pass over its records computes,
+ * per allocation stack, what was live at the peak of the tracked heap, what
+ * leaked, what was temporary and what was allocated in all, plus the totals,
+ * the size histogram and the memory time series. Memory is bounded by the
+ * number of unique stacks and of live blocks, never by the number of events.
+ * The semantics are DESIGN.md section 3; every reporter builds on this.
+ *
+ * Typical use:
+ *
+ *	struct mp_analysis a;
+ *	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
+ *	mp_analysis_init(&a, &o);
+ *	if (mp_analysis_read_file(&a, path, &err) < 0) ...   (or feed records)
+ *	for (size_t i = 0; i < a.nslots; i++) a.slots[i].peak ...
+ *	mp_analysis_release(&a);
+ */
+#ifndef MEMPROF_LIB_ANALYSIS_ANALYSIS_H
+#define MEMPROF_LIB_ANALYSIS_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/format/capture.h"
+#include "lib/util/strbuf.h"
+#include "lib/symbols/symbols.h"
+#include "lib/util/strtab.h"
+
+/*
+ * Told how far mp_analysis_read_file() got, for a progress bar: the file's
+ * size (0 when unknown) at the start, then bytes and records read, then the
+ * end. Every function may be NULL.
+ */
+struct mp_analysis_progress {
+	void (*start)(void *ctx, uint64_t total);
+	void (*update)(void *ctx, uint64_t bytes, uint64_t records);
+	void (*done)(void *ctx);
+	void *ctx;
+};
+
+/* "No such index": the root's location, a merged thread, a block never freed. */
+#define MP_NONE UINT32_MAX
+/* The thread of aggregates when threads are merged. */
+#define MP_THREAD_MERGED MP_NONE
+
+enum mp_analysis_flags {
+	/* Leave the mapping kinds (mmap, mremap and munmap) out of everything. */
+	MP_ANALYSIS_NO_MMAP = 1 << 0,
+	/* Keep threads apart in the slots (else every slot's thread is MP_THREAD_MERGED). */
+	MP_ANALYSIS_SPLIT_THREADS = 1 << 1,
+	/* Collect per-slot lifetime intervals over the time buckets (a->intervals). */
+	MP_ANALYSIS_TEMPORAL = 1 << 2,
+};
+
+/* What a report shows of each slot. */
+enum mp_view {
+	MP_VIEW_PEAK,      /* blocks live when the heap first reached its maximum */
+	MP_VIEW_LEAKS,     /* blocks live at the end of the capture */
+	MP_VIEW_TEMPORARY, /* allocations freed soon after (see temporary_threshold) */
+	MP_VIEW_ALLOCATED, /* every allocation, freed or not */
+};
+
+struct mp_counts {
+	uint64_t bytes, count;
+};
+
+struct mp_module;
+
+/* A frame supplied by a symbolizer: struct mp_sym_frame of lib/symbols/symbols.h. The
+   strings are copied before the hook returns, so they may be scratch buffers. */
+
+/*
+ * The hook for captures without SYMBOL records (header flag "symbolized"
+ * missing, or an ip the collector could not symbolize): called once per
+ * distinct instruction pointer that has no SYMBOL record yet, during the
+ * pass, when the first TRACE record using it is read, with the module that
+ * contains it then (NULL when none does) and ip - module base. (A SYMBOL
+ * record for the ip read later replaces what the hook gave.) The ip is a
+ * return address as recorded: look up ip - 1. Fill up to max frames,
+ * innermost (inlined) first, and return how many; 0 means "unknown": the
+ * location becomes module+0xoffset.
+ */
+typedef size_t (*mp_symbolize_fn)(void *ctx, const struct mp_module *mod, uint64_t ip,
+				  uint64_t offset, struct mp_sym_frame *out, size_t max);
+
+struct mp_analysis_opts {
+	unsigned flags;                 /* enum mp_analysis_flags */
+	/*
+	 * An allocation is temporary when the thread that made it frees it
+	 * with at most this many other allocations by that thread in between
+	 * (memray's rule; 0: freed before the thread's next allocation).
+	 */
+	uint64_t temporary_threshold;
+	/* At most this many points in a->samples (and time buckets); 0: 10000; odd: one less. */
+	size_t max_memory_records;
+	mp_symbolize_fn symbolize;      /* may be NULL */
+	void *symbolize_ctx;
+	const struct mp_analysis_progress *progress; /* told by mp_analysis_read(); may be NULL */
+};
+#define MP_ANALYSIS_OPTS_INIT { 0, 1, 0, NULL, NULL, NULL }
+#define MP_DEFAULT_MAX_MEMORY_RECORDS 10000
+
+struct mp_module {
+	uint64_t id;            /* the capture's module id */
+	uint64_t base;          /* load bias */
+	uint32_t path;          /* string id */
+	uint32_t name;          /* string id of the path's last component */
+	uint8_t *build_id;
+	size_t build_id_len;
+	struct mp_segment *seg;
+	size_t nseg;
+	bool loaded;            /* false after its MODULE_UNLOAD */
+	bool runtime;           /* libc.so*, libstdc++.so*, libgcc_s.so*, ld-linux*, libc++*, libmemprof* */
+};
+
+enum mp_location_flags {
+	MP_LOC_RUNTIME = 1 << 0,      /* in a runtime module: not an allocation site */
+	MP_LOC_UNSYMBOLIZED = 1 << 1, /* "module+0xoffset" or "0xip": no symbol known */
+	MP_LOC_TRUNCATED = 1 << 2,    /* the <stack truncated> pseudo frame */
+	MP_LOC_NO_STACK = 1 << 3,     /* the <unknown stack> of allocations without a stack */
+};
+
+/* A source location: what report lines, tree nodes and rows are keyed on. */
+struct mp_location {
+	uint32_t function;      /* string id: function name, or the unsymbolized form */
+	uint32_t file;          /* string id, 0 when unknown */
+	uint32_t line;          /* 0 when unknown */
+	uint32_t module;        /* index into a->modules, or MP_NONE */
+	uint32_t flags;         /* enum mp_location_flags */
+};
+/* Location 0 is always <unknown stack>, the single frame of stack 0. */
+#define MP_LOCATION_NO_STACK 0
+
+struct mp_thread {
+	uint64_t tid;           /* the kernel's thread id (0 when never declared) */
+	uint32_t index;         /* the capture's thread index */
+	uint32_t name;          /* string id, 0 when unnamed */
+	uint64_t n_allocs, bytes_allocated, n_frees;
+	struct mp_counts live;  /* allocated by this thread and live (at the end: leaked) */
+};
+
+/*
+ * A slot aggregates the allocations of one stack (a trace node), one
+ * allocator kind and, with MP_ANALYSIS_SPLIT_THREADS, one thread.
+ */
+struct mp_slot {
+	uint32_t stack;         /* trace node of the innermost frame; 0 when unknown */
+	uint32_t thread;        /* index into a->threads, or MP_THREAD_MERGED */
+	uint32_t kind;          /* enum mp_kind (or a newer kind number) */
+	uint32_t site;          /* location of the allocation site; set by mp_analysis_finish() */
+	struct mp_counts allocated;  /* every allocation */
+	struct mp_counts peak;       /* live at the peak; set by mp_analysis_finish() */
+	struct mp_counts leaked;     /* live at the end (during the pass: live now) */
+	struct mp_counts temporary;  /* freed within the temporary threshold */
+	/* Private to the pass: the value at the last peak, if changed since. */
+	struct mp_counts at_peak_;
+	uint64_t epoch_;
+};
+
+static inline struct mp_counts mp_slot_counts(const struct mp_slot *s, enum mp_view v)
+{
+	switch (v) {
+	case MP_VIEW_PEAK: return s->peak;
+	case MP_VIEW_LEAKS: return s->leaked;
+	case MP_VIEW_TEMPORARY: return s->temporary;
+	default: return s->allocated;
+	}
+}
+
+/* Allocation sizes by powers of two: bucket 0 holds size 0, bucket k >= 1 [2^(k-1), 2^k). */
+#define MP_HIST_BUCKETS 65
+uint64_t mp_hist_bucket_min(unsigned k);
+uint64_t mp_hist_bucket_max(unsigned k); /* inclusive */
+
+struct mp_kind_totals {
+	uint32_t kind;
+	uint64_t n_allocs, bytes_allocated;
+	uint64_t n_frees;       /* deallocations of this kind that released tracked memory */
+};
+
+struct mp_totals {
+	uint64_t n_allocs, bytes_allocated;
+	uint64_t n_frees;          /* deallocations that released tracked memory */
+	uint64_t n_unknown_frees;  /* deallocations of memory not tracked as live */
+	uint64_t n_null_frees;     /* free(NULL): ignored, counted here only */
+	uint64_t n_ignored;        /* events left out by MP_ANALYSIS_NO_MMAP */
+	uint64_t n_lost;           /* events the tracker reported lost (LOST records) */
+	uint64_t peak_bytes, peak_count;
+	uint64_t peak_time_us;     /* time of the last tick before the peak (0: none) */
+	uint64_t peak_ticks;       /* ticks seen before the peak (0: it came before the first) */
+	uint64_t peak_event;       /* the peak was reached at this event (1-based; 0: never) */
+	uint64_t leaked_bytes, leaked_count;
+	uint64_t temporary_bytes, temporary_count;
+	uint64_t hist[MP_HIST_BUCKETS];
+	uint64_t min_size, max_size; /* of allocations (0 when there were none) */
+};
+
+/*
+ * A point of the memory time series: one per TICK, downsampled to at most
+ * max_memory_records by merging neighbours (keeping maxima). A point covers
+ * the time since the previous point: a time bucket.
+ */
+struct mp_sample {
+	uint64_t time_us;       /* since the start: the point's last tick */
+	uint64_t rss;           /* the highest RSS of the ticks it covers */
+	uint64_t heap;          /* tracked heap at its last tick */
+	uint64_t heap_max;      /* highest tracked heap within the time it covers, from its start */
+	uint64_t hwm_time_us;   /* when heap_max was first reached (the last tick before it) */
+};
+
+/*
+ * Temporal data (MP_ANALYSIS_TEMPORAL): when blocks lived, relative to the
+ * high-water mark of each time bucket. Bucket b is the time covered by
+ * a->samples[b] (the events after the last tick form the last bucket, see
+ * mp_analysis_finish()); its high-water mark is samples[b].heap_max,
+ * counting the heap at the bucket's start, and is first reached at one
+ * event (or at the start, when the heap only fell). An event of bucket b is
+ * in half 2b when it came at or before that moment, else in half 2b + 1.
+ *
+ * An interval aggregates the blocks of one slot allocated in half `alloc`
+ * and freed in half `free` (MP_NONE: never freed). A block is live at
+ * bucket b's high-water mark when alloc <= 2b < free, so the intervals give
+ * what was live at the high-water mark of any bucket (and at the peak, the
+ * highest of them) and what leaked from any window of buckets. Blocks with
+ * alloc == free are live at no high-water mark and are left out. This is
+ * the "timeline" of the HTML reports' data (share/templates/README.md).
+ */
+struct mp_interval {
+	uint32_t slot;
+	uint32_t alloc, free;
+	struct mp_counts c;
+};
+
+struct mp_analysis_private;
+
+struct mp_analysis {
+	struct mp_analysis_opts opts;
+	/* Metadata. */
+	struct mp_header header;        /* a copy of the capture's header */
+	struct mp_trailer trailer;      /* trailer.present is false for a cut capture */
+	bool attached;                  /* mode attach, or an ATTACH record: "since attach" */
+	uint64_t attach_time_us;
+	bool detached;
+	uint64_t detach_time_us;
+	bool has_exit_marker;           /* an EXIT record: the argument of exit() */
+	int64_t exit_marker_status;
+	uint64_t n_forks;
+	uint64_t duration_us;           /* trailer's, else the last time seen */
+	uint64_t n_records, n_events;
+	uint64_t n_ticks;
+	/* Tables; locations and strings grow during the pass. */
+	struct mp_strtab strings;
+	struct mp_location *locs;
+	size_t nlocs, locs_alloc;
+	struct mp_module *modules;
+	size_t nmodules, modules_alloc;
+	struct mp_thread *threads;
+	size_t nthreads, threads_alloc;
+	struct mp_slot *slots;
+	size_t nslots, slots_alloc;
+	size_t ntraces;                 /* trace nodes 1..ntraces (node 0 is the root) */
+	/* Results. */
+	struct mp_totals totals;
+	struct mp_kind_totals *kinds;   /* by kind number, sorted */
+	size_t nkinds, kinds_alloc;
+	struct mp_sample *samples;
+	size_t nsamples, samples_alloc;
+	uint64_t ticks_per_sample;      /* downsampling stride */
+	struct mp_interval *intervals;  /* MP_ANALYSIS_TEMPORAL, after finish */
+	size_t nintervals;
+	bool finished;
+	struct mp_analysis_private *p;  /* the pass's state: live blocks, mappings, maps */
+};
+
+void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts);
+void mp_analysis_release(struct mp_analysis *a);
+
+/*
+ * Feed one record, in stream order; the first must be the header
+ * (mp_reader_open() returns it separately: pass mp_reader_header() to
+ * mp_analysis_header()). Records are decoded by lib/capture.
+ */
+void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h);
+void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec);
+/*
+ * End the pass: computes each slot's peak and site, leaks, the final time
+ * series point and the intervals, and frees the pass's working memory.
+ * Records fed afterwards are ignored.
+ */
+void mp_analysis_finish(struct mp_analysis *a);
+
+/*
+ * Feed every record of an open reader, then finish. Returns 0 when the
+ * capture was read whole, 1 when it was truncated or corrupt after its
+ * header (what came before was analysed; the reason is in *warn, one line).
+ */
+int mp_analysis_read(struct mp_analysis *a, struct mp_reader *r, struct strbuf *warn);
+/*
+ * Open path and mp_analysis_read() it. Returns -1 when it cannot be opened
+ * or is not a readable capture (the reader's one-line reason in *err), else
+ * as mp_analysis_read() (a warning in *err).
+ */
+int mp_analysis_read_file(struct mp_analysis *a, const char *path, struct strbuf *err);
+
+/* Lookups. */
+static inline const struct mp_location *mp_analysis_location(const struct mp_analysis *a,
+							     uint32_t loc)
+{
+	return &a->locs[loc];
+}
+static inline const char *mp_analysis_string(const struct mp_analysis *a, uint32_t id)
+{
+	return mp_strtab_get(&a->strings, id);
+}
+/* The parent of a trace node (0 for the root's children). */
+uint32_t mp_analysis_parent(const struct mp_analysis *a, uint32_t node);
+/*
+ * The locations of a trace node's own instruction pointer, innermost
+ * (inlined) first: one or more. Node 0 (no stack) has MP_LOCATION_NO_STACK.
+ */
+size_t mp_analysis_node_frames(const struct mp_analysis *a, uint32_t node, const uint32_t **locs);
+/*
+ * Append the locations of the whole stack ending at trace node `stack`,
+ * innermost first, to *buf (grown as needed); returns how many.
+ */
+size_t mp_analysis_stack(const struct mp_analysis *a, uint32_t stack, uint32_t **buf,
+			 size_t *alloc);
+/*
+ * The allocation site of a stack: its innermost frame not in a runtime
+ * module (nor the <stack truncated> mark), else its innermost frame. Complete
+ * after mp_analysis_finish(); slot.site holds it for each slot.
+ */
+uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack);
+/* The name shown for a thread: "0x<tid> (<name>)", "merged thread" (into sb). */
+void mp_analysis_thread_label(const struct mp_analysis *a, uint32_t thread, struct strbuf *sb);
+
+enum mp_location_style {
+	MP_LOC_STYLE_COLON,  /* "function:file:line" (memray's stats); "function" without a file */
+	MP_LOC_STYLE_AT,     /* "function at file:line" */
+	MP_LOC_STYLE_AT_FILE /* "function at file" (summary: no line) */
+};
+/* Append a location in a style; line 0 and unknown files are left out. */
+void mp_location_format(const struct mp_analysis *a, uint32_t loc, enum mp_location_style style,
+			struct strbuf *sb);
+/* The module path of a location, or "<unknown>". */
+const char *mp_location_module(const struct mp_analysis *a, uint32_t loc);
+
+/*
+ * Flat aggregations of the slots: group them by any of the fields below
+ * (those not grouped on are MP_NONE in the rows) and sum a view's counts.
+ * Rows with a zero count are left out. Used for stats' top lists, the table
+ * report's rows (site | kind | thread) and tree's biggest stacks.
+ */
+enum mp_group_by {
+	MP_BY_STACK = 1 << 0,
+	MP_BY_SITE = 1 << 1,      /* the slot's allocation site location */
+	MP_BY_MODULE = 1 << 2,    /* the site's module */
+	MP_BY_KIND = 1 << 3,
+	MP_BY_THREAD = 1 << 4,    /* needs MP_ANALYSIS_SPLIT_THREADS to mean anything */
+};
+
+struct mp_group_row {
+	uint32_t stack, site, module, kind, thread;
+	struct mp_counts c;
+};
+
+enum mp_sort_key { MP_SORT_BYTES, MP_SORT_COUNT };
+
+/*
+ * Fill *rows (allocated; the caller frees it) and return how many, sorted by
+ * key, descending, ties broken by the other count, then by the grouped
+ * fields, so output is deterministic.
+ */
+size_t mp_analysis_group(const struct mp_analysis *a, enum mp_view view, unsigned by,
+			 enum mp_sort_key key, struct mp_group_row **rows);
+/* Sort rows as mp_analysis_group() does, by another key. */
+void mp_group_sort(struct mp_group_row *rows, size_t n, enum mp_sort_key key);
+
+/* Totals of a view over every slot. */
+struct mp_counts mp_analysis_view_total(const struct mp_analysis *a, enum mp_view view);
+/* The totals entry of a kind, or NULL. */
+const struct mp_kind_totals *mp_analysis_kind(const struct mp_analysis *a, uint32_t kind);
+
+#endif

@@ -1,0 +1,338 @@
+/*
+ * Splitting a block's records into field streams and joining them back.
+ * Both move each record with move_record(), in opposite directions, so
+ * they cannot disagree on where a field goes.
+ */
+#include <config.h>
+#include "lib/format/fields.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/format/encode.h"
+#include "lib/format/format.h"
+#include "lib/util/xalloc.h"
+
+/* What follows a tag below 0x80: up to three fields, each a stream (an address is one field). */
+enum { F_END = -1, F_ADDR = -2 };
+struct layout {
+	signed char f[3];
+};
+
+/* The layout of an event record's tag; false for tags that are not defined. */
+static int layout_of(unsigned tag, struct layout *l)
+{
+	static const struct layout by_class[5] = {
+		{ { F_ADDR, MP_FS_SIZES, MP_FS_STACKS } },  /* 0x10 ALLOC */
+		{ { F_ADDR, F_END, F_END } },                /* 0x20 FREE */
+		{ { F_ADDR, MP_FS_SIZES, F_END } },          /* 0x30 FREE_RANGE */
+		{ { MP_FS_SIZES, MP_FS_STACKS, F_END } },    /* 0x40 ALLOC_SEQ */
+		{ { MP_FS_AGES, F_END, F_END } },            /* 0x50 FREE_SEQ */
+	};
+	switch (tag) {
+	case MP_TAG_THREAD_SWITCH:
+		*l = (struct layout){ { MP_FS_OTHER, F_END, F_END } };
+		return 1;
+	case MP_TAG_TRACE:
+	case MP_TAG_TICK:
+		*l = (struct layout){ { MP_FS_OTHER, MP_FS_OTHER, F_END } };
+		return 1;
+	default:
+		if (tag >= MP_TAG_ALLOC && tag < MP_TAG_FREE_SEQ + 16) {
+			*l = by_class[(tag >> 4) - 1];
+			return 1;
+		}
+		return 0;
+	}
+}
+
+/* A cursor over one stream. */
+struct src {
+	const uint8_t *p, *end;
+};
+
+/*
+ * Copy one varint from s to *out (at most MP_VARINT_MAX bytes, within
+ * out_end); its value in *v. Returns 0, or -1 when s ends inside it or it is
+ * too long, or out has no room.
+ */
+static inline __attribute__((always_inline)) int copy_varint(struct src *s, uint8_t **out,
+							     const uint8_t *out_end, uint64_t *v)
+{
+	uint64_t val = 0;
+	unsigned shift = 0;
+	/* Most numbers are a byte or two. */
+	if (s->p < s->end && *out < out_end && *s->p < 0x80) {
+		*v = *s->p;
+		*(*out)++ = *s->p++;
+		return 0;
+	}
+	for (size_t i = 0; i < MP_VARINT_MAX; i++) {
+		uint8_t b;
+		if (s->p >= s->end || *out >= out_end)
+			return -1;
+		b = *s->p++;
+		*(*out)++ = b;
+		if (shift < 64)
+			val |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			*v = val;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A field: an address is one varint, or two when the first has its low bit set. */
+static inline __attribute__((always_inline)) int copy_field(struct src *s, int field, uint8_t **out,
+							    const uint8_t *out_end)
+{
+	uint64_t v;
+	if (copy_varint(s, out, out_end, &v) < 0)
+		return -1;
+	if (field == F_ADDR && (v & 1))
+		return copy_varint(s, out, out_end, &v);
+	return 0;
+}
+
+/*
+ * Where the fields of one record come from and go to, by stream: splitting
+ * reads them all from the records and writes each to its stream; joining
+ * reads each from its stream and writes them all to the records.
+ */
+struct route {
+	struct src *from[MP_FS_COUNT];
+	uint8_t **to[MP_FS_COUNT];
+	const uint8_t *to_end[MP_FS_COUNT];
+};
+
+/*
+ * Move what follows a record's tag (the caller moves the tag): a sized
+ * record's length and payload, or an event record's fields. Returns 0, 1
+ * for a tag that is no record type, -2 when a sized record's payload does
+ * not fit its destination, or -1 when a source ends inside the record or a
+ * destination has no room for a number.
+ */
+static int move_record(const struct route *r, unsigned tag)
+{
+	struct layout l;
+	if (tag >= MP_TAG_FIRST_SIZED) {
+		struct src *x = r->from[MP_FS_OTHER];
+		uint8_t **o = r->to[MP_FS_OTHER];
+		uint64_t plen;
+		if (copy_varint(x, o, r->to_end[MP_FS_OTHER], &plen) < 0 || plen > (uint64_t)(x->end - x->p))
+			return -1;
+		if (plen > (uint64_t)(r->to_end[MP_FS_OTHER] - *o))
+			return -2;
+		memcpy(*o, x->p, (size_t)plen);
+		x->p += plen;
+		*o += plen;
+		return 0;
+	}
+	if (!layout_of(tag, &l))
+		return 1;
+	for (int k = 0; k < 3 && l.f[k] != F_END; k++) {
+		int st = l.f[k] == F_ADDR ? MP_FS_ADDRS : l.f[k];
+		if (copy_field(r->from[st], l.f[k], r->to[st], r->to_end[st]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- splitting ---------------------------------------------------------- */
+
+void mp_fields_init(struct mp_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+void mp_fields_release(struct mp_fields *f)
+{
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		free(f->p[i]);
+	mp_fields_init(f);
+}
+
+void mp_fields_reset(struct mp_fields *f)
+{
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		f->len[i] = 0;
+}
+
+size_t mp_fields_total(const struct mp_fields *f)
+{
+	size_t n = 0;
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		n += f->len[i];
+	return n;
+}
+
+void mp_fields_grow(struct mp_fields *f, int stream, size_t n)
+{
+	size_t a = f->alloc[stream] ? f->alloc[stream] : 16 * 1024;
+	while (a - f->len[stream] < n)
+		a *= 2;
+	f->p[stream] = xrealloc(f->p[stream], a);
+	f->alloc[stream] = a;
+}
+
+int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
+{
+	struct src in = { raw, raw + len };
+	uint8_t *end[MP_FS_COUNT];
+	struct route r;
+
+	/* No stream grows by more than the records' length: make that room once. */
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		end[i] = mp_fields_room(f, i, len);
+		r.from[i] = &in;
+		r.to[i] = &end[i];
+		r.to_end[i] = f->p[i] + f->alloc[i];
+	}
+	while (in.p < in.end) {
+		unsigned tag = *in.p++;
+		*end[MP_FS_TAGS]++ = (uint8_t)tag;
+		if (move_record(&r, tag))
+			return -1; /* the lengths are set only for whole records: f is unchanged */
+	}
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		f->len[i] = (size_t)(end[i] - f->p[i]);
+	return 0;
+}
+
+int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
+{
+	mp_fields_reset(f);
+	return mp_fields_append(f, raw, len);
+}
+
+/* ---- joining ------------------------------------------------------------ */
+
+/*
+ * Copy one varint from a stream that has at least MP_VARINT_MAX bytes left
+ * to o, which has room for MP_VARINT_MAX bytes: its length found without a
+ * branch per byte (lengths vary at random, and such a branch mispredicted on
+ * most numbers). NULL when it is longer than the longest varint.
+ */
+static inline __attribute__((always_inline)) uint8_t *fast_varint(struct src *s, uint8_t *o)
+{
+	const uint8_t *p = s->p;
+	uint64_t x;
+	size_t n = mp_uvarint8_len(p, &x);
+	if (__builtin_expect(!n, 0)) {
+		for (n = 8; n < MP_VARINT_MAX; n++)
+			if (!(p[n] & 0x80))
+				break;
+		if (n == MP_VARINT_MAX)
+			return NULL;
+		memcpy(o, p, ++n);
+		s->p = p + n;
+		return o + n;
+	}
+	/* All 8 bytes: those past the varint are overwritten by what comes next. */
+	memcpy(o, p, sizeof(x));
+	s->p = p + n;
+	return o + n;
+}
+
+static inline int has(const struct src *s, size_t n)
+{
+	return (size_t)(s->end - s->p) >= n;
+}
+
+/*
+ * The hot records (ALLOC_SEQ, FREE_SEQ, THREAD_SWITCH) when every stream
+ * they read has room for the longest varints and the output for the longest
+ * record. Returns 1 when done (*o advanced), 0 to take the careful path
+ * (nothing consumed), -1 for a number longer than a varint can be.
+ */
+static inline __attribute__((always_inline)) int fast_record(struct src *in, unsigned tag,
+							    uint8_t **o)
+{
+	uint8_t *e = *o + 1;
+	switch (tag >> 4) {
+	case MP_TAG_ALLOC_SEQ >> 4:
+		if (!has(&in[MP_FS_SIZES], MP_VARINT_MAX) || !has(&in[MP_FS_STACKS], MP_VARINT_MAX))
+			return 0;
+		e = fast_varint(&in[MP_FS_SIZES], e);
+		if (e)
+			e = fast_varint(&in[MP_FS_STACKS], e);
+		break;
+	case MP_TAG_FREE_SEQ >> 4:
+		if (!has(&in[MP_FS_AGES], MP_VARINT_MAX))
+			return 0;
+		e = fast_varint(&in[MP_FS_AGES], e);
+		break;
+	case 0:
+		if (tag != MP_TAG_THREAD_SWITCH || !has(&in[MP_FS_OTHER], MP_VARINT_MAX))
+			return 0;
+		e = fast_varint(&in[MP_FS_OTHER], e);
+		break;
+	default:
+		return 0;
+	}
+	if (!e)
+		return -1;
+	**o = (uint8_t)tag;
+	*o = e;
+	return 1;
+}
+
+int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], uint8_t *out,
+		   size_t raw_len, const char **why)
+{
+	struct src in[MP_FS_COUNT];
+	uint8_t *o = out, *out_end = out + raw_len;
+	struct route r;
+
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		in[i] = (struct src){ s[i], s[i] + n[i] };
+		r.from[i] = &in[i];
+		r.to[i] = &o;
+		r.to_end[i] = out_end;
+	}
+	while (in[MP_FS_TAGS].p < in[MP_FS_TAGS].end) {
+		unsigned tag = *in[MP_FS_TAGS].p++;
+		if (out_end - o >= 1 + 2 * MP_VARINT_MAX) {
+			int done = fast_record(in, tag, &o);
+			if (done > 0)
+				continue;
+			if (done < 0) {
+				*why = "a number in a field stream is longer than 10 bytes";
+				return -1;
+			}
+		}
+		if (o >= out_end)
+			goto overrun;
+		*o++ = (uint8_t)tag;
+		switch (move_record(&r, tag)) {
+		case 0:
+			continue;
+		case 1:
+			*why = "an unknown record type in the tag stream";
+			return -1;
+		case -2:
+			goto overrun;
+		default:
+			/* A stream ran out, unless the records did first. */
+			if (o >= out_end)
+				goto overrun;
+			*why = "a field stream ends inside a record";
+			return -1;
+		}
+	}
+	if (o != out_end) {
+		*why = "the field streams make fewer bytes than the block's length";
+		return -1;
+	}
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		if (in[i].p != in[i].end) {
+			*why = "a field stream has bytes left over";
+			return -1;
+		}
+	return 0;
+overrun:
+	*why = "the field streams make more bytes than the block's length";
+	return -1;
+}

@@ -1,0 +1,62 @@
+/*
+ * The field streams of a BLOCK of codec 2 (man/memprof-capture.5): the
+ * records of a block split by field, so that each stream holds numbers of
+ * one kind (all the sizes, all the stack deltas...) and compresses as such.
+ * Every byte of the records goes to exactly one stream, in record order, so
+ * the streams' lengths add up to the block's and joining them is exact.
+ */
+#ifndef MEMPROF_LIB_FORMAT_FIELDS_H
+#define MEMPROF_LIB_FORMAT_FIELDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mp_field_stream {
+	MP_FS_TAGS,    /* every record's tag byte */
+	MP_FS_SIZES,   /* the sizes of ALLOC, ALLOC_SEQ and FREE_RANGE */
+	MP_FS_STACKS,  /* the stack deltas of ALLOC and ALLOC_SEQ */
+	MP_FS_AGES,    /* the ages of FREE_SEQ */
+	MP_FS_ADDRS,   /* the addresses of ALLOC, FREE and FREE_RANGE */
+	MP_FS_OTHER,   /* everything else: other records' fields, sized records whole */
+	MP_FS_COUNT
+};
+
+struct mp_fields {
+	uint8_t *p[MP_FS_COUNT];
+	size_t len[MP_FS_COUNT], alloc[MP_FS_COUNT];
+};
+
+void mp_fields_init(struct mp_fields *f);
+void mp_fields_release(struct mp_fields *f);
+/* Empty every stream (keeping the memory). */
+void mp_fields_reset(struct mp_fields *f);
+/* The bytes of the records held: the sum of the streams' lengths. */
+size_t mp_fields_total(const struct mp_fields *f);
+/*
+ * Append len bytes of whole records to f's streams. Returns 0, or -1 when
+ * the bytes are not whole records of known types; f is then unchanged.
+ */
+int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len);
+/* As mp_fields_append() into emptied streams. */
+int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len);
+
+void mp_fields_grow(struct mp_fields *f, int stream, size_t n);
+/*
+ * Room for n more bytes at the end of a stream, for writers that encode
+ * fields in place (then add what they wrote to f->len[stream]).
+ */
+static inline uint8_t *mp_fields_room(struct mp_fields *f, int stream, size_t n)
+{
+	if (f->alloc[stream] - f->len[stream] < n)
+		mp_fields_grow(f, stream, n);
+	return f->p[stream] + f->len[stream];
+}
+/*
+ * Join streams (stream i: s[i], n[i] bytes) back into exactly raw_len bytes
+ * at out. Returns 0, or -1 with *why set when the streams do not make
+ * exactly raw_len bytes of records, each stream used up.
+ */
+int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], uint8_t *out,
+		   size_t raw_len, const char **why);
+
+#endif

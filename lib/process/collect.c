@@ -1,0 +1,625 @@
+/* The collector: tracked processes' streams in, symbolized captures out. */
+#include <config.h>
+#include "lib/process/collect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/format/capture.h"
+#include "lib/util/hash.h"
+#include "lib/symbols/symbols.h"
+#include "lib/util/xalloc.h"
+
+#define READ_CHUNK (1u << 20)
+
+struct stream {
+	int fd;
+	bool eof, broken, finished, have_preamble, have_header, exit_seen, exit_status_known, main;
+	bool detach_failed;
+	pid_t pid;
+	int exit_status;
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct mp_decoder dec;
+	struct mp_writer w;
+	bool w_open;
+	struct mp_symbols *sym;
+	size_t sym_warned;
+	struct mp_intmap seen_ips;   /* ips already symbolized or pending */
+	struct mp_intmap strings;    /* interned string pointer -> id in this file */
+	uint64_t *pending;           /* ips no known module contained yet */
+	size_t npending, pending_alloc;
+	struct mp_capture_info info;
+};
+
+struct mp_collector {
+	struct mp_collect_opts opts;
+	int listen_fd;
+	bool detaching;
+	struct stream **streams;
+	size_t nstreams, streams_alloc;
+	bool main_exited, main_claimed;
+	int main_status;
+	struct mp_symbols *shared;   /* file cache shared by every process's symbolizer */
+	struct mp_capture_info *infos;
+	size_t ninfos;
+	char **warnings;
+	size_t nwarnings, warnings_alloc;
+	char **undebugged;
+	size_t nundebugged, undebugged_alloc;
+};
+
+/* Append s (which the list then owns) to a list of distinct strings, or free it if there. */
+static void add_once(char ***list, size_t *n, size_t *alloc, char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], s)) {
+			free(s);
+			return;
+		}
+	ALLOC_GROW(*list, *n + 1, *alloc);
+	(*list)[(*n)++] = s;
+}
+
+static void warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct mp_collector *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = xstrdup(fmt);
+	va_end(ap);
+	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, msg);
+}
+
+struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
+{
+	struct mp_collector *c = xcalloc(1, sizeof(*c));
+	c->opts = *opts;
+	c->listen_fd = -1;
+	c->opts.output = xstrdup(opts->output);
+	if (opts->root)
+		c->opts.root = xstrdup(opts->root);
+	return c;
+}
+
+static void stream_free(struct stream *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->w_open)
+		mp_writer_close(&s->w);
+	free(s->in);
+	mp_decoder_release(&s->dec);
+	if (s->sym)
+		mp_symbols_free(s->sym);
+	mp_intmap_release(&s->seen_ips);
+	mp_intmap_release(&s->strings);
+	free(s->pending);
+	free(s);
+}
+
+void mp_collector_free(struct mp_collector *c)
+{
+	if (!c)
+		return;
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	for (size_t i = 0; i < c->nstreams; i++)
+		stream_free(c->streams[i]);
+	free(c->streams);
+	if (c->shared)
+		mp_symbols_free(c->shared);
+	for (size_t i = 0; i < c->ninfos; i++)
+		free(c->infos[i].path);
+	free(c->infos);
+	for (size_t i = 0; i < c->nwarnings; i++)
+		free(c->warnings[i]);
+	free(c->warnings);
+	for (size_t i = 0; i < c->nundebugged; i++)
+		free(c->undebugged[i]);
+	free(c->undebugged);
+	free((char *)c->opts.output);
+	free((char *)c->opts.root);
+	free(c);
+}
+
+void mp_collector_add(struct mp_collector *c, int fd)
+{
+	struct stream *s = xcalloc(1, sizeof(*s));
+	s->fd = fd;
+	mp_decoder_init(&s->dec);
+	ALLOC_GROW(c->streams, c->nstreams + 1, c->streams_alloc);
+	c->streams[c->nstreams++] = s;
+}
+
+void mp_collector_listen(struct mp_collector *c, int fd)
+{
+	c->listen_fd = fd;
+}
+
+size_t mp_collector_streams(struct mp_collector *c)
+{
+	return c->nstreams;
+}
+
+void mp_collector_detach(struct mp_collector *c)
+{
+	c->detaching = true;
+	for (size_t i = 0; i < c->nstreams; i++) {
+		struct stream *s = c->streams[i];
+		if (!s->eof && s->fd >= 0 && send(s->fd, "D", 1, MSG_NOSIGNAL) < 0)
+			s->detach_failed = true;
+	}
+}
+
+size_t mp_collector_open_streams(struct mp_collector *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nstreams; i++)
+		n += !c->streams[i]->eof;
+	return n;
+}
+
+/* ---- symbols ---- */
+
+static uint64_t intern(struct stream *s, const char *str)
+{
+	uint64_t id;
+	if (!str)
+		return 0;
+	if (mp_intmap_get(&s->strings, (uint64_t)(uintptr_t)str, &id))
+		return id;
+	id = mp_writer_string(&s->w, str, strlen(str));
+	mp_intmap_put(&s->strings, (uint64_t)(uintptr_t)str, id);
+	return id;
+}
+
+/* A symbolizer's line: missing debug information is a note, anything else a warning. */
+static void symbol_problem(struct mp_collector *c, const char *line)
+{
+	static const char prefix[] = "no debug information for '";
+	const char *end;
+	if (!strncmp(line, prefix, sizeof(prefix) - 1) && (end = strstr(line, "': function names"))) {
+		char *path = xstrndup(line + sizeof(prefix) - 1, (size_t)(end - line) - (sizeof(prefix) - 1));
+		add_once(&c->undebugged, &c->nundebugged, &c->undebugged_alloc, path);
+		return;
+	}
+	warn(c, "%s", line);
+}
+
+/* Write the SYMBOL record of ip; false when no module contains it (yet). */
+static bool symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
+{
+	struct mp_sym sym;
+	struct mp_frame frames[64];
+	size_t n;
+	const char **lines;
+	size_t nw;
+	if (mp_symbols_lookup(s->sym, ip, true, &sym) < 0)
+		return false;
+	n = sym.nframes < 64 ? sym.nframes : 64;
+	for (size_t i = 0; i < n; i++) {
+		frames[i].function = intern(s, sym.frames[i].function);
+		frames[i].file = intern(s, sym.frames[i].file);
+		frames[i].line = sym.frames[i].line;
+		frames[i].column = sym.frames[i].column;
+	}
+	mp_writer_symbol(&s->w, ip, sym.module_id, sym.offset, frames, n);
+	s->info.symbols++;
+	nw = mp_symbols_warnings(s->sym, &lines);
+	for (; s->sym_warned < nw; s->sym_warned++)
+		symbol_problem(c, lines[s->sym_warned]);
+	return true;
+}
+
+static void retry_pending(struct mp_collector *c, struct stream *s)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->npending; i++)
+		if (!symbolize(c, s, s->pending[i]))
+			s->pending[k++] = s->pending[i];
+	s->npending = k;
+}
+
+/* ---- streams ---- */
+
+static char *stream_path(struct mp_collector *c, struct stream *s)
+{
+	char *path;
+	if (s->main)
+		return xstrdup(c->opts.output);
+	path = xasprintf("%s.%d", c->opts.output, (int)s->pid);
+	/* A process that replaced itself (exec) more than once gets .<pid>.<n>. */
+	for (int n = 2; !c->opts.force && access(path, F_OK) == 0 && n < 1000; n++) {
+		free(path);
+		path = xasprintf("%s.%d.%d", c->opts.output, (int)s->pid, n);
+	}
+	return path;
+}
+
+static bool start_capture(struct mp_collector *c, struct stream *s)
+{
+	struct mp_header h = s->dec.header;
+	struct mp_symbols_opts so = { .root = c->opts.root, .demangle = true };
+	/* Heap blocks by serial number: the capture needs no addresses but the mappings'. */
+	unsigned flags = (c->opts.force ? MP_WRITER_FORCE : 0) |
+			 (c->opts.keep_addresses ? 0 : MP_WRITER_SERIALS);
+	s->pid = (pid_t)h.pid;
+	if (!c->main_claimed && s->pid == c->opts.main_pid) {
+		s->main = true;
+		c->main_claimed = true;
+	}
+	s->info.pid = s->pid;
+	s->info.main = s->main;
+	s->info.path = stream_path(c, s);
+	if (s->main && c->opts.output_fd >= 0) {
+		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path, flags) < 0)
+			goto fail;
+		c->opts.output_fd = -1;
+	} else if (mp_writer_open(&s->w, s->info.path, flags) < 0) {
+		goto fail;
+	}
+	s->w_open = true;
+	if (c->opts.symbolize)
+		h.flags |= MP_HF_SYMBOLIZED;
+	mp_writer_header(&s->w, &h);
+	if (c->opts.symbolize) {
+		if (!c->shared)
+			c->shared = mp_symbols_new(&so);
+		so.share_with = c->shared;
+		s->sym = mp_symbols_new(&so);
+	}
+	return true;
+fail:
+	warn(c, "cannot create '%s': %s%s; the capture of process %d is lost", s->info.path,
+	     strerror(errno), errno == EEXIST ? " (use -f to overwrite)" : "", (int)s->pid);
+	s->info.failed = true;
+	return false;
+}
+
+/* Decode what has arrived, pass it to the capture, symbolize new ips. */
+static void process(struct mp_collector *c, struct stream *s)
+{
+	size_t pos = 0, chunk = 0;
+	struct mp_record rec;
+	ssize_t n;
+
+	if (s->broken)
+		goto consume_all;
+	if (!s->have_preamble) {
+		n = mp_decode_preamble(&s->dec, s->in, s->in_len);
+		if (n == 0)
+			return;
+		if (n < 0)
+			goto corrupt;
+		pos = (size_t)n;
+		s->have_preamble = true;
+	}
+	if (!s->have_header) {
+		n = mp_decode(&s->dec, s->in + pos, s->in_len - pos, &rec);
+		if (n == 0)
+			goto consume;
+		if (n < 0 || rec.type != MP_REC_HEADER)
+			goto corrupt;
+		pos += (size_t)n;
+		s->have_header = true;
+		if (!start_capture(c, s)) {
+			s->broken = true;
+			goto consume_all;
+		}
+	}
+	chunk = pos;
+	while (pos < s->in_len) {
+		n = mp_decode(&s->dec, s->in + pos, s->in_len - pos, &rec);
+		if (n == 0)
+			break;
+		if (n < 0)
+			goto corrupt;
+		/*
+		 * Events and what their delta state depends on (thread switches and
+		 * declarations) are written anew: the capture's encoding is not the
+		 * tracker's. Other records are copied as they came.
+		 */
+		if (rec.type == MP_REC_ALLOC || rec.type == MP_REC_FREE || rec.type == MP_REC_SWITCH ||
+		    rec.type == MP_REC_THREAD) {
+			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+			chunk = pos + (size_t)n;
+		}
+		switch (rec.type) {
+		case MP_REC_ALLOC:
+			s->info.allocs++;
+			s->info.bytes += rec.u.ev.size;
+			mp_writer_alloc(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr, rec.u.ev.size,
+					rec.u.ev.stack);
+			break;
+		case MP_REC_FREE:
+			s->info.frees++;
+			if (rec.u.ev.ranged)
+				mp_writer_free_range(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr,
+						     rec.u.ev.size);
+			else
+				mp_writer_free(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr);
+			break;
+		case MP_REC_THREAD: {
+			char *name = xstrndup(rec.u.thread.name, rec.u.thread.name_len);
+			s->info.threads++;
+			mp_writer_thread(&s->w, rec.u.thread.index, rec.u.thread.tid, name);
+			free(name);
+			break;
+		}
+		case MP_REC_EXIT:
+			s->exit_seen = true;
+			if (rec.u.marker.has & MP_HAS_STATUS) {
+				s->exit_status_known = true;
+				s->exit_status = (int)rec.u.marker.status;
+			}
+			break;
+		case MP_REC_TRACE:
+			s->info.traces++;
+			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED &&
+			    mp_intmap_put(&s->seen_ips, rec.u.trace.ip, 1)) {
+				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
+				chunk = pos + (size_t)n;
+				if (!symbolize(c, s, rec.u.trace.ip)) {
+					ALLOC_GROW(s->pending, s->npending + 1, s->pending_alloc);
+					s->pending[s->npending++] = rec.u.trace.ip;
+				}
+			}
+			break;
+		case MP_REC_MODULE:
+			if (s->sym) {
+				char *path = xstrndup(rec.u.module.path, rec.u.module.path_len);
+				mp_symbols_add_module(s->sym, rec.u.module.id, rec.u.module.base, path,
+						      rec.u.module.build_id, rec.u.module.build_id_len,
+						      rec.u.module.seg, rec.u.module.nseg);
+				free(path);
+				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
+				chunk = pos + (size_t)n;
+				retry_pending(c, s);
+			}
+			break;
+		case MP_REC_MODULE_UNLOAD:
+			if (s->sym)
+				mp_symbols_remove_module(s->sym, rec.u.unload.id);
+			break;
+		case MP_REC_TICK:
+			/* Each tick ends a block on disk: a crash loses at most one interval. */
+			mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
+			chunk = pos + (size_t)n;
+			mp_writer_flush(&s->w);
+			break;
+		default:
+			break;
+		}
+		s->info.records++;
+		pos += (size_t)n;
+	}
+	mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+consume:
+	memmove(s->in, s->in + pos, s->in_len - pos);
+	s->in_len -= pos;
+	return;
+corrupt:
+	warn(c, "the stream of process %d is corrupt (%s); its capture ends there", (int)s->pid,
+	     s->dec.err.buf);
+	/* Keep the whole records that came before the damage. */
+	if (s->w_open)
+		mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+	s->broken = true;
+consume_all:
+	s->in_len = 0;
+}
+
+/* Read once from a ready stream; returns false at EOF. */
+static bool read_stream(struct mp_collector *c, struct stream *s)
+{
+	ssize_t n;
+	if (s->in_cap - s->in_len < READ_CHUNK) {
+		s->in_cap = s->in_len + READ_CHUNK;
+		s->in = xrealloc(s->in, s->in_cap);
+	}
+	do
+		n = read(s->fd, s->in + s->in_len, s->in_cap - s->in_len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return true;
+	if (n <= 0) {
+		s->eof = true;
+		close(s->fd);
+		s->fd = -1;
+		return false;
+	}
+	s->in_len += (size_t)n;
+	process(c, s);
+	return true;
+}
+
+size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max)
+{
+	size_t n = 0;
+	if (c->listen_fd >= 0 && max) {
+		fds[n].fd = c->listen_fd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		n++;
+	}
+	for (size_t i = 0; i < c->nstreams && n < max; i++) {
+		if (c->streams[i]->eof)
+			continue;
+		fds[n].fd = c->streams[i]->fd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!fds[k].revents)
+			continue;
+		if (fds[k].fd == c->listen_fd) {
+			int cfd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (cfd >= 0)
+				mp_collector_add(c, cfd);
+			continue;
+		}
+		for (size_t i = 0; i < c->nstreams; i++)
+			if (c->streams[i]->fd == fds[k].fd && !c->streams[i]->eof)
+				read_stream(c, c->streams[i]);
+	}
+	return mp_collector_open_streams(c);
+}
+
+void mp_collector_main_exited(struct mp_collector *c, int wait_status)
+{
+	c->main_exited = true;
+	c->main_status = wait_status;
+}
+
+static void finish_stream(struct mp_collector *c, struct stream *s)
+{
+	struct mp_trailer t = { 0 };
+	struct timeval tv;
+	struct stat st;
+	if (s->fd >= 0) {
+		/* Whatever is still in the socket belongs to the capture. */
+		fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
+		while (s->fd >= 0) {
+			size_t before = s->in_len;
+			uint64_t records = s->info.records;
+			if (!read_stream(c, s) || (s->in_len == before && s->info.records == records))
+				break;
+		}
+	}
+	s->finished = true;
+	if (!s->w_open)
+		return;
+	if (s->sym)
+		retry_pending(c, s);
+	gettimeofday(&tv, NULL);
+	t.end_time_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+	if (t.end_time_us > s->dec.header.start_time_us)
+		t.duration_us = t.end_time_us - s->dec.header.start_time_us;
+	if (c->detaching && !s->exit_seen && !(s->main && c->main_exited)) {
+		t.end_reason = MP_END_DETACH;
+	} else if (s->main && c->main_exited) {
+		t.end_reason = MP_END_EXIT;
+		if (WIFEXITED(c->main_status)) {
+			t.has_exit_code = true;
+			t.exit_code = WEXITSTATUS(c->main_status);
+			/* Exited without passing through exit(): it became another program. */
+			s->info.exec_replaced = !s->exit_seen && !s->broken;
+		} else if (WIFSIGNALED(c->main_status)) {
+			t.has_exit_signal = true;
+			t.exit_signal = WTERMSIG(c->main_status);
+			t.core_dumped = WCOREDUMP(c->main_status) ? 1 : 0;
+		}
+	} else if (s->exit_seen) {
+		/* The process exited (the status is known when it called exit() itself). */
+		t.end_reason = MP_END_EXIT;
+		t.has_exit_code = s->exit_status_known;
+		t.exit_code = s->exit_status & 0xff;
+	} else {
+		t.end_reason = MP_END_DISCONNECT;
+	}
+	t.n_allocs = s->info.allocs;
+	t.n_frees = s->info.frees;
+	t.bytes_allocated = s->info.bytes;
+	t.n_traces = s->info.traces;
+	t.n_symbols = s->info.symbols;
+	t.n_records = s->info.records + s->w.n_records + 2;
+	mp_writer_trailer(&s->w, &t);
+	if (mp_writer_close(&s->w) < 0) {
+		warn(c, "cannot write '%s': %s", s->info.path, strerror(errno));
+		s->info.failed = true;
+	}
+	s->w_open = false;
+	if (stat(s->info.path, &st) == 0)
+		s->info.file_bytes = (uint64_t)st.st_size;
+}
+
+size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos)
+{
+	for (size_t i = 0; i < c->nstreams; i++) {
+		struct stream *s = c->streams[i];
+		if (!s->finished)
+			finish_stream(c, s);
+	}
+	if (!c->infos) {
+		c->infos = xcalloc(c->nstreams + 1, sizeof(*c->infos));
+		for (size_t i = 0; i < c->nstreams; i++) {
+			struct stream *s = c->streams[i];
+			if (!s->info.path)
+				continue;
+			c->infos[c->ninfos] = s->info;
+			c->infos[c->ninfos].path = xstrdup(s->info.path);
+			c->ninfos++;
+		}
+	}
+	*infos = c->infos;
+	return c->ninfos;
+}
+
+size_t mp_collector_warnings(struct mp_collector *c, const char ***lines)
+{
+	*lines = (const char **)c->warnings;
+	return c->nwarnings;
+}
+
+size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths)
+{
+	*paths = (const char **)c->undebugged;
+	return c->nundebugged;
+}
+
+int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
+			size_t dirlen, char *path, size_t pathlen, struct strbuf *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	snprintf(dir, dirlen, "%s/%s-XXXXXX", base, name);
+	if (!mkdtemp(dir)) {
+		strbuf_addf(err, "cannot create a private directory in '%s': %s", base,
+			    strerror(errno));
+		return -1;
+	}
+	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) ||
+	    strlen(dir) + sizeof("/stream") > pathlen) {
+		strbuf_addf(err, "the socket path in '%s' is too long", dir);
+		return -1;
+	}
+	snprintf(path, pathlen, "%s/stream", dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		strbuf_addf(err, "cannot create a socket: %s", strerror(errno));
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		strbuf_addf(err, "cannot listen on '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (uid != getuid() && (chown(dir, uid, gid) < 0 || chown(path, uid, gid) < 0)) {
+		strbuf_addf(err, "cannot give '%s' to the user of the process: %s", dir,
+			    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

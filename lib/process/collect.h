@@ -1,0 +1,90 @@
+/*
+ * The collector: receives the streams of tracked processes (one connection
+ * each), symbolizes every new instruction pointer, and writes one capture per
+ * process with a trailer. `memprof run` and `memprof attach` drive it from
+ * their event loops.
+ */
+#ifndef MEMPROF_LIB_PROCESS_COLLECT_H
+#define MEMPROF_LIB_PROCESS_COLLECT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/util/strbuf.h"
+
+struct mp_collector;
+
+struct mp_collect_opts {
+	const char *output;      /* capture of the main process; others get .<pid> */
+	int output_fd;           /* already created output (or -1 to create it) */
+	bool force;              /* overwrite existing files */
+	bool symbolize;          /* write SYMBOL records */
+	pid_t main_pid;          /* the process whose stream is the main capture */
+	const char *root;        /* prefix for module paths (containers), or NULL */
+	bool keep_addresses;     /* heap blocks by address, not by serial number */
+};
+
+/* What happened to a stream, for the caller's messages. */
+struct mp_capture_info {
+	char *path;
+	pid_t pid;
+	bool main;
+	uint64_t allocs, frees, bytes, records, traces, symbols, threads;
+	uint64_t file_bytes;
+	bool exec_replaced;      /* the process replaced itself (exec) */
+	bool failed;             /* the file could not be written: see the warnings */
+};
+
+struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts);
+void mp_collector_free(struct mp_collector *c);
+
+/* Take ownership of a connected stream. */
+void mp_collector_add(struct mp_collector *c, int fd);
+/*
+ * The socket tracked processes connect to: "stream" in a new private
+ * directory base/NAME-XXXXXX, written to dir and path. When uid is not
+ * ours (memprof as root attaching to another user's process), the
+ * directory and socket are given to uid:gid so that process may connect.
+ * Returns the listening socket, or -1 with a one-line message in err.
+ */
+int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
+			size_t dirlen, char *path, size_t pathlen, struct strbuf *err);
+/* Take ownership of the listening socket tracked processes connect to. */
+void mp_collector_listen(struct mp_collector *c, int fd);
+/* How many streams have connected so far. */
+size_t mp_collector_streams(struct mp_collector *c);
+/*
+ * Ask every open stream's tracker to stop (memprof attach's detach): one
+ * byte on each connection; the trackers restore the programs and close.
+ */
+void mp_collector_detach(struct mp_collector *c);
+/*
+ * Poll set: mp_collector_pollfds() appends the listening socket (when given)
+ * and one entry per open stream at fds[0..max) and returns how many; after
+ * poll(), mp_collector_service() accepts and reads what is ready. Returns the
+ * number of streams still open.
+ */
+size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max);
+size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, size_t n);
+size_t mp_collector_open_streams(struct mp_collector *c);
+
+/* The main process ended with this wait status (from waitpid). */
+void mp_collector_main_exited(struct mp_collector *c, int wait_status);
+/*
+ * Finish: close every stream (reading what is already there), write the
+ * trailers, close the files. Returns the number of captures written; infos
+ * are valid until mp_collector_free().
+ */
+size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos);
+/* Warnings gathered so far (files that cannot be read or written), one line each. */
+size_t mp_collector_warnings(struct mp_collector *c, const char ***lines);
+/*
+ * Modules that have no debug information (their stacks show function names
+ * but no source lines), by path: information, not a problem, so callers
+ * summarise it rather than warn.
+ */
+size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths);
+
+#endif

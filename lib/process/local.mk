@@ -1,0 +1,9 @@
+# lib/process: live processes: the program to run, injection, the collector (lib/process/README.md), into libmp.a.
+lib_libmp_a_SOURCES += \
+	%reldir%/attachctl.c %reldir%/attachctl.h \
+	%reldir%/collect.c %reldir%/collect.h \
+	%reldir%/inject.c %reldir%/inject.h \
+	%reldir%/procmaps.c %reldir%/procmaps.h \
+	%reldir%/remote.c %reldir%/remote.h \
+	%reldir%/target.c %reldir%/target.h
+# end of lib_libmp_a_SOURCES for lib/process

@@ -1,0 +1,934 @@
+/* The HTML reports: report data from an analysis and template expansion. */
+#include <config.h>
+#include "lib/report/render-html.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/analysis/calltree.h"
+#include "lib/report/json.h"
+#include "lib/report/render-text.h"
+#include "lib/report/report.h"
+#include "lib/util/strtab.h"
+#include "lib/util/xalloc.h"
+
+const char *mp_html_report_name(enum mp_html_report report)
+{
+	return report == MP_HTML_TABLE ? "table" : "flamegraph";
+}
+
+/* ---- checking the data: strict UTF-8 JSON, a version 1 object ----------- */
+
+#define JSON_MAX_DEPTH 512
+
+struct jcheck {
+	const unsigned char *s;
+	size_t len, pos;
+	const char *why;
+	bool version_one;       /* the last top-level "version" member is the number 1 */
+};
+
+static bool jfail(struct jcheck *j, const char *why)
+{
+	if (!j->why)
+		j->why = why;
+	return false;
+}
+
+static void jspace(struct jcheck *j)
+{
+	while (j->pos < j->len && strchr(" \t\r\n", j->s[j->pos]) && j->s[j->pos])
+		j->pos++;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A string at j->pos (its opening quote); its decoded text into *text when not NULL. */
+static bool jstring(struct jcheck *j, struct strbuf *text)
+{
+	j->pos++;
+	for (;;) {
+		uint32_t cp;
+		size_t n;
+		if (j->pos >= j->len)
+			return jfail(j, "unterminated string");
+		if (j->s[j->pos] == '"') {
+			j->pos++;
+			return true;
+		}
+		if (j->s[j->pos] == '\\') {
+			int c = j->pos + 1 < j->len ? j->s[j->pos + 1] : 0;
+			const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t", *k;
+			if (c == 'u') {
+				unsigned v = 0;
+				for (int i = 0; i < 4; i++) {
+					int h = j->pos + 2 + i < j->len ? hexval(j->s[j->pos + 2 + i]) : -1;
+					if (h < 0)
+						return jfail(j, "bad \\u escape");
+					v = v << 4 | (unsigned)h;
+				}
+				if (text) {
+					/* Code units as Python keeps them: surrogates stay unpaired. */
+					char buf[4];
+					size_t m = v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
+					if (m == 1)
+						buf[0] = (char)v;
+					else if (m == 2)
+						buf[0] = (char)(0xc0 | v >> 6), buf[1] = (char)(0x80 | (v & 0x3f));
+					else
+						buf[0] = (char)(0xe0 | v >> 12),
+						buf[1] = (char)(0x80 | ((v >> 6) & 0x3f)),
+						buf[2] = (char)(0x80 | (v & 0x3f));
+					strbuf_add(text, buf, m);
+				}
+				j->pos += 6;
+				continue;
+			}
+			if (!c || !(k = strchr(from, c)))
+				return jfail(j, "bad escape");
+			if (text)
+				strbuf_addch(text, to[k - from]);
+			j->pos += 2;
+			continue;
+		}
+		n = mp_utf8_decode(j->s + j->pos, j->len - j->pos, &cp);
+		if (!n)
+			return jfail(j, "invalid UTF-8");
+		if (cp < 0x20)
+			return jfail(j, "control character in a string");
+		if (text)
+			strbuf_add(text, j->s + j->pos, n);
+		j->pos += n;
+	}
+}
+
+static bool digits(struct jcheck *j)
+{
+	size_t start = j->pos;
+	while (j->pos < j->len && j->s[j->pos] >= '0' && j->s[j->pos] <= '9')
+		j->pos++;
+	return j->pos > start;
+}
+
+/* A number; *one when it equals 1. */
+static bool jnumber(struct jcheck *j, bool *one)
+{
+	size_t start = j->pos;
+	char buf[64];
+	if (j->s[j->pos] == '-')
+		j->pos++;
+	if (j->pos < j->len && j->s[j->pos] == '0')
+		j->pos++;
+	else if (!digits(j))
+		return jfail(j, "bad number");
+	if (j->pos < j->len && j->s[j->pos] == '.') {
+		j->pos++;
+		if (!digits(j))
+			return jfail(j, "bad number");
+	}
+	if (j->pos < j->len && (j->s[j->pos] == 'e' || j->s[j->pos] == 'E')) {
+		j->pos++;
+		if (j->pos < j->len && (j->s[j->pos] == '+' || j->s[j->pos] == '-'))
+			j->pos++;
+		if (!digits(j))
+			return jfail(j, "bad number");
+	}
+	*one = false;
+	if (j->pos - start < sizeof(buf)) {
+		memcpy(buf, j->s + start, j->pos - start);
+		buf[j->pos - start] = 0;
+		*one = strtod(buf, NULL) == 1.0;
+	}
+	return true;
+}
+
+static bool jvalue(struct jcheck *j, int depth, bool *one);
+
+static bool jmembers(struct jcheck *j, int depth, bool is_object)
+{
+	struct strbuf key = STRBUF_INIT;
+	bool ok = true, first = true, one;
+	char close = is_object ? '}' : ']';
+	j->pos++;
+	jspace(j);
+	if (j->pos < j->len && j->s[j->pos] == close) {
+		j->pos++;
+		return true;
+	}
+	while (ok) {
+		if (!first) {
+			jspace(j);
+			if (j->pos < j->len && j->s[j->pos] == close) {
+				j->pos++;
+				break;
+			}
+			if (j->pos >= j->len || j->s[j->pos] != ',') {
+				ok = jfail(j, is_object ? "expected ',' or '}'" : "expected ',' or ']'");
+				break;
+			}
+			j->pos++;
+			jspace(j);
+		}
+		first = false;
+		if (is_object) {
+			strbuf_reset(&key);
+			if (j->pos >= j->len || j->s[j->pos] != '"') {
+				ok = jfail(j, "expected a member name");
+				break;
+			}
+			if (!jstring(j, depth == 1 ? &key : NULL)) {
+				ok = false;
+				break;
+			}
+			jspace(j);
+			if (j->pos >= j->len || j->s[j->pos] != ':') {
+				ok = jfail(j, "expected ':'");
+				break;
+			}
+			j->pos++;
+			jspace(j);
+		}
+		ok = jvalue(j, depth, &one);
+		if (ok && is_object && depth == 1 && key.len == 7 && !memcmp(key.buf, "version", 7))
+			j->version_one = one;
+	}
+	strbuf_release(&key);
+	return ok;
+}
+
+static bool jliteral(struct jcheck *j, const char *word)
+{
+	size_t n = strlen(word);
+	if (j->len - j->pos < n || memcmp(j->s + j->pos, word, n))
+		return jfail(j, "unexpected character");
+	j->pos += n;
+	return true;
+}
+
+/* A value at depth (0 for the top level); *one when it is the number 1. */
+static bool jvalue(struct jcheck *j, int depth, bool *one)
+{
+	int c;
+	*one = false;
+	if (j->pos >= j->len)
+		return jfail(j, "unexpected end");
+	if (depth >= JSON_MAX_DEPTH)
+		return jfail(j, "nested too deeply");
+	c = j->s[j->pos];
+	if (c == '{' || c == '[')
+		return jmembers(j, depth + 1, c == '{');
+	if (c == '"')
+		return jstring(j, NULL);
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return jnumber(j, one);
+	if (c == 't')
+		return jliteral(j, "true");
+	if (c == 'f')
+		return jliteral(j, "false");
+	if (c == 'n')
+		return jliteral(j, "null");
+	return jfail(j, "unexpected character");
+}
+
+/* Check data[0..len) (already stripped); 0 or -1 with a reason. */
+static int check_data(const char *data, size_t len, struct strbuf *err)
+{
+	struct jcheck j = { (const unsigned char *)data, len, 0, NULL, false };
+	bool one, ok = jvalue(&j, 0, &one);
+	if (ok) {
+		jspace(&j);
+		if (j.pos != j.len)
+			ok = jfail(&j, "extra data");
+	}
+	if (!ok) {
+		strbuf_addf(err, "data is not UTF-8 JSON: %s at byte %zu", j.why, j.pos);
+		return -1;
+	}
+	if (data[0] != '{' || !j.version_one) {
+		strbuf_addstr(err, "data is not a version 1 report object");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- template expansion -------------------------------------------------- */
+
+#define MARK "<!--memprof:"
+#define DATA_DIRECTIVE "<!--memprof:data-->"
+#define INCLUDE_PREFIX "<!--memprof:include "
+#define DIRECTIVE_END "-->"
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static bool contains(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= len; i++)
+		if (!memcmp(hay + i, needle, n))
+			return true;
+	return false;
+}
+
+/* ASCII case-insensitive search. */
+static bool contains_nocase(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= len; i++) {
+		size_t k = 0;
+		while (k < n && (hay[i + k] | (hay[i + k] >= 'A' && hay[i + k] <= 'Z' ? 0x20 : 0)) ==
+				       needle[k])
+			k++;
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
+/* The extension of an include name ("css", "js", "html"), or NULL when the name is not allowed. */
+static const char *include_ext(const char *name, size_t len)
+{
+	static const char *const exts[] = { "css", "js", "html" };
+	if (!len || !(name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z') ||
+		      (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')))
+		return NULL;
+	for (size_t i = 1; i < len; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-",
+			    name[i]) || !name[i])
+			return NULL;
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(exts[i]);
+		/* At least one character before the dot. */
+		if (len >= n + 2 && name[len - n - 1] == '.' && !memcmp(name + len - n, exts[i], n))
+			return exts[i];
+	}
+	return NULL;
+}
+
+static int add_include(const char *dir, const char *name, size_t len, const char *ext,
+		       struct strbuf *out, struct strbuf *err)
+{
+	static const char *const forbidden_js[] = { "</script", "<script", "<!--", NULL };
+	static const char *const forbidden_css[] = { "</style", NULL };
+	const char *const *forbidden = !strcmp(ext, "js") ? forbidden_js
+				       : !strcmp(ext, "css") ? forbidden_css
+							     : NULL;
+	struct strbuf path = STRBUF_INIT, body = STRBUF_INIT;
+	int ret = -1;
+	strbuf_addf(&path, "%s/", dir);
+	strbuf_add(&path, name, len);
+	if (strbuf_read_file(&body, path.buf, 0) < 0) {
+		strbuf_addf(err, "cannot read include '%s': %s", path.buf, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; forbidden && forbidden[i]; i++)
+		if (contains_nocase(body.buf, body.len, forbidden[i])) {
+			strbuf_addf(err, "include '%s' contains '%s'", path.buf, forbidden[i]);
+			goto out;
+		}
+	if (!forbidden && contains(body.buf, body.len, MARK)) {
+		strbuf_addf(err, "include '%s' contains '%s'", path.buf, MARK);
+		goto out;
+	}
+	if (body.len && body.buf[body.len - 1] != '\n')
+		strbuf_addch(&body, '\n');
+	strbuf_addstr(out, !strcmp(ext, "css") ? "<style>\n" : !strcmp(ext, "js") ? "<script>\n" : "");
+	strbuf_add(out, body.buf, body.len);
+	strbuf_addstr(out, !strcmp(ext, "css") ? "</style>\n" : !strcmp(ext, "js") ? "</script>\n" : "");
+	ret = 0;
+out:
+	strbuf_release(&path);
+	strbuf_release(&body);
+	return ret;
+}
+
+/* The data element: the escaping rule of the README, on already stripped JSON text. */
+static void add_data(const char *data, size_t len, struct strbuf *out)
+{
+	size_t from = 0;
+	strbuf_grow(out, len + len / 16 + 64);
+	strbuf_addstr(out, "<script type=\"application/json\" id=\"memprof-data\">");
+	for (size_t i = 0; i < len; i++) {
+		const char *esc = NULL;
+		size_t skip = 1;
+		switch (data[i]) {
+		case '<': esc = "\\u003c"; break;
+		case '>': esc = "\\u003e"; break;
+		case '&': esc = "\\u0026"; break;
+		case '\xe2':
+			if (i + 2 < len && data[i + 1] == '\x80' &&
+			    (data[i + 2] == '\xa8' || data[i + 2] == '\xa9')) {
+				esc = data[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+				skip = 3;
+			}
+			break;
+		}
+		if (!esc)
+			continue;
+		strbuf_add(out, data + from, i - from);
+		strbuf_addstr(out, esc);
+		i += skip - 1;
+		from = i + 1;
+	}
+	strbuf_add(out, data + from, len - from);
+	strbuf_addstr(out, "</script>\n");
+}
+
+int mp_html_expand(const char *template_path, const char *data, size_t len, struct strbuf *out,
+		   struct strbuf *err)
+{
+	struct strbuf tpl = STRBUF_INIT, page = STRBUF_INIT, dir = STRBUF_INIT;
+	const char *slash = strrchr(template_path, '/');
+	size_t pos = 0, lineno = 0, ndata = 0;
+	int ret = -1;
+
+	if (strbuf_read_file(&tpl, template_path, 0) < 0) {
+		strbuf_addf(err, "cannot read template '%s': %s", template_path, strerror(errno));
+		goto out;
+	}
+	if (slash)
+		strbuf_add(&dir, template_path, slash == template_path ? 1 : (size_t)(slash - template_path));
+	else
+		strbuf_addch(&dir, '.');
+	/* The data without the white space around it. */
+	while (len && strchr(" \t\r\n", data[0]) && data[0])
+		data++, len--;
+	while (len && strchr(" \t\r\n", data[len - 1]) && data[len - 1])
+		len--;
+
+	while (pos < tpl.len) {
+		const char *line = tpl.buf + pos, *nl = memchr(line, '\n', tpl.len - pos);
+		size_t n = nl ? (size_t)(nl - line) : tpl.len - pos, s = 0, e = n;
+		pos += nl ? n + 1 : n;
+		lineno++;
+		if (!contains(line, n, MARK)) {
+			strbuf_add(&page, line, nl ? n + 1 : n);
+			continue;
+		}
+		while (s < e && is_blank(line[s]))
+			s++;
+		while (e > s && is_blank(line[e - 1]))
+			e--;
+		if (e - s == strlen(DATA_DIRECTIVE) && !memcmp(line + s, DATA_DIRECTIVE, e - s)) {
+			if (check_data(data, len, err) < 0)
+				goto out;
+			add_data(data, len, &page);
+			ndata++;
+			continue;
+		}
+		if (e - s > strlen(INCLUDE_PREFIX) + strlen(DIRECTIVE_END) &&
+		    !memcmp(line + s, INCLUDE_PREFIX, strlen(INCLUDE_PREFIX)) &&
+		    !memcmp(line + e - 3, DIRECTIVE_END, 3)) {
+			const char *name = line + s + strlen(INCLUDE_PREFIX);
+			size_t nlen = e - 3 - (s + strlen(INCLUDE_PREFIX));
+			const char *ext = include_ext(name, nlen);
+			if (ext) {
+				if (add_include(dir.buf, name, nlen, ext, &page, err) < 0)
+					goto out;
+				continue;
+			}
+		}
+		strbuf_addf(err, "%s:%zu: bad directive", template_path, lineno);
+		goto out;
+	}
+	if (ndata != 1) {
+		strbuf_addf(err, "'%s' has %zu data directives, expected one", template_path, ndata);
+		goto out;
+	}
+	strbuf_add(out, page.buf, page.len);
+	ret = 0;
+out:
+	strbuf_release(&tpl);
+	strbuf_release(&page);
+	strbuf_release(&dir);
+	return ret;
+}
+
+/* ---- the report data ------------------------------------------------------ */
+
+/* What is being written: the output's string table and locations, numbered on first use. */
+struct builder {
+	const struct mp_analysis *a;
+	const struct mp_html_opts *o;
+	struct mp_json j;
+	struct mp_strtab strings;
+	uint32_t *loc_out;      /* analysis location -> output index, MP_NONE when not used */
+	uint32_t *locs;         /* output index -> analysis location */
+	size_t nlocs;
+};
+
+static uint32_t out_string(struct builder *b, uint32_t analysis_string)
+{
+	const struct mp_analysis *a = b->a;
+	return mp_strtab_intern(&b->strings, mp_analysis_string(a, analysis_string),
+				mp_strtab_len(&a->strings, analysis_string));
+}
+
+static uint32_t out_location(struct builder *b, uint32_t loc)
+{
+	if (b->loc_out[loc] == MP_NONE) {
+		b->loc_out[loc] = (uint32_t)b->nlocs;
+		b->locs[b->nlocs++] = loc;
+	}
+	return b->loc_out[loc];
+}
+
+static const char *mode_name(enum mp_view view)
+{
+	return view == MP_VIEW_LEAKS ? "leaks" : view == MP_VIEW_TEMPORARY ? "temporary" : "peak";
+}
+
+/* ISO 8601 UTC with milliseconds: "2026-11-22T07:22:21.250Z". */
+static void iso_time(struct strbuf *sb, uint64_t epoch_us)
+{
+	time_t sec = (time_t)(epoch_us / 1000000);
+	struct tm tm;
+	char buf[64];
+	gmtime_r(&sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	strbuf_addf(sb, "%s.%03uZ", buf, (unsigned)(epoch_us % 1000000 / 1000));
+}
+
+static void write_meta(struct builder *b)
+{
+	const struct mp_analysis *a = b->a;
+	struct mp_json *j = &b->j;
+	struct strbuf sb = STRBUF_INIT;
+
+	mp_json_key(j, "meta");
+	mp_json_begin_object(j);
+	mp_json_field_strings(j, "argv", a->header.argv, a->header.argc);
+	mp_json_field_uint(j, "pid", a->header.pid);
+	if (a->header.hostname)
+		mp_json_field_string(j, "hostname", a->header.hostname);
+	if (a->header.start_time_us) {
+		iso_time(&sb, a->header.start_time_us);
+		mp_json_field_string(j, "start", sb.buf);
+		strbuf_reset(&sb);
+	}
+	mp_json_field_uint(j, "duration_us", a->duration_us);
+	if (a->trailer.present && a->trailer.has_exit_code)
+		strbuf_addf(&sb, "exited with status %d", a->trailer.exit_code);
+	else
+		mp_report_exit_status(a, &sb);
+	mp_json_field_string(j, "exit", sb.buf);
+	mp_json_field_bool(j, "since_attach", a->attached);
+	mp_json_field_uint(j, "total_allocations", a->totals.n_allocs);
+	mp_json_field_uint(j, "total_bytes", a->totals.bytes_allocated);
+	mp_json_field_uint(j, "peak_bytes", a->totals.peak_bytes);
+	mp_json_field_uint(j, "peak_time_us", a->totals.peak_time_us);
+	mp_json_field_uint(j, "leaked_bytes", a->totals.leaked_bytes);
+	mp_json_field_uint(j, "leaked_blocks", a->totals.leaked_count);
+	mp_json_field_uint(j, "unknown_frees", a->totals.n_unknown_frees);
+	if (b->o->capture)
+		mp_json_field_string(j, "capture", b->o->capture);
+	mp_json_field_string(j, "tool", "memprof " PACKAGE_VERSION);
+	mp_json_end_object(j);
+	strbuf_release(&sb);
+}
+
+/* Row i of column c of a table of columns; negative values are written as such (-1: none). */
+typedef int64_t (*cell_fn)(struct builder *b, const void *ctx, size_t c, size_t i);
+
+/* An object of columns, "key": {"col": [n values], ...}; columns whose bit is in skip left out. */
+static void write_columns(struct builder *b, const char *key, const char *const *cols,
+			  size_t ncols, unsigned skip, size_t n, cell_fn cell, const void *ctx)
+{
+	struct mp_json *j = &b->j;
+	mp_json_key(j, key);
+	mp_json_begin_object(j);
+	for (size_t c = 0; c < ncols; c++) {
+		if (skip & (1u << c))
+			continue;
+		mp_json_key(j, cols[c]);
+		mp_json_begin_array(j);
+		for (size_t i = 0; i < n; i++)
+			mp_json_int(j, cell(b, ctx, c, i));
+		mp_json_end_array(j);
+	}
+	mp_json_end_object(j);
+}
+
+#define NCOLS(cols) (sizeof(cols) / sizeof(cols[0]))
+
+static int64_t memory_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_sample *s = &b->a->samples[i];
+	(void)ctx;
+	return (int64_t)(c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
+}
+
+static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_thread *t = &b->a->threads[i];
+	(void)ctx;
+	return c == 0 ? (int64_t)t->tid : out_string(b, t->name);
+}
+
+static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_analysis *a = b->a;
+	const struct mp_location *l = mp_analysis_location(a, b->locs[i]);
+	(void)ctx;
+	switch (c) {
+	case 0: return out_string(b, l->function);
+	case 1: return out_string(b, l->file);
+	case 2: return l->line;
+	default: return l->module == MP_NONE ? 0 : out_string(b, a->modules[l->module].path);
+	}
+}
+
+static void write_memory_and_threads(struct builder *b)
+{
+	static const char *const mem[] = { "time_us", "rss", "heap", "heap_max" };
+	static const char *const threads[] = { "tid", "name" };
+	write_columns(b, "memory", mem, NCOLS(mem), 0, b->a->nsamples, memory_cell, NULL);
+	write_columns(b, "threads", threads, NCOLS(threads), 0, b->a->nthreads, thread_cell, NULL);
+}
+
+/* The locations used, then the string table: last, once everything is numbered. */
+static void write_locations_and_strings(struct builder *b)
+{
+	static const char *const cols[] = { "function", "file", "line", "module" };
+	struct mp_json *j = &b->j;
+	write_columns(b, "locations", cols, NCOLS(cols), 0, b->nlocs, location_cell, NULL);
+	mp_json_key(j, "strings");
+	mp_json_begin_array(j);
+	for (size_t i = 0; i < b->strings.n; i++)
+		mp_json_string_len(j, mp_strtab_get(&b->strings, (uint32_t)i),
+				   mp_strtab_len(&b->strings, (uint32_t)i));
+	mp_json_end_array(j);
+}
+
+/* ---- the flame graph's tree ---- */
+
+struct sib_ctx {
+	const struct mp_analysis *a;
+	const struct mp_calltree_node *nodes;
+};
+
+/* Siblings: more inclusive bytes first, ties by function name (the order drawn). */
+static int sibling_cmp(const void *x, const void *y, void *ctx)
+{
+	const struct sib_ctx *c = ctx;
+	const struct mp_calltree_node *p = &c->nodes[*(const uint32_t *)x];
+	const struct mp_calltree_node *q = &c->nodes[*(const uint32_t *)y];
+	const struct mp_location *lp, *lq;
+	int r;
+	if (p->total.bytes != q->total.bytes)
+		return p->total.bytes > q->total.bytes ? -1 : 1;
+	lp = mp_analysis_location(c->a, p->location);
+	lq = mp_analysis_location(c->a, q->location);
+	r = strcmp(mp_analysis_string(c->a, lp->function), mp_analysis_string(c->a, lq->function));
+	if (r)
+		return r;
+	if (p->total.count != q->total.count)
+		return p->total.count > q->total.count ? -1 : 1;
+	if (p->thread != q->thread)
+		return p->thread < q->thread ? -1 : 1;
+	return p->location < q->location ? -1 : p->location > q->location;
+}
+
+/* The tree in preorder: order[i] is the calltree node of output node i; pre[] the inverse. */
+static void preorder(const struct mp_calltree *t, const struct mp_analysis *a, uint32_t *order,
+		     uint32_t *pre)
+{
+	uint32_t *stack = xcalloc(t->n ? t->n : 1, sizeof(*stack)), *kids = NULL;
+	size_t sp = 0, n = 0, kids_alloc = 0;
+	struct sib_ctx ctx = { a, t->nodes };
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t node = stack[--sp], k = 0;
+		pre[node] = (uint32_t)n;
+		order[n++] = node;
+		ALLOC_GROW(kids, t->nodes[node].nchildren + 1, kids_alloc);
+		for (uint32_t c = t->nodes[node].first_child; c != MP_NONE; c = t->nodes[c].next_sibling)
+			kids[k++] = c;
+		qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
+		while (k)
+			stack[sp++] = kids[--k];
+	}
+	free(stack);
+	free(kids);
+}
+
+struct out_interval {
+	uint32_t node, alloc, free; /* free MP_NONE: never */
+	struct mp_counts c;
+};
+
+static int interval_cmp(const void *x, const void *y)
+{
+	const struct out_interval *p = x, *q = y;
+	/* Never freed (-1 in the data) sorts first. */
+	int64_t pf = p->free == MP_NONE ? -1 : (int64_t)p->free;
+	int64_t qf = q->free == MP_NONE ? -1 : (int64_t)q->free;
+	if (p->node != q->node)
+		return p->node < q->node ? -1 : 1;
+	if (p->alloc != q->alloc)
+		return p->alloc < q->alloc ? -1 : 1;
+	return pf < qf ? -1 : pf > qf;
+}
+
+static int64_t interval_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct out_interval *iv = (const struct out_interval *)ctx + i;
+	(void)b;
+	switch (c) {
+	case 0: return iv->node;
+	case 1: return iv->alloc;
+	case 2: return iv->free == MP_NONE ? -1 : (int64_t)iv->free;
+	case 3: return (int64_t)iv->c.count;
+	default: return (int64_t)iv->c.bytes;
+	}
+}
+
+/* Bucket b's boundaries, high-water mark time and bytes (column c of the timeline). */
+static int64_t bucket_cell(const struct mp_analysis *a, size_t c, size_t b)
+{
+	size_t nb = a->nsamples;
+	if (!nb) /* nothing happened: one empty bucket over the whole time */
+		return c == 0 && b == 1 ? (int64_t)a->duration_us : 0;
+	if (c == 0) {
+		/* The last boundary is the end of tracking. */
+		uint64_t t = b ? a->samples[b - 1].time_us : 0;
+		return (int64_t)(b == nb && a->duration_us > t ? a->duration_us : t);
+	}
+	return (int64_t)(c == 1 ? a->samples[b].hwm_time_us : a->samples[b].heap_max);
+}
+
+static void write_timeline(struct builder *b, const uint32_t *slot_node, const uint32_t *pre)
+{
+	const struct mp_analysis *a = b->a;
+	struct mp_json *j = &b->j;
+	struct out_interval *iv = xcalloc(a->nintervals ? a->nintervals : 1, sizeof(*iv));
+	size_t n = 0, nb = a->nsamples ? a->nsamples : 1;
+	static const char *const buckets[] = { "bucket_us", "hwm_us", "hwm_bytes" };
+	static const char *const cols[] = { "node", "alloc", "free", "count", "bytes" };
+
+	for (size_t i = 0; i < a->nintervals; i++) {
+		const struct mp_interval *x = &a->intervals[i];
+		iv[n++] = (struct out_interval){ pre[slot_node[x->slot]], x->alloc, x->free, x->c };
+	}
+	qsort(iv, n, sizeof(*iv), interval_cmp);
+	/* Slots of other kinds share nodes: merge equal keys. */
+	if (n) {
+		size_t m = 0;
+		for (size_t i = 1; i < n; i++) {
+			if (!interval_cmp(&iv[m], &iv[i])) {
+				iv[m].c.bytes += iv[i].c.bytes;
+				iv[m].c.count += iv[i].c.count;
+			} else {
+				iv[++m] = iv[i];
+			}
+		}
+		n = m + 1;
+	}
+	mp_json_key(j, "timeline");
+	mp_json_begin_object(j);
+	for (size_t c = 0; c < NCOLS(buckets); c++) {
+		mp_json_key(j, buckets[c]);
+		mp_json_begin_array(j);
+		for (size_t k = 0; k < nb + (c == 0); k++)
+			mp_json_int(j, bucket_cell(a, c, k));
+		mp_json_end_array(j);
+	}
+	write_columns(b, "intervals", cols, NCOLS(cols), 0, n, interval_cell, iv);
+	mp_json_end_object(j);
+	free(iv);
+}
+
+struct tree_ctx {
+	const struct mp_calltree *t;
+	const uint32_t *order;
+};
+
+static int64_t tree_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct tree_ctx *x = ctx;
+	const struct mp_calltree_node *n = &x->t->nodes[x->order[i]];
+	switch (c) {
+	case 0: return n->depth;
+	case 1: return n->location == MP_NONE ? -1 : (int64_t)out_location(b, n->location);
+	case 2: return n->thread == MP_THREAD_MERGED ? -1 : (int64_t)n->thread;
+	case 3: return (int64_t)n->self.bytes;
+	default: return (int64_t)n->self.count;
+	}
+}
+
+static void write_tree(struct builder *b, bool split)
+{
+	const struct mp_analysis *a = b->a;
+	const struct mp_html_opts *o = b->o;
+	struct mp_calltree t;
+	uint32_t *slot_node = NULL, *order, *pre;
+	unsigned flags = (o->inverted ? MP_CALLTREE_INVERTED : 0) |
+			 (split ? MP_CALLTREE_SPLIT_THREADS : 0);
+	static const char *const cols[] = { "depth", "location", "thread", "self_bytes", "self_count" };
+
+	mp_calltree_init(&t, a, flags);
+	if (o->temporal) {
+		/* Every slot an interval refers to has a node, even with nothing in the view. */
+		bool *has_iv = xcalloc(a->nslots ? a->nslots : 1, sizeof(*has_iv));
+		slot_node = xcalloc(a->nslots ? a->nslots : 1, sizeof(*slot_node));
+		for (size_t i = 0; i < a->nintervals; i++)
+			has_iv[a->intervals[i].slot] = true;
+		for (size_t i = 0; i < a->nslots; i++) {
+			const struct mp_slot *s = &a->slots[i];
+			struct mp_counts c = mp_slot_counts(s, o->view);
+			slot_node[i] = 0;
+			if (c.count || has_iv[i])
+				slot_node[i] = mp_calltree_add(&t, s->stack, s->thread, c);
+		}
+		free(has_iv);
+	} else {
+		mp_calltree_add_view(&t, o->view);
+	}
+	mp_calltree_finish(&t);
+	order = xcalloc(t.n, sizeof(*order));
+	pre = xcalloc(t.n, sizeof(*pre));
+	preorder(&t, a, order, pre);
+	write_columns(b, "tree", cols, NCOLS(cols), split ? 0 : 1u << 2, t.n, tree_cell,
+		      &(struct tree_ctx){ &t, order });
+	if (o->temporal)
+		write_timeline(b, slot_node, pre);
+	free(order);
+	free(pre);
+	free(slot_node);
+	mp_calltree_release(&t);
+}
+
+/* ---- the table's rows ---- */
+
+struct rows_ctx {
+	const struct mp_group_row *rows;
+	const uint32_t *kind_of;
+};
+
+static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct rows_ctx *x = ctx;
+	const struct mp_group_row *r = &x->rows[i];
+	switch (c) {
+	case 0: return r->thread;
+	case 1: return x->kind_of[i];
+	case 2: return out_location(b, r->site == MP_NONE ? MP_LOCATION_NO_STACK : r->site);
+	case 3: return (int64_t)r->c.bytes;
+	default: return (int64_t)r->c.count;
+	}
+}
+
+static void write_rows(struct builder *b, bool split)
+{
+	struct mp_json *j = &b->j;
+	struct mp_group_row *rows;
+	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0);
+	size_t n = mp_analysis_group(b->a, b->o->view, by, MP_SORT_BYTES, &rows);
+	uint32_t kinds[64], nkinds = 0, *kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
+	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count" };
+
+	/* Allocator names, numbered on first use (at most one per kind of the capture). */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = 0;
+		while (k < nkinds && kinds[k] != rows[i].kind)
+			k++;
+		if (k == nkinds && nkinds < sizeof(kinds) / sizeof(kinds[0]))
+			kinds[nkinds++] = rows[i].kind;
+		kind_of[i] = k < nkinds ? k : 0;
+	}
+	mp_json_key(j, "kinds");
+	mp_json_begin_array(j);
+	for (uint32_t k = 0; k < nkinds; k++)
+		mp_json_string(j, mp_kind_name(kinds[k]));
+	mp_json_end_array(j);
+	write_columns(b, "rows", cols, NCOLS(cols), split ? 0 : 1u, n, row_cell,
+		      &(struct rows_ctx){ rows, kind_of });
+	free(kind_of);
+	free(rows);
+}
+
+int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, struct strbuf *out,
+		 struct strbuf *err)
+{
+	struct builder b;
+	bool split = a->opts.flags & MP_ANALYSIS_SPLIT_THREADS;
+	bool flame = o->report == MP_HTML_FLAMEGRAPH;
+
+	if (o->view == MP_VIEW_ALLOCATED) {
+		strbuf_addstr(err, "the HTML reports show the peak, leaks or temporary allocations");
+		return -1;
+	}
+	if (!flame && (o->temporal || o->inverted)) {
+		strbuf_addf(err, "a table report cannot be %s", o->temporal ? "temporal" : "inverted");
+		return -1;
+	}
+	if (o->temporal && o->view == MP_VIEW_TEMPORARY) {
+		strbuf_addstr(err, "a temporal report shows the peak or the leaks, not temporary allocations");
+		return -1;
+	}
+	if (o->temporal && !(a->opts.flags & MP_ANALYSIS_TEMPORAL)) {
+		strbuf_addstr(err, "a temporal report needs an analysis with intervals");
+		return -1;
+	}
+	memset(&b, 0, sizeof(b));
+	b.a = a;
+	b.o = o;
+	mp_strtab_init(&b.strings);
+	b.loc_out = xcalloc(a->nlocs ? a->nlocs : 1, sizeof(*b.loc_out));
+	memset(b.loc_out, 0xff, a->nlocs * sizeof(*b.loc_out));
+	b.locs = xcalloc(a->nlocs ? a->nlocs : 1, sizeof(*b.locs));
+	mp_json_init(&b.j, out, 0);
+
+	mp_json_begin_object(&b.j);
+	mp_json_field_uint(&b.j, "version", 1);
+	mp_json_field_string(&b.j, "report", mp_html_report_name(o->report));
+	mp_json_field_string(&b.j, "mode", mode_name(o->view));
+	mp_json_field_uint(&b.j, "temporary_threshold",
+			   o->view == MP_VIEW_TEMPORARY ? a->opts.temporary_threshold : 0);
+	mp_json_field_bool(&b.j, "inverted", flame && o->inverted);
+	mp_json_field_bool(&b.j, "split_threads", split);
+	mp_json_field_bool(&b.j, "temporal", flame && o->temporal);
+	write_meta(&b);
+	if (flame)
+		write_tree(&b, split);
+	else
+		write_rows(&b, split);
+	write_memory_and_threads(&b);
+	write_locations_and_strings(&b);
+	mp_json_end_object(&b.j);
+
+	mp_strtab_release(&b.strings);
+	free(b.loc_out);
+	free(b.locs);
+	return 0;
+}
+
+int mp_html_render(const struct mp_analysis *a, const struct mp_html_opts *o,
+		   const char *template_dir, struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf data = STRBUF_INIT, path = STRBUF_INIT;
+	int ret;
+	if (mp_html_data(a, o, &data, err) < 0) {
+		strbuf_release(&data);
+		return -1;
+	}
+	strbuf_addf(&path, "%s/%s.html", template_dir, mp_html_report_name(o->report));
+	ret = mp_html_expand(path.buf, data.buf, data.len, out, err);
+	strbuf_release(&data);
+	strbuf_release(&path);
+	return ret;
+}

@@ -1,0 +1,48 @@
+/*
+ * What every report shares: where its output goes (names next to the
+ * capture, no overwriting without force), and the words for an analysis'
+ * metadata (command line, exit status, what a view shows).
+ */
+#ifndef MEMPROF_LIB_REPORT_REPORT_H
+#define MEMPROF_LIB_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/analysis/analysis.h"
+#include "lib/util/strbuf.h"
+
+/*
+ * The default output of an HTML reporter (memray's rule): in the capture's
+ * directory, "memprof-<reporter>-<stem><ext>" where stem is the capture's
+ * file name without its last suffix and without a leading "memprof-".
+ * Example: "dir/memprof-app.1234.bin" -> "dir/memprof-flamegraph-app.1234.html".
+ */
+char *mp_report_output_path(const char *capture, const char *reporter, const char *ext);
+/* The default stats JSON: "dir/out.bin" -> "dir/memprof-stats-out.bin.json". */
+char *mp_report_stats_path(const char *capture);
+/*
+ * Write a report. Refuses to replace an existing file unless force. Returns
+ * 0, or -1 with a one-line reason in *err.
+ */
+int mp_report_write_file(const char *path, const void *data, size_t len, bool force,
+			 struct strbuf *err);
+
+/* The command line; with quote, arguments that need it are shell-quoted. */
+void mp_report_command_line(const struct mp_analysis *a, bool quote, struct strbuf *sb);
+/*
+ * How the process ended: "0", "3", "killed by signal 9 (SIGKILL)", "... ,
+ * core dumped", or why it is unknown (detached, no trailer).
+ */
+void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb);
+/* "SIGKILL", or "signal 77" for numbers without a name. */
+const char *mp_signal_name(int sig);
+/*
+ * One line saying what a view of the analysis holds, for the text reports:
+ * "Peak memory: 1.500 MiB in 12 allocations, at 10.000 ms".
+ */
+void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct strbuf *sb);
+/* "0.010 s after the start" style text for the peak's moment. */
+void mp_report_peak_time(const struct mp_analysis *a, struct strbuf *sb);
+
+#endif

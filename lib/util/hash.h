@@ -1,0 +1,97 @@
+/*
+ * Hash tables for the analysis: a map from 64-bit keys to 64-bit values, and
+ * a set of indices into an array the caller owns (the caller hashes and
+ * compares its own elements). Open addressing with linear probing and
+ * backward-shift deletion, so no tombstones accumulate over a long stream.
+ */
+#ifndef MEMPROF_LIB_UTIL_HASH_H
+#define MEMPROF_LIB_UTIL_HASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A 64-bit mixer (the murmur3 finaliser): spreads keys such as addresses. */
+static inline uint64_t mp_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* FNV-1a over bytes, finished with mp_hash_u64. */
+uint64_t mp_hash_bytes(const void *p, size_t len);
+
+/* Combine a hash with another value (for tuple keys). */
+static inline uint64_t mp_hash_combine(uint64_t h, uint64_t v)
+{
+	return mp_hash_u64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+}
+
+struct mp_intmap_entry {
+	uint64_t key;
+	uint64_t val; /* value + 1; 0 marks an empty entry */
+};
+
+struct mp_intmap {
+	struct mp_intmap_entry *e;
+	size_t cap; /* a power of two, or 0 */
+	size_t n;
+	unsigned shift; /* 64 - log2(cap): a key's home is the top bits of key * golden ratio */
+};
+
+void mp_intmap_init(struct mp_intmap *m);
+void mp_intmap_release(struct mp_intmap *m);
+/* Set key to val (val < UINT64_MAX), replacing any previous value; true when key is new. */
+bool mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val);
+/* True and *val set when key is present. */
+bool mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val);
+/* Remove key; true when it was present. */
+bool mp_intmap_del(struct mp_intmap *m, uint64_t key);
+/* Remove key and set *val to its value; true when it was present. */
+bool mp_intmap_take(struct mp_intmap *m, uint64_t key, uint64_t *val);
+/*
+ * Visit every entry, in no order: for (size_t i = 0; mp_intmap_next(m, &i, &k, &v);).
+ * The map must not change during the visit.
+ */
+static inline bool mp_intmap_next(const struct mp_intmap *m, size_t *i, uint64_t *key, uint64_t *val)
+{
+	for (; *i < m->cap; (*i)++)
+		if (m->e[*i].val) {
+			*key = m->e[*i].key;
+			*val = m->e[*i].val - 1;
+			(*i)++;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * A set of uint32_t indices, each standing for an element of the caller's
+ * array. Lookups pass the element's hash and an equality callback that
+ * compares the candidate index with what is looked for.
+ */
+struct mp_idxset_entry {
+	uint32_t idx1;  /* index + 1; 0 marks an empty entry */
+	uint32_t hash;  /* low bits of the element's hash, to skip most comparisons */
+};
+
+struct mp_idxset {
+	struct mp_idxset_entry *e;
+	size_t cap, n;
+};
+
+typedef bool (*mp_idxset_eq_fn)(const void *ctx, uint32_t idx);
+
+void mp_idxset_init(struct mp_idxset *s);
+void mp_idxset_release(struct mp_idxset *s);
+/* The index of the element equal to the one described, or UINT32_MAX. */
+uint32_t mp_idxset_find(const struct mp_idxset *s, uint64_t hash, mp_idxset_eq_fn eq,
+			const void *ctx);
+/* Add idx (not already present) under hash. */
+void mp_idxset_add(struct mp_idxset *s, uint64_t hash, uint32_t idx);
+
+#endif

@@ -1,0 +1,95 @@
+/* Error reporting helpers: one place decides how messages look. */
+#include <config.h>
+#include "lib/util/usage.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *progname = "memprof";
+static int quiet;
+
+void mp_set_progname(const char *name) { progname = name; }
+const char *mp_progname(void) { return progname; }
+void mp_set_quiet(int q) { quiet = q; }
+
+static void vreport(const char *prefix, const char *fmt, va_list ap, int err)
+{
+	/* One fprintf per line keeps messages whole when several processes share stderr. */
+	char msg[4096];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fflush(stdout);
+	if (err)
+		fprintf(stderr, "%s: %s%s: %s\n", progname, prefix, msg, strerror(err));
+	else
+		fprintf(stderr, "%s: %s%s\n", progname, prefix, msg);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, 0);
+	va_end(ap);
+	exit(MP_EXIT_FAILURE);
+}
+
+void die_errno(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, err);
+	va_end(ap);
+	exit(MP_EXIT_FAILURE);
+}
+
+void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, 0);
+	va_end(ap);
+	exit(MP_EXIT_USAGE);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, 0);
+	va_end(ap);
+	return -1;
+}
+
+int error_errno(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, err);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap, 0);
+	va_end(ap);
+}
+
+void mp_bug(const char *file, int line, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: BUG: %s:%d: %s\n", progname, file, line, msg);
+	abort();
+}

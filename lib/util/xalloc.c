@@ -1,0 +1,80 @@
+/* Allocation wrappers that die on out-of-memory. */
+#include <config.h>
+#include "lib/util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/usage.h"
+
+static void oom(size_t n)
+{
+	die("out of memory allocating %zu bytes", n);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		oom(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+void *xreallocarray(void *p, size_t nmemb, size_t size)
+{
+	size_t n;
+	if (__builtin_mul_overflow(nmemb, size, &n))
+		die("out of memory: %zu elements of %zu bytes overflow", nmemb, size);
+	return xrealloc(p, n);
+}
+
+char *xstrdup(const char *s)
+{
+	return xmemdup(s, strlen(s) + 1);
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+void *xmemdup(const void *p, size_t n)
+{
+	void *q = xmalloc(n);
+	if (n)
+		memcpy(q, p, n);
+	return q;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom(strlen(fmt));
+	va_end(ap);
+	return s;
+}

@@ -1,0 +1,14 @@
+# tests/data: golden captures with their expected dumps (tests/data/README), and render fixtures.
+EXTRA_DIST += \
+	%reldir%/README \
+	%reldir%/app.txt \
+	%reldir%/basic.txt \
+	%reldir%/basic.mprof %reldir%/basic.expected \
+	%reldir%/basic-v1.mprof %reldir%/basic-v1.expected \
+	%reldir%/raw.mprof %reldir%/raw.expected \
+	%reldir%/render/a.css \
+	%reldir%/render/b.js \
+	%reldir%/render/c.html \
+	%reldir%/render/data.json \
+	%reldir%/render/expected.html \
+	%reldir%/render/page.html

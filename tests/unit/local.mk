@@ -1,0 +1,61 @@
+# tests/unit: cmocka, one binary per lib module.
+UNIT_TESTS += \
+	%reldir%/test-analysis \
+	%reldir%/test-blocks \
+	%reldir%/test-capture \
+	%reldir%/test-fields \
+	%reldir%/test-hash \
+	%reldir%/test-inject \
+	%reldir%/test-procmaps \
+	%reldir%/test-rangemap \
+	%reldir%/test-readahead \
+	%reldir%/test-render-html \
+	%reldir%/test-render-text \
+	%reldir%/test-reports \
+	%reldir%/test-strbuf \
+	%reldir%/test-symbols
+# end of UNIT_TESTS
+UNIT_LDADD = $(MP_LIBS) $(CMOCKA_LIBS)
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
+tests_unit_test_analysis_SOURCES = %reldir%/test-analysis.c %reldir%/analysis-fixture.h
+tests_unit_test_analysis_LDADD = $(UNIT_LDADD)
+tests_unit_test_analysis_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_blocks_SOURCES = %reldir%/test-blocks.c
+tests_unit_test_blocks_LDADD = $(UNIT_LDADD)
+tests_unit_test_blocks_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_capture_SOURCES = %reldir%/test-capture.c %reldir%/files.h
+tests_unit_test_capture_LDADD = $(UNIT_LDADD)
+tests_unit_test_capture_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_fields_SOURCES = %reldir%/test-fields.c %reldir%/files.h
+tests_unit_test_fields_LDADD = $(UNIT_LDADD)
+tests_unit_test_fields_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hash_SOURCES = %reldir%/test-hash.c
+tests_unit_test_hash_LDADD = $(UNIT_LDADD)
+tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_inject_SOURCES = %reldir%/test-inject.c
+tests_unit_test_inject_LDADD = $(UNIT_LDADD)
+tests_unit_test_inject_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
+tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
+tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rangemap_SOURCES = %reldir%/test-rangemap.c
+tests_unit_test_rangemap_LDADD = $(UNIT_LDADD)
+tests_unit_test_rangemap_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_readahead_SOURCES = %reldir%/test-readahead.c %reldir%/files.h
+tests_unit_test_readahead_LDADD = $(UNIT_LDADD)
+tests_unit_test_readahead_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_render_html_SOURCES = %reldir%/test-render-html.c %reldir%/analysis-fixture.h
+tests_unit_test_render_html_LDADD = $(UNIT_LDADD)
+tests_unit_test_render_html_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_render_text_SOURCES = %reldir%/test-render-text.c
+tests_unit_test_render_text_LDADD = $(UNIT_LDADD)
+tests_unit_test_render_text_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_reports_SOURCES = %reldir%/test-reports.c %reldir%/analysis-fixture.h
+tests_unit_test_reports_LDADD = $(UNIT_LDADD)
+tests_unit_test_reports_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_strbuf_SOURCES = %reldir%/test-strbuf.c
+tests_unit_test_strbuf_LDADD = $(UNIT_LDADD)
+tests_unit_test_strbuf_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_symbols_SOURCES = %reldir%/test-symbols.c
+tests_unit_test_symbols_LDADD = $(UNIT_LDADD)
+tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS)
