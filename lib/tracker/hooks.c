@@ -23,7 +23,10 @@
 #include <pthread.h>
 
 #include "lib/format/format.h"
-#include "lib/tracker/tracker.h"
+#include "lib/tracker/hooks.h"
+#include "lib/tracker/lifecycle.h"
+#include "lib/tracker/record.h"
+#include "lib/tracker/threads.h"
 
 /* C23 functions our C library may not declare yet. */
 void free_sized(void *p, size_t size);

@@ -2,10 +2,17 @@
 pkglib_LTLIBRARIES = libmemprof.la
 libmemprof_la_SOURCES = \
 	%reldir%/attach.c \
-	%reldir%/core.c \
-	%reldir%/hooks.c \
-	%reldir%/modules.c \
-	%reldir%/tracker.h \
+	%reldir%/base.h \
+	%reldir%/config.c %reldir%/config.h \
+	%reldir%/got.c %reldir%/got.h \
+	%reldir%/hooks.c %reldir%/hooks.h \
+	%reldir%/lifecycle.c %reldir%/lifecycle.h \
+	%reldir%/modules.c %reldir%/modules.h \
+	%reldir%/real.c \
+	%reldir%/record.c %reldir%/record.h \
+	%reldir%/stacks.c %reldir%/stacks.h \
+	%reldir%/stream.c %reldir%/stream.h \
+	%reldir%/threads.c %reldir%/threads.h \
 	%reldir%/unwind.c %reldir%/unwind.h \
 	%reldir%/util.c
 # end of libmemprof_la_SOURCES

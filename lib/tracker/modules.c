@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "lib/format/encode.h"
-#include "lib/tracker/tracker.h"
+#include "lib/tracker/modules.h"
+#include "lib/tracker/stream.h"
 #include "lib/tracker/unwind.h"
 
 struct module {

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "lib/tracker/tracker.h"
+#include "lib/tracker/base.h"
 
 struct mp_unwinder;
 

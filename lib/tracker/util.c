@@ -9,7 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/tracker/tracker.h"
+#include <linux/futex.h>
+
+#include "lib/tracker/base.h"
 
 size_t mp_u64_to_dec(char *buf, uint64_t v)
 {
@@ -121,4 +123,25 @@ int mp_pages_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t firs
 	*arr = p;
 	*cap = n;
 	return 0;
+}
+
+void mp_lock_slow(int *l, int c)
+{
+	for (int spin = 0; spin < 100 && c; spin++) {
+		__builtin_ia32_pause();
+		c = __atomic_load_n(l, __ATOMIC_RELAXED);
+		if (!c && __atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+	}
+	if (c != 2)
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	while (c) {
+		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+void mp_unlock_wake(int *l)
+{
+	syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }

@@ -1,0 +1,118 @@
+/*
+ * What every part of the tracker (libmemprof.so) uses: visibility and branch
+ * macros, the real functions, the recursion guard, the tracking state, a
+ * futex lock and helpers that never allocate. Nothing in the tracker may call
+ * malloc, stdio or anything that locks in a way a hook could re-enter.
+ */
+#ifndef MEMPROF_LIB_TRACKER_BASE_H
+#define MEMPROF_LIB_TRACKER_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define MP_HIDDEN __attribute__((visibility("hidden")))
+#define MP_EXPORT __attribute__((visibility("default")))
+#define MP_IE_TLS __attribute__((tls_model("initial-exec")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The real functions, resolved with dlsym(RTLD_NEXT) at start-up. */
+struct mp_real {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	void (*free_sized)(void *, size_t);
+	void (*free_aligned_sized)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	pid_t (*fork)(void);
+	void (*exit)(int) __attribute__((noreturn));
+	void (*_exit)(int) __attribute__((noreturn));
+	void (*_Exit)(int) __attribute__((noreturn));
+	void (*abort)(void) __attribute__((noreturn));
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execv)(const char *, char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*pthread_setname_np)(unsigned long, const char *);
+	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+};
+extern struct mp_real mp_real MP_HIDDEN;
+
+/* Set while a thread is inside a hook (or is a tracker thread): nested calls are not recorded. */
+extern __thread int mp_in_hook MP_IE_TLS MP_HIDDEN;
+
+/* 0 before init, 1 while recording, 2 when tracking ended (or never started) in this process. */
+extern volatile int mp_state MP_HIDDEN;
+enum { MP_STATE_INIT = 0, MP_STATE_ON = 1, MP_STATE_OFF = 2 };
+
+/* Bootstrap arena for allocations made while dlsym resolves the real functions (real.c). */
+void *mp_boot_alloc(size_t size, size_t align) MP_HIDDEN;
+int mp_is_boot(const void *p) MP_HIDDEN;
+size_t mp_boot_size(const void *p) MP_HIDDEN;
+/* Resolve the real functions (real.c); 0, or -1 when the allocator itself is missing. */
+int mp_resolve_real(void) MP_HIDDEN;
+
+/*
+ * The tracker's own code (real.c, found once by mp_find_self): the
+ * executable range [mp_self_lo, mp_self_hi) whose frames stacks leave out,
+ * and the load address GOT patching must not touch.
+ */
+extern uint64_t mp_self_lo MP_HIDDEN, mp_self_hi MP_HIDDEN, mp_self_base MP_HIDDEN;
+void mp_find_self(void) MP_HIDDEN;
+
+/*
+ * A futex lock: 0 free, 1 held, 2 held with waiters. Uncontended it costs one
+ * atomic exchange each way, half of what pthread_mutex_lock/unlock cost.
+ */
+void mp_lock_slow(int *l, int c) MP_HIDDEN;
+static inline void mp_lock(int *l)
+{
+	int c = 0;
+	if (likely(__atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		return;
+	mp_lock_slow(l, c);
+}
+void mp_unlock_wake(int *l) MP_HIDDEN;
+static inline void mp_unlock(int *l)
+{
+	if (unlikely(__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2))
+		mp_unlock_wake(l);
+}
+
+static inline uint64_t mp_now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Small helpers that never allocate (util.c). */
+size_t mp_u64_to_dec(char *buf, uint64_t v) MP_HIDDEN;
+void mp_write_stderr(const char *a, const char *b, const char *c) MP_HIDDEN;
+ssize_t mp_read_file(const char *path, char *buf, size_t size) MP_HIDDEN;
+uint64_t mp_env_u64(const char *name, uint64_t dflt) MP_HIDDEN;
+const char *mp_getenv(const char *name) MP_HIDDEN;
+/* Raw memory from the kernel, never from malloc. */
+void *mp_pages(size_t size) MP_HIDDEN;
+void mp_pages_free(void *p, size_t size) MP_HIDDEN;
+/*
+ * Room for need elements of elem bytes in *arr (mp_pages memory): the
+ * capacity *cap doubles from first; the contents move. 0, or -1 with *arr
+ * as it was.
+ */
+int mp_pages_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first) MP_HIDDEN;
+
+#endif

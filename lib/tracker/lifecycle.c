@@ -1,0 +1,322 @@
+/*
+ * The tracker's life in the process: start-up (the constructor and the first
+ * hooked call), the timer thread that samples, refreshes and flushes, exit,
+ * exec, abort and fork.
+ */
+#include <config.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/tracker/config.h"
+#include "lib/tracker/lifecycle.h"
+#include "lib/tracker/modules.h"
+#include "lib/tracker/stacks.h"
+#include "lib/tracker/stream.h"
+#include "lib/tracker/threads.h"
+
+void mp_new_stream_state(void)
+{
+	mp_stacks_reset();
+	mp_st.gen++;
+	mp_st.cur_thread = 0;
+	if (mp_st.threads)
+		memset(mp_st.threads, 0, mp_st.threads_cap * sizeof(*mp_st.threads));
+	mp_threads_reset();
+	mp_st.out_len = 0;
+	mp_st.n_allocs = mp_st.n_frees = mp_st.bytes_allocated = mp_st.n_traces = mp_st.n_records = 0;
+	mp_st.exit_status_known = 0;
+	mp_st.final_mode = 0;
+	mp_modules_reset();
+}
+
+int mp_setup(void)
+{
+	static int done;
+	ssize_t n;
+	if (done)
+		return 0;
+	mp_st.page_size = sysconf(_SC_PAGESIZE);
+	n = readlink("/proc/self/exe", mp_st.exe_path, sizeof(mp_st.exe_path) - 1);
+	mp_st.exe_path[n > 0 ? n : 0] = '\0';
+	mp_find_self();
+	mp_st.out_buf = mp_pages(MP_OUT_CAP);
+	if (!mp_st.out_buf || mp_threads_setup() || mp_stacks_grow()) {
+		mp_write_stderr("cannot allocate the tracker's buffers; the program runs untracked",
+				NULL, NULL);
+		return -1;
+	}
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	done = 1;
+	return 0;
+}
+
+void mp_init_stage1(void)
+{
+	static int initializing;
+	if (__atomic_exchange_n(&initializing, 1, __ATOMIC_ACQ_REL))
+		return; /* re-entered from dlsym's allocations, or another thread races us */
+	mp_in_hook++;
+	if (mp_resolve_real()) {
+		mp_write_stderr("cannot find the C library's allocator; the program runs untracked",
+				NULL, NULL);
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	/* Without configuration (memprof attach loads us with dlopen) nothing starts here. */
+	if (mp_config_read() || mp_setup()) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	mp_modules_reset();
+	mp_st.mode = mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN;
+	if (mp_stream_open(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	mp_state = MP_STATE_ON;
+out:
+	mp_in_hook--;
+}
+
+/* ---- the timer ---- */
+
+static pthread_t timer_thread;
+static int timer_running;
+static volatile int timer_stop;
+static const struct mp_timer_ops *timer_ops;
+
+static void *timer_main(void *arg)
+{
+	struct timespec ts = { mp_cfg.interval_ms / 1000, (long)(mp_cfg.interval_ms % 1000) * 1000000L };
+	(void)arg;
+	mp_in_hook = 1; /* this thread is the tracker's: never record it */
+	syscall(SYS_prctl, PR_SET_NAME, "memprof-timer", 0, 0, 0);
+	while (!timer_stop && mp_state == MP_STATE_ON) {
+		nanosleep(&ts, NULL);
+		if (timer_stop || mp_state != MP_STATE_ON)
+			break;
+		if (timer_ops && timer_ops->stop_requested()) {
+			timer_ops->stop();
+			timer_running = 0;
+			return NULL;
+		}
+		/* The module map first, outside the main lock (see modules.c). */
+		if (mp_modules_refresh(0) && timer_ops)
+			timer_ops->modules_added();
+		mp_lock(&mp_st.lock);
+		if (mp_st.sink_fd >= 0) {
+			mp_stream_tick_locked();
+			mp_threads_reap();
+			mp_stream_flush_locked();
+		}
+		mp_unlock(&mp_st.lock);
+	}
+	/* The stream ended (the collector went away): an attached tracker restores the program. */
+	if (timer_ops && !timer_stop) {
+		timer_ops->stop();
+		timer_running = 0;
+	}
+	return NULL;
+}
+
+void mp_timer_start(const struct mp_timer_ops *ops)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	sigfillset(&all);
+	/* All signals blocked, so the program's signals never land on our thread. */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	timer_stop = 0;
+	timer_ops = ops;
+	timer_running = pthread_create(&timer_thread, &attr, timer_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- exit, exec, abort ---- */
+
+void mp_flush_now(void)
+{
+	int saved = errno;
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	mp_lock(&mp_st.lock);
+	if (mp_st.sink_fd >= 0) {
+		mp_stream_tick_locked();
+		mp_stream_flush_locked();
+	}
+	mp_unlock(&mp_st.lock);
+	mp_in_hook--;
+	errno = saved;
+}
+
+void mp_record_exit(int status, int final)
+{
+	int saved = errno;
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	mp_lock(&mp_st.lock);
+	if (mp_st.sink_fd >= 0) {
+		mp_st.exit_status_known = 1;
+		mp_st.exit_status_value = status;
+		mp_stream_marker_locked(MP_TAG_EXIT, MP_M_STATUS, (uint64_t)(int64_t)status, 1);
+		if (final)
+			mp_stream_finish_locked(); /* _exit: nothing else runs after us */
+	}
+	mp_unlock(&mp_st.lock);
+	mp_in_hook--;
+	errno = saved;
+}
+
+/* Registered from our constructor, so it runs after the program's own exit handlers. */
+static void at_exit(void)
+{
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	/* Modules closed since the last tick (outside the main lock, as always). */
+	mp_modules_refresh(0);
+	mp_lock(&mp_st.lock);
+	if (mp_st.sink_fd >= 0) {
+		/*
+		 * Returning from main reaches exit() inside the C library, past every
+		 * hook an attached tracker could patch: say the process exits, if not
+		 * with which status.
+		 */
+		if (!mp_st.exit_status_known && mp_st.mode == MP_MODE_ATTACH) {
+			uint8_t *rec = mp_room(32), *p = mp_enc_sized_begin(rec, MP_TAG_EXIT);
+			p = mp_enc_field_uint(p, MP_M_TIME, mp_stream_since_start_us());
+			mp_commit(mp_enc_sized_end(rec, p));
+		}
+		mp_stream_finish_locked(); /* frees in later destructors are written one by one */
+	}
+	mp_unlock(&mp_st.lock);
+	mp_in_hook--;
+}
+
+void mp_record_fork(pid_t child)
+{
+	if (mp_state != MP_STATE_ON)
+		return;
+	mp_in_hook++;
+	mp_lock(&mp_st.lock);
+	if (mp_st.sink_fd >= 0)
+		mp_stream_marker_locked(MP_TAG_FORK, MP_M_CHILD_PID, (uint64_t)child, 0);
+	mp_unlock(&mp_st.lock);
+	mp_in_hook--;
+}
+
+/* ---- fork ---- */
+
+static int fork_locked;
+
+static void atfork_prepare(void)
+{
+	/* No thread may be half-way through a record when the child is cloned. */
+	fork_locked = mp_state == MP_STATE_ON;
+	if (fork_locked) {
+		mp_modules_lock();
+		mp_lock(&mp_st.lock);
+	}
+}
+
+static void atfork_parent(void)
+{
+	if (fork_locked) {
+		mp_unlock(&mp_st.lock);
+		mp_modules_unlock();
+	}
+}
+
+static void atfork_child(void)
+{
+	if (!fork_locked)
+		return;
+	mp_st.lock = 0;
+	mp_modules_reinit_lock();
+	mp_in_hook++;
+	/* The parent's connection stays the parent's: the child never writes to it. */
+	if (mp_st.sink_fd >= 0)
+		close(mp_st.sink_fd);
+	mp_st.sink_fd = -1;
+	timer_running = 0;
+	if (!mp_cfg.follow_fork) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	/* A new stream for the child: its own file, its own trace tree and threads. */
+	mp_threads_forked();
+	mp_new_stream_state();
+	if (mp_st.statm_fd >= 0)
+		close(mp_st.statm_fd);
+	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (mp_stream_open(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	mp_timer_start(NULL);
+out:
+	mp_in_hook--;
+}
+
+void mp_register_handlers(void)
+{
+	static int done;
+	if (done)
+		return;
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	atexit(at_exit);
+	done = 1;
+}
+
+int mp_timer_running(void)
+{
+	return timer_running;
+}
+
+/*
+ * libunwind allocates on first use: do it now, unrecorded. A few steps, not
+ * unw_backtrace: that would also fill the thread's trace cache, 256 KiB of the
+ * program's memory for a fallback most programs never take (a thread that
+ * does take it gets its cache then, from mmap, unrecorded).
+ */
+static void warm_libunwind(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
+		for (int i = 0; i < 4 && unw_step(&c) > 0; i++)
+			;
+}
+
+__attribute__((constructor(101))) static void stage2(void)
+{
+	mp_in_hook++;
+	if (mp_state == MP_STATE_INIT)
+		mp_init_stage1();
+	if (mp_state == MP_STATE_ON) {
+		warm_libunwind();
+		mp_register_handlers();
+		mp_timer_start(NULL);
+	}
+	if (mp_getenv("MEMPROF_SOCKET") || mp_getenv("MEMPROF_OUTPUT"))
+		mp_config_clean_environment();
+	mp_in_hook--;
+}

@@ -1,0 +1,185 @@
+/*
+ * Recording events: the stack of an allocation found (walked, hashed, looked
+ * up or added to the trace tree) and the event encoded into the stream.
+ */
+#include <config.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <errno.h>
+
+#include "lib/tracker/config.h"
+#include "lib/tracker/modules.h"
+#include "lib/tracker/record.h"
+#include "lib/tracker/stacks.h"
+#include "lib/tracker/stream.h"
+#include "lib/tracker/threads.h"
+
+/* Emit the event's thread context (under the stream's lock); returns its delta state or NULL. */
+static inline struct mp_enc_thread *event_thread(struct mp_tstate *ts, uint8_t **p)
+{
+	if (unlikely(ts->gen != mp_st.gen) && mp_thread_declare(ts))
+		return NULL;
+	*p = mp_room(2 * MP_ENC_MAX_EVENT);
+	if (unlikely(ts->index != mp_st.cur_thread)) {
+		*p = mp_enc_thread_switch(*p, ts->index);
+		mp_st.cur_thread = ts->index;
+		mp_st.n_records++;
+	}
+	return &mp_st.threads[ts->index];
+}
+
+/*
+ * A stack's hash is the sum of one term per frame, each mixing the return
+ * address with the frame's position from the outermost: position makes the
+ * order count, and the terms being independent lets the processor compute a
+ * deep stack's in parallel instead of as one chain of multiplications. Two
+ * lanes with different constants give 96 bits of fingerprint (smap_entry).
+ */
+#define POS_MUL 0xd6e8feb86659fd93ull
+
+/* The term of ip at position pos; pos_mul is pos * POS_MUL, kept as a running sum by the caller. */
+static inline uint64_t term(uint64_t ip, uint64_t pos_mul, uint64_t k)
+{
+	uint64_t x = (ip ^ pos_mul) * k;
+	return x ^ (x >> 29);
+}
+
+/*
+ * The fast path, first half (no lock): the walker's frames, innermost first,
+ * of which the outermost `stable` still carry what was computed last time;
+ * the newer ones get the hash of the stack up to them and their depth.
+ * Returns -1 when the stack is deeper than --max-depth (the caller cuts it
+ * the slow way), else 0 with the whole stack's hash in h.
+ */
+static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int stable, uint64_t h[2])
+{
+	uint64_t h0 = 0, h1 = 0, pos_mul;
+	uint32_t depth = 0;
+	if (unlikely(ts->walk_gen != mp_st.gen)) {
+		stable = 0;
+		ts->walk_gen = mp_st.gen;
+	}
+	if (stable) {
+		h0 = f[n - stable].hash[0];
+		h1 = f[n - stable].hash[1];
+		depth = f[n - stable].depth;
+	}
+	pos_mul = depth * POS_MUL;
+	for (int k = n - stable - 1; k >= 0; k--) {
+		uint64_t ip = f[k].ra;
+		/* The tracker's own frames are invisible: the caller's hash carries on. */
+		if (likely(ip < mp_self_lo || ip >= mp_self_hi)) {
+			if (unlikely(++depth > mp_cfg.max_depth))
+				return -1;
+			pos_mul += POS_MUL;
+			h0 += term(ip, pos_mul, 0x9e3779b97f4a7c15ull);
+			h1 += term(ip, pos_mul, 0xbf58476d1ce4e5b9ull);
+		}
+		f[k].hash[0] = h0;
+		f[k].hash[1] = h1;
+		f[k].depth = depth;
+		f[k].node = MP_UFRAME_NO_NODE;
+	}
+	/* 0 marks an empty slot of the stack map. */
+	h[0] = (h0 ^ depth) ? (h0 ^ depth) : 1;
+	h[1] = h1;
+	return 0;
+}
+
+void mp_record_alloc(unsigned kind, void *addr, size_t size)
+{
+	int saved = errno;
+	struct mp_tstate *ts = mp_thread_get();
+	struct mp_enc_thread *t;
+	struct mp_uframe *frames = NULL;
+	uint64_t h[2] = { 0, 0 };
+	uint8_t *p;
+	uint32_t node = 0;
+	int n = -1, stable = 0, truncated = 0, depth = 0, k = 0;
+
+	if (unlikely(!ts))
+		goto out;
+	if (likely(ts->uw != NULL))
+		n = mp_unwind(ts->uw, &frames, &stable, &truncated);
+	if (likely(n >= 0 && !truncated) && likely(fast_stack_hash(ts, frames, n, stable, h) == 0)) {
+		mp_smap_prefetch(h);
+	} else {
+		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
+		if (n >= 0) {
+			int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, m = 0;
+			for (int i = 0; i < n && m < cap; i++)
+				ts->raw[m++] = (void *)frames[i].ra;
+			depth = mp_stack_from_ips(ts, m, truncated);
+		} else {
+			depth = mp_stack_from_ips(ts, unw_backtrace(ts->raw, (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1), 0);
+		}
+		if (ts->uw)
+			mp_unwind_forget(ts->uw);
+		n = -1;
+		if (likely(ts->cache_gen == mp_st.gen)) {
+			int m = depth < ts->depth ? depth : ts->depth;
+			while (k < m && ts->ips[k] == ts->scratch[k])
+				k++;
+		}
+	}
+	if (unlikely(mp_modules_dirty()))
+		mp_modules_refresh(0);
+	mp_lock(&mp_st.lock);
+	if (unlikely(mp_st.sink_fd < 0))
+		goto unlock;
+	if (likely(n >= 0)) {
+		/* A known stack, or new frames for the tree. */
+		node = mp_smap_get(h);
+		if (unlikely(!node)) {
+			node = mp_fast_stack_node(frames, n);
+			if (likely(node))
+				mp_smap_put(h, node);
+		}
+	} else {
+		node = mp_slow_stack_node(ts, depth, k);
+	}
+	t = event_thread(ts, &p);
+	if (unlikely(!t))
+		goto unlock;
+	mp_commit(mp_enc_alloc(p, t, kind, (uint64_t)addr, size, node));
+	mp_st.n_allocs++;
+	mp_st.bytes_allocated += size;
+	if (unlikely(mp_st.final_mode))
+		mp_stream_flush_locked();
+unlock:
+	mp_unlock(&mp_st.lock);
+out:
+	errno = saved;
+}
+
+static void record_free(unsigned kind, void *addr, int ranged, size_t size)
+{
+	int saved = errno;
+	struct mp_tstate *ts = mp_thread_get();
+	struct mp_enc_thread *t;
+	uint8_t *p;
+	if (unlikely(!ts))
+		goto out;
+	mp_lock(&mp_st.lock);
+	if (likely(mp_st.sink_fd >= 0) && (t = event_thread(ts, &p))) {
+		mp_commit(mp_enc_free(p, t, kind, (uint64_t)addr, ranged, size));
+		mp_st.n_frees++;
+		if (unlikely(mp_st.final_mode))
+			mp_stream_flush_locked();
+	}
+	mp_unlock(&mp_st.lock);
+out:
+	errno = saved;
+}
+
+void mp_record_free(unsigned kind, void *addr)
+{
+	record_free(kind, addr, 0, 0);
+}
+
+void mp_record_free_range(unsigned kind, void *addr, size_t size)
+{
+	record_free(kind, addr, 1, size);
+}

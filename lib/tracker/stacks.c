@@ -1,0 +1,204 @@
+/* The trace tree and the stack map: each distinct stack recorded once. */
+#include <config.h>
+
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lib/tracker/config.h"
+#include "lib/tracker/modules.h"
+#include "lib/tracker/stacks.h"
+#include "lib/tracker/stream.h"
+
+struct mp_smap_table *mp_smap;
+
+/* ---- the trace tree (under the stream's lock) ---- */
+struct tt_entry {
+	uint64_t ip;
+	uint32_t parent;
+	uint32_t index; /* 0: empty slot */
+};
+static struct tt_entry *tt;
+static size_t tt_size; /* slots, a power of two */
+static uint32_t tt_count;
+
+/* ---- the trace tree ---- */
+
+static inline size_t tt_hash(uint32_t parent, uint64_t ip)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull ^ ((uint64_t)parent * 0xc2b2ae3d27d4eb4full);
+	return (size_t)(h ^ (h >> 29));
+}
+
+int mp_stacks_grow(void)
+{
+	size_t size = tt_size ? tt_size * 2 : 1u << 12;
+	struct tt_entry *n = mp_pages(size * sizeof(*n));
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < tt_size; i++) {
+		size_t j;
+		if (!tt[i].index)
+			continue;
+		for (j = tt_hash(tt[i].parent, tt[i].ip) & (size - 1); n[j].index; j = (j + 1) & (size - 1))
+			;
+		n[j] = tt[i];
+	}
+	if (tt)
+		mp_pages_free(tt, tt_size * sizeof(*tt));
+	tt = n;
+	tt_size = size;
+	return 0;
+}
+
+/* The node for (parent, ip), created (and its TRACE record written) if new; 0 on failure. */
+static uint32_t tt_node(uint32_t parent, uint64_t ip)
+{
+	size_t j;
+	/*
+	 * Up to 7/8 full: the table is the tracker's largest, every page of it
+	 * is resident, and it is searched only for stacks the stack map has not
+	 * seen, so its longer probes cost little.
+	 */
+	if (unlikely((size_t)tt_count * 8 >= tt_size * 7) && mp_stacks_grow())
+		return 0;
+	for (j = tt_hash(parent, ip) & (tt_size - 1); tt[j].index; j = (j + 1) & (tt_size - 1))
+		if (tt[j].ip == ip && tt[j].parent == parent)
+			return tt[j].index;
+	tt[j].ip = ip;
+	tt[j].parent = parent;
+	tt[j].index = ++tt_count;
+	mp_commit(mp_enc_trace(mp_room(MP_ENC_MAX_EVENT), tt_count, parent, ip, &mp_st.last_trace_ip));
+	mp_st.n_traces++;
+	/* Code outside every known module means the loader mapped something new. */
+	if (ip != MP_IP_TRUNCATED && !mp_modules_contains(ip))
+		mp_modules_mark_dirty();
+	return tt_count;
+}
+
+static struct mp_smap_table *smap_new(size_t slots)
+{
+	struct mp_smap_table *m = mp_pages(sizeof(*m) + slots * sizeof(m->e[0]));
+	if (m)
+		m->mask = slots - 1;
+	return m;
+}
+
+static void smap_put_slot(struct mp_smap_table *m, uint64_t h0, uint32_t h1, uint32_t node)
+{
+	size_t i = h0 & m->mask;
+	while (m->e[i].h0)
+		i = (i + 1) & m->mask;
+	m->e[i].h1 = h1;
+	m->e[i].node = node;
+	__atomic_store_n(&m->e[i].h0, h0, __ATOMIC_RELEASE);
+	m->count++;
+}
+
+/* Remember a stack's node (under the stream's lock). */
+void mp_smap_put(const uint64_t h[2], uint32_t node)
+{
+	struct mp_smap_table *m = mp_smap;
+	if (!m || (m->count + 1) * 2 > m->mask + 1) {
+		struct mp_smap_table *n = smap_new(m ? (m->mask + 1) * 2 : 1u << 10);
+		if (!n)
+			return;
+		for (size_t i = 0; m && i <= m->mask; i++)
+			if (m->e[i].h0)
+				smap_put_slot(n, m->e[i].h0, m->e[i].h1, m->e[i].node);
+		__atomic_store_n(&mp_smap, n, __ATOMIC_RELEASE);
+		/*
+		 * The old table stays mapped, since a reader may be in it, but its
+		 * pages go back: a reader there sees zeros, which mean "unknown
+		 * stack", and takes the locked path, as for any new stack.
+		 */
+		if (m)
+			madvise(m, sizeof(*m) + (m->mask + 1) * sizeof(m->e[0]), MADV_DONTNEED);
+		m = n;
+	}
+	smap_put_slot(m, h[0], (uint32_t)h[1], node);
+}
+
+void mp_stacks_reset(void)
+{
+	/* A new stream numbers its nodes afresh (only a forked child's one thread runs). */
+	if (mp_smap) {
+		memset(mp_smap->e, 0, (mp_smap->mask + 1) * sizeof(mp_smap->e[0]));
+		mp_smap->count = 0;
+	}
+	if (tt)
+		memset(tt, 0, tt_size * sizeof(*tt));
+	tt_count = 0;
+	mp_st.last_trace_ip = 0;
+}
+
+/* ---- whole stacks ---- */
+
+/*
+ * The slow path: a stack as innermost-first return addresses (from our walker
+ * or from libunwind) into ts->scratch, root first, without the tracker's own
+ * frames, cut to --max-depth; returns the depth.
+ */
+int mp_stack_from_ips(struct mp_tstate *ts, int n, int truncated)
+{
+	int kept = 0, k = 0;
+	int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1;
+	if (n == cap)
+		truncated = 1;
+	/* The tracker's own frames (the hooks, main_wrapper) are not the program's. */
+	for (int i = 0; i < n; i++) {
+		uint64_t ip = (uint64_t)ts->raw[i];
+		if (ip >= mp_self_lo && ip < mp_self_hi)
+			continue;
+		if (kept == (int)mp_cfg.max_depth) {
+			truncated = 1;
+			break;
+		}
+		ts->raw[kept++] = ts->raw[i];
+	}
+	if (truncated)
+		ts->scratch[k++] = MP_IP_TRUNCATED;
+	for (int j = kept - 1; j >= 0; j--)
+		ts->scratch[k++] = (uint64_t)ts->raw[j];
+	return k;
+}
+
+
+/* The leaf trace node of a stack in ts->scratch (under the stream's lock); 0 on failure. */
+uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k)
+{
+	uint32_t node;
+	if (unlikely(ts->cache_gen != mp_st.gen))
+		k = 0;
+	node = k ? ts->nodes[k - 1] : 0;
+	for (int j = k; j < depth; j++) {
+		node = tt_node(node, ts->scratch[j]);
+		if (unlikely(!node))
+			return 0;
+		ts->ips[j] = ts->scratch[j];
+		ts->nodes[j] = node;
+	}
+	ts->depth = depth;
+	ts->cache_gen = mp_st.gen;
+	return node;
+}
+
+
+uint32_t mp_fast_stack_node(struct mp_uframe *f, int n)
+{
+	uint32_t node = 0;
+	int j = 0;
+	while (j < n && f[j].node == MP_UFRAME_NO_NODE)
+		j++;
+	if (j < n)
+		node = f[j].node;
+	for (int k = j - 1; k >= 0; k--) {
+		uint64_t ip = f[k].ra;
+		if (likely(ip < mp_self_lo || ip >= mp_self_hi)) {
+			node = tt_node(node, ip);
+			if (unlikely(!node))
+				return 0;
+		}
+		f[k].node = node;
+	}
+	return node;
+}
