@@ -1,0 +1,51 @@
+# tests/workloads: programs with exactly known allocation behaviour (each source says what).
+# -O0 and -fno-builtin keep every malloc/free pair the source shows.
+WORKLOADS = \
+	%reldir%/allocs \
+	%reldir%/attachee \
+	%reldir%/crash \
+	%reldir%/cxx \
+	%reldir%/deep \
+	%reldir%/dlopens \
+	%reldir%/execs \
+	%reldir%/forks \
+	%reldir%/io \
+	%reldir%/oracle \
+	%reldir%/phases \
+	%reldir%/threads
+# end of WORKLOADS
+check_PROGRAMS += $(WORKLOADS)
+check_LTLIBRARIES += %reldir%/libdlwork.la
+# -fno-builtin keeps the compiler from removing malloc/free pairs; the sources
+# keep every frame whatever the optimization level (see tests/workloads/allocs.c).
+WORKLOAD_CFLAGS = -g -fno-builtin -Wall
+tests_workloads_allocs_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_attachee_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_attachee_LDADD = -lpthread
+tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
+tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dlopens_LDADD = -ldl
+tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_forks_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_threads_LDADD = -lpthread
+tests_workloads_libdlwork_la_SOURCES = %reldir%/dlwork.c
+tests_workloads_libdlwork_la_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_libdlwork_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+# The targets memprof attach and lib/process/inject's tests load the tracker into.
+check_PROGRAMS += %reldir%/inject-target
+tests_workloads_inject_target_SOURCES = %reldir%/inject-target.c
+tests_workloads_inject_target_CFLAGS = $(AM_CFLAGS) -pthread
+tests_workloads_inject_target_LDFLAGS = -pthread
+if HAVE_STATIC_LIBC
+check_PROGRAMS += %reldir%/inject-target-static
+tests_workloads_inject_target_static_SOURCES = %reldir%/inject-target.c
+tests_workloads_inject_target_static_CFLAGS = $(AM_CFLAGS) -pthread
+tests_workloads_inject_target_static_LDFLAGS = -all-static -pthread
+endif
