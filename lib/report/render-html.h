@@ -1,7 +1,7 @@
 /*
  * The HTML reports: the report data of an analysis (the JSON of
- * share/templates/README.md, section 3) and the expansion of a template
- * with it into one self-contained page (section 1). Memory and time are
+ * share/templates/README.md, section 3) and the page made from it with
+ * its template (lib/report/html-template.h). Memory and time are
  * proportional to the unique stacks and locations, never to the events.
  *
  *	struct mp_html_opts o = MP_HTML_OPTS_INIT;
@@ -12,7 +12,6 @@
 #define MEMPROF_LIB_REPORT_RENDER_HTML_H
 
 #include <stdbool.h>
-#include <stddef.h>
 
 #include "lib/analysis/analysis.h"
 #include "lib/util/strbuf.h"
@@ -51,20 +50,10 @@ int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, stru
 		 struct strbuf *err);
 
 /*
- * Expand the template at template_path with the report data (JSON text,
- * white space around it ignored) and append the page to *out, as the
- * README's section 1 says: includes from the template's directory, the
- * single data directive, the escaping rule. The same bytes as
- * tests/browser/render.py. Returns 0, or -1 with a one-line reason in
- * *err (a missing template or include names the path tried) and nothing
- * appended.
- */
-int mp_html_expand(const char *template_path, const char *data, size_t len, struct strbuf *out,
-		   struct strbuf *err);
-
-/*
- * Both: the page of report o of a, from <template_dir>/<report name>.html.
- * Returns 0, or -1 with a one-line reason in *err.
+ * The page of report o of a: its mp_html_data() expanded into the template
+ * <template_dir>/<report name>.html by mp_html_expand()
+ * (lib/report/html-template.h). Returns 0, or -1 with a one-line reason in
+ * *err.
  */
 int mp_html_render(const struct mp_analysis *a, const struct mp_html_opts *o,
 		   const char *template_dir, struct strbuf *out, struct strbuf *err);

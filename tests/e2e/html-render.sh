@@ -1,8 +1,9 @@
 #!/bin/bash
 # The template expansion of share/templates/README.md: the reference renderer
-# and the C one (lib/render-html through tests/tools/htmlrender) against the
-# golden fixture, every error they must report, and the shipped templates
-# (self-contained, no markup from text); the C one gives render.py's bytes.
+# and the C one (lib/report/html-template through tests/tools/htmlrender)
+# against the golden fixture, every error they must report, and the shipped
+# templates (self-contained, no markup from text); the C one gives render.py's
+# bytes.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 command -v python3 >/dev/null 2>&1 || skip_ "python3 is not installed"
 export PYTHONDONTWRITEBYTECODE=1

@@ -1,6 +1,6 @@
 #!/bin/bash
-# lib/inject, ptrace method: the library is loaded, entry runs in the target with our
-# argument and returns 42, and the target carries on unharmed: its interrupted read()
+# lib/process/inject, ptrace method: the library is loaded, entry runs in the target with
+# our argument and returns 42, and the target carries on unharmed: its interrupted read()
 # and nanosleep() restart, its allocating threads see no corruption, same output and status.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
 . "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
-# lib/inject, ptrace method: each failure names its cause and fix, and leaves the target
-# running, untraced and unharmed.
+# lib/process/inject, ptrace method: each failure names its cause and fix, and leaves the
+# target running, untraced and unharmed.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
 . "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
 

@@ -1,7 +1,8 @@
 #!/bin/bash
-# lib/inject, gdb method: injection at an allocator's entry, ten times in a row, and its
-# failures (missing library, crashing entry, entry that exits the process, no allocation
-# at all) explained from gdb's output, the target left running or its exit reported.
+# lib/process/inject-gdb, the gdb method: injection at an allocator's entry, ten times in
+# a row, and its failures (missing library, crashing entry, entry that exits the process,
+# no allocation at all) explained from gdb's output, the target left running or its exit
+# reported.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
 . "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
 command -v gdb >/dev/null || skip_ "gdb is not installed (tools/setup.sh check installs it)"

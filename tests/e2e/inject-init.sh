@@ -1,5 +1,5 @@
-# Sourced by the tests of lib/inject after init.sh: the driver, the target, the fixture
-# library, and a skip when this machine does not let us ptrace.
+# Sourced by the tests of lib/process/inject after init.sh: the driver, the target, the
+# fixture library, and a skip when this machine does not let us ptrace.
 [ -x "${INJECT_TOOL:-}" ] || framework_failure_ "INJECT_TOOL is not built: run this through 'make check'"
 [ -x "${INJECT_TARGET:-}" ] || framework_failure_ "INJECT_TARGET is not built"
 [ -f "${INJECT_FIXTURE:-}" ] || framework_failure_ "INJECT_FIXTURE '${INJECT_FIXTURE:-}' is not built"

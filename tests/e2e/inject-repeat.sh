@@ -1,7 +1,7 @@
 #!/bin/bash
-# lib/inject, ptrace method: 100 injections in a row into a target whose threads hammer
-# malloc/free; dlopen returns the same handle each time, so entry counts calls 1..100 in
-# one copy of the library, and the target ends normally.
+# lib/process/inject, ptrace method: 100 injections in a row into a target whose threads
+# hammer malloc/free; dlopen returns the same handle each time, so entry counts calls
+# 1..100 in one copy of the library, and the target ends normally.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
 . "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
 

@@ -1,7 +1,7 @@
 /*
- * htmlrender: the C template expansion (lib/render-html) with the interface
- * of the reference tests/browser/render.py, so the browser tests can hold
- * both to the same fixture, the same errors and the same bytes.
+ * htmlrender: the C template expansion (lib/report/html-template) with the
+ * interface of the reference tests/browser/render.py, so the browser tests
+ * can hold both to the same fixture, the same errors and the same bytes.
  *
  * usage: htmlrender TEMPLATE DATA OUTPUT    (OUTPUT "-": standard output)
  */
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/report/render-html.h"
+#include "lib/report/html-template.h"
 #include "lib/report/report.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/usage.h"

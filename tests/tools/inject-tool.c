@@ -1,5 +1,6 @@
 /*
- * Test driver for lib/inject: inject a library into a process and call its entry function.
+ * Test driver for lib/process/inject: inject a library into a process and call its entry
+ * function.
  *
  *   inject-tool [-m ptrace|gdb] [-t MS] [-n COUNT] [-u UID] [-v] PID LIBRARY ENTRY ARG
  *       inject COUNT times (default 1); print "result N" per injection, then

@@ -1,4 +1,4 @@
-/* Unit tests for lib/render-html: report data from hand-built analyses, and pages. */
+/* Unit tests for lib/report/render-html: report data from hand-built analyses, and pages. */
 #include <config.h>
 
 #include <stdarg.h>
