@@ -1,0 +1,129 @@
+/* The state of an analysis pass and the functions its files share: internal to lib/analysis. */
+#ifndef MEMPROF_LIB_ANALYSIS_ANALYSIS_PRIVATE_H
+#define MEMPROF_LIB_ANALYSIS_ANALYSIS_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/analysis/analysis.h"
+#include "lib/analysis/blocks.h"
+#include "lib/analysis/rangemap.h"
+#include "lib/format/capture.h"
+#include "lib/util/hash.h"
+
+/* One mapping allocation; munmap may cut it into several pieces in the range map. */
+struct origin {
+	uint64_t size, serial;
+	uint64_t event;         /* of the allocation (temporal intervals) */
+	uint32_t slot, thread;
+	uint32_t pieces;        /* 0: free (next free origin in serial) */
+};
+
+/* What an instruction pointer stands for: its module and its frames' locations. */
+struct ipinfo {
+	uint64_t ip, offset;
+	uint32_t module;        /* index into a->modules, or MP_NONE */
+	uint32_t frames, nframes; /* into p->frames */
+	uint32_t gen;           /* module generation it was resolved in; MP_NONE for SYMBOL records */
+};
+
+struct trace {
+	uint32_t parent, ipinfo;
+};
+
+struct segref {
+	uint64_t start, end;
+	uint32_t module;
+};
+
+struct mp_analysis_private {
+	struct mp_blocks blocks;         /* live heap blocks (any non-mapping kind) */
+	struct mp_intmap block_events;  /* MP_ANALYSIS_TEMPORAL: address -> event of allocation */
+	struct mp_rangemap maps;
+	struct origin *origins;
+	size_t norigins, origins_alloc;
+	uint32_t free_origin;           /* head of the free list, MP_NONE when empty */
+	struct mp_idxset slotset;       /* (stack, thread, kind) -> slot */
+	uint32_t *stack_slot;           /* by stack: the slot it used last, + 1 */
+	size_t stack_slot_alloc;
+	struct trace *traces;           /* by node; [0] is the root */
+	size_t traces_alloc;
+	struct ipinfo *ips;
+	size_t nips, ips_alloc;
+	struct mp_intmap ipmap;         /* ip -> latest ipinfo */
+	uint32_t *frames;               /* location ids of the ipinfos */
+	size_t nframes, frames_alloc;
+	struct mp_idxset locset;
+	uint32_t *sidmap;               /* the capture's string ids -> ours */
+	size_t nsid, sid_alloc;
+	struct mp_intmap modmap;        /* loaded module id -> index */
+	struct segref *segs;
+	size_t nsegs, segs_alloc;
+	bool segs_dirty;
+	uint32_t modgen;
+	uint32_t *thread_of;            /* capture thread index -> a->threads, MP_NONE */
+	size_t thread_of_alloc;
+	uint32_t kind_index[32];        /* kind -> a->kinds + 1, for kinds below 32 */
+	/* The heap and its peak. */
+	uint64_t heap, live_count, epoch;
+	/* The time series. */
+	uint64_t last_time_us, last_rss;
+	uint64_t tick_max;              /* highest heap since the last tick */
+	bool events_since_tick;
+	struct mp_sample pending;       /* ticks merged into the next point */
+	uint64_t pending_ticks;
+	/*
+	 * Time buckets, one per sample: the event count at each one's start and
+	 * at its high-water mark (its start when the heap only fell in it).
+	 */
+	uint64_t *ev_start, *ev_hwm;
+	size_t ev_alloc;
+	/* The current bucket, the future sample a->nsamples: the same so far. */
+	uint64_t cur_start, cur_hwm, cur_max, cur_hwm_time;
+	/* Temporal intervals. */
+	struct mp_idxset ivset;
+	size_t intervals_alloc;
+	/*
+	 * Blocks freed in the current bucket after its high-water mark so far,
+	 * by (slot, alloc half): their free half is 2b if the heap rises higher
+	 * later in the bucket, else 2b + 1.
+	 */
+	struct mp_interval *pend;
+	size_t npend, pend_alloc;
+	struct mp_idxset pendset;
+	/* Allocation sites: first non-runtime location on the path to the root, by node. */
+	uint32_t *site_memo;
+	struct mp_sym_frame *symbuf;
+};
+
+/*
+ * analysis.c, the per-event pass: the temporal intervals it keeps, which the
+ * time series (series.c) renumbers and completes.
+ */
+uint64_t mp_analysis_take_block_event(struct mp_analysis *a, uint64_t addr);
+void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah, uint32_t fh,
+			      uint64_t bytes, uint64_t count);
+void mp_analysis_flush_pending(struct mp_analysis *a, uint32_t fh);
+uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event);
+
+/*
+ * frames.c: strings, modules, symbols and traces into locations. Location 0
+ * (MP_LOCATION_NO_STACK) is the single frame of allocations without a stack.
+ */
+void mp_frames_add_no_stack(struct mp_analysis *a);
+void mp_frames_on_module(struct mp_analysis *a, const struct mp_record *rec);
+void mp_frames_on_module_unload(struct mp_analysis *a, uint64_t id);
+void mp_frames_on_string(struct mp_analysis *a, const struct mp_record *rec);
+void mp_frames_on_symbol(struct mp_analysis *a, const struct mp_record *rec);
+void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec);
+/* At the end of the pass: each trace node's allocation site. */
+void mp_frames_compute_sites(struct mp_analysis *a);
+
+/* series.c: the time series, by tick and at the end of the pass. */
+void mp_series_on_tick(struct mp_analysis *a, const struct mp_record *rec);
+/* The last point, when events followed the last tick. */
+void mp_series_finish(struct mp_analysis *a);
+/* MP_ANALYSIS_TEMPORAL: the intervals of the blocks and mappings still live at the end. */
+void mp_series_live_intervals(struct mp_analysis *a);
+
+#endif

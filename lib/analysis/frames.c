@@ -1,0 +1,422 @@
+/* The stacks of an analysis: strings, modules, symbols and trace nodes into frame locations. */
+#include <config.h>
+#include "lib/analysis/analysis-private.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/hash.h"
+#include "lib/util/strbuf.h"
+#include "lib/util/xalloc.h"
+
+#define SYMBUF_MAX 64
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint32_t intern(struct mp_analysis *a, const char *s)
+{
+	return mp_strtab_intern_str(&a->strings, s);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static bool is_runtime_module(const char *name)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libc++", "libmemprof",
+	};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* ---- locations ---------------------------------------------------------- */
+
+struct loc_probe {
+	const struct mp_analysis *a;
+	const struct mp_location *want;
+};
+
+static bool loc_eq(const void *ctx, uint32_t idx)
+{
+	const struct loc_probe *p = ctx;
+	const struct mp_location *l = &p->a->locs[idx], *w = p->want;
+	return l->function == w->function && l->file == w->file && l->line == w->line &&
+	       l->module == w->module && l->flags == w->flags;
+}
+
+static uint64_t loc_hash(const struct mp_location *l)
+{
+	uint64_t h = mp_hash_u64(l->function);
+	h = mp_hash_combine(h, l->file);
+	h = mp_hash_combine(h, l->line);
+	h = mp_hash_combine(h, l->module);
+	return mp_hash_combine(h, l->flags);
+}
+
+static uint32_t location(struct mp_analysis *a, uint32_t function, uint32_t file, uint32_t line,
+			 uint32_t module, uint32_t flags)
+{
+	struct mp_location want = { function, file, line, module, flags };
+	struct loc_probe probe = { a, &want };
+	uint64_t h;
+	uint32_t id;
+	if (module != MP_NONE && a->modules[module].runtime)
+		want.flags |= MP_LOC_RUNTIME;
+	h = loc_hash(&want);
+	id = mp_idxset_find(&a->p->locset, h, loc_eq, &probe);
+	if (id != MP_NONE)
+		return id;
+	ALLOC_GROW(a->locs, a->nlocs + 1, a->locs_alloc);
+	id = (uint32_t)a->nlocs++;
+	a->locs[id] = want;
+	mp_idxset_add(&a->p->locset, h, id);
+	return id;
+}
+
+void mp_frames_add_no_stack(struct mp_analysis *a)
+{
+	location(a, intern(a, "<unknown stack>"), 0, 0, MP_NONE, MP_LOC_NO_STACK);
+}
+
+/* "libfoo.so.1+0x1234", or "0x7f00deadbeef" outside every module. */
+static uint32_t unsymbolized_name(struct mp_analysis *a, uint32_t module, uint64_t ip,
+				  uint64_t offset)
+{
+	char buf[64];
+	if (module == MP_NONE) {
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)ip);
+		return intern(a, buf);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+		uint32_t id;
+		strbuf_addf(&sb, "%s+0x%llx", mp_analysis_string(a, a->modules[module].name),
+			    (unsigned long long)offset);
+		id = mp_strtab_intern(&a->strings, sb.buf, sb.len);
+		strbuf_release(&sb);
+		return id;
+	}
+}
+
+static void add_frame(struct mp_analysis *a, uint32_t loc)
+{
+	struct mp_analysis_private *p = a->p;
+	ALLOC_GROW(p->frames, p->nframes + 1, p->frames_alloc);
+	p->frames[p->nframes++] = loc;
+}
+
+static struct ipinfo *new_ipinfo(struct mp_analysis *a, uint64_t ip, uint32_t module,
+				 uint64_t offset, uint32_t gen)
+{
+	struct mp_analysis_private *p = a->p;
+	struct ipinfo *info;
+	ALLOC_GROW(p->ips, p->nips + 1, p->ips_alloc);
+	info = &p->ips[p->nips];
+	info->ip = ip;
+	info->offset = offset;
+	info->module = module;
+	info->frames = (uint32_t)p->nframes;
+	info->nframes = 0;
+	info->gen = gen;
+	mp_intmap_put(&p->ipmap, ip, p->nips);
+	p->nips++;
+	return info;
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+static int segref_cmp(const void *x, const void *y)
+{
+	const struct segref *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static uint32_t module_containing(struct mp_analysis *a, uint64_t ip)
+{
+	struct mp_analysis_private *p = a->p;
+	size_t lo = 0, hi;
+	if (p->segs_dirty) {
+		p->nsegs = 0;
+		for (size_t i = 0; i < a->nmodules; i++) {
+			const struct mp_module *m = &a->modules[i];
+			if (!m->loaded)
+				continue;
+			for (size_t s = 0; s < m->nseg; s++) {
+				ALLOC_GROW(p->segs, p->nsegs + 1, p->segs_alloc);
+				p->segs[p->nsegs].start = m->base + m->seg[s].vaddr;
+				p->segs[p->nsegs].end = m->base + m->seg[s].vaddr + m->seg[s].memsz;
+				p->segs[p->nsegs].module = (uint32_t)i;
+				p->nsegs++;
+			}
+		}
+		qsort(p->segs, p->nsegs, sizeof(*p->segs), segref_cmp);
+		p->segs_dirty = false;
+	}
+	/* The last segment starting at or below ip. */
+	hi = p->nsegs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->segs[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < p->segs[lo - 1].end)
+		return p->segs[lo - 1].module;
+	return MP_NONE;
+}
+
+void mp_frames_on_module(struct mp_analysis *a, const struct mp_record *rec)
+{
+	struct mp_module *m;
+	char *path = xstrndup(rec->u.module.path, rec->u.module.path_len);
+	ALLOC_GROW(a->modules, a->nmodules + 1, a->modules_alloc);
+	m = &a->modules[a->nmodules];
+	memset(m, 0, sizeof(*m));
+	m->id = rec->u.module.id;
+	m->base = rec->u.module.base;
+	m->path = mp_strtab_intern(&a->strings, rec->u.module.path, rec->u.module.path_len);
+	m->name = intern(a, basename_of(path));
+	m->runtime = is_runtime_module(basename_of(path));
+	if (rec->u.module.build_id_len)
+		m->build_id = xmemdup(rec->u.module.build_id, rec->u.module.build_id_len);
+	m->build_id_len = rec->u.module.build_id_len;
+	if (rec->u.module.nseg)
+		m->seg = xmemdup(rec->u.module.seg, rec->u.module.nseg * sizeof(*m->seg));
+	m->nseg = rec->u.module.nseg;
+	m->loaded = true;
+	free(path);
+	mp_intmap_put(&a->p->modmap, m->id, a->nmodules);
+	a->nmodules++;
+	a->p->segs_dirty = true;
+	a->p->modgen++;
+}
+
+void mp_frames_on_module_unload(struct mp_analysis *a, uint64_t id)
+{
+	uint64_t idx;
+	if (!mp_intmap_take(&a->p->modmap, id, &idx))
+		return;
+	a->modules[idx].loaded = false;
+	a->p->segs_dirty = true;
+	a->p->modgen++;
+}
+
+static uint32_t loaded_module(struct mp_analysis *a, uint64_t id)
+{
+	uint64_t idx;
+	return id && mp_intmap_get(&a->p->modmap, id, &idx) ? (uint32_t)idx : MP_NONE;
+}
+
+/* ---- strings, symbols and traces ---------------------------------------- */
+
+static uint32_t our_sid(const struct mp_analysis *a, uint64_t id)
+{
+	return id && id < a->p->nsid ? a->p->sidmap[id] : 0;
+}
+
+void mp_frames_on_string(struct mp_analysis *a, const struct mp_record *rec)
+{
+	struct mp_analysis_private *p = a->p;
+	uint64_t id = rec->u.string.id;
+	if (id >= UINT32_MAX)
+		return;
+	if (id >= p->nsid) {
+		size_t n = p->nsid;
+		ALLOC_GROW(p->sidmap, id + 1, p->sid_alloc);
+		memset(p->sidmap + n, 0, (id + 1 - n) * sizeof(*p->sidmap));
+		p->nsid = id + 1;
+	}
+	p->sidmap[id] = mp_strtab_intern(&a->strings, rec->u.string.text, rec->u.string.len);
+}
+
+void mp_frames_on_symbol(struct mp_analysis *a, const struct mp_record *rec)
+{
+	struct mp_analysis_private *p = a->p;
+	uint32_t module = loaded_module(a, rec->u.symbol.module);
+	uint64_t ip = rec->u.symbol.ip, idx;
+	struct ipinfo *info;
+	uint32_t fallback = MP_NONE;
+
+	if (mp_intmap_get(&p->ipmap, ip, &idx) && p->ips[idx].gen != MP_NONE) {
+		/*
+		 * TRACE records used the ip before its SYMBOL record came (the
+		 * format allows either order): they get its frames now.
+		 */
+		info = &p->ips[idx];
+		info->module = module;
+		info->offset = rec->u.symbol.offset;
+		info->frames = (uint32_t)p->nframes;
+		info->gen = MP_NONE;
+	} else {
+		new_ipinfo(a, ip, module, rec->u.symbol.offset, MP_NONE);
+		idx = p->nips - 1;
+	}
+
+	for (size_t i = 0; i < rec->u.symbol.nframes; i++) {
+		const struct mp_frame *f = &rec->u.symbol.frames[i];
+		uint32_t fn = our_sid(a, f->function), file = our_sid(a, f->file);
+		uint32_t flags = 0;
+		if (!fn) {
+			/* A frame without a function name is named like an unsymbolized one. */
+			if (fallback == MP_NONE)
+				fallback = unsymbolized_name(a, module, ip, rec->u.symbol.offset);
+			fn = fallback;
+			if (!file)
+				flags = MP_LOC_UNSYMBOLIZED;
+		}
+		add_frame(a, location(a, fn, file, f->line, module, flags));
+	}
+	if (!rec->u.symbol.nframes)
+		add_frame(a, location(a, unsymbolized_name(a, module, ip, rec->u.symbol.offset), 0, 0,
+				      module, MP_LOC_UNSYMBOLIZED));
+	info = &p->ips[idx];
+	info->nframes = (uint32_t)(p->nframes - info->frames);
+}
+
+/* The ipinfo of an ip that had no SYMBOL record: the hook, else module+offset. */
+static uint32_t resolve_ip(struct mp_analysis *a, uint64_t ip)
+{
+	struct mp_analysis_private *p = a->p;
+	uint32_t module = module_containing(a, ip);
+	uint64_t offset = module == MP_NONE ? ip : ip - a->modules[module].base;
+	struct ipinfo *info = new_ipinfo(a, ip, module, offset, p->modgen);
+	uint32_t idx = (uint32_t)(p->nips - 1);
+	size_t n = 0;
+
+	if (ip == MP_IP_TRUNCATED) {
+		add_frame(a, location(a, intern(a, "<stack truncated>"), 0, 0, MP_NONE,
+				      MP_LOC_TRUNCATED));
+	} else {
+		if (a->opts.symbolize) {
+			if (!p->symbuf)
+				p->symbuf = xcalloc(SYMBUF_MAX, sizeof(*p->symbuf));
+			n = a->opts.symbolize(a->opts.symbolize_ctx,
+					      module == MP_NONE ? NULL : &a->modules[module], ip,
+					      offset, p->symbuf, SYMBUF_MAX);
+			if (n > SYMBUF_MAX)
+				n = SYMBUF_MAX;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct mp_sym_frame *f = &p->symbuf[i];
+			uint32_t fn = f->function ? intern(a, f->function)
+						  : unsymbolized_name(a, module, ip, offset);
+			add_frame(a, location(a, fn, f->file ? intern(a, f->file) : 0, f->line,
+					      module, 0));
+		}
+		if (!n)
+			add_frame(a, location(a, unsymbolized_name(a, module, ip, offset), 0, 0, module,
+					      MP_LOC_UNSYMBOLIZED));
+	}
+	info = &p->ips[idx];
+	info->nframes = (uint32_t)(p->nframes - info->frames);
+	return idx;
+}
+
+void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec)
+{
+	struct mp_analysis_private *p = a->p;
+	uint64_t node = rec->u.trace.index, idx;
+	uint32_t info;
+	if (node != a->ntraces + 1 || node >= UINT32_MAX || rec->u.trace.parent >= node)
+		return; /* the decoder numbers nodes; anything else is a caller's bug */
+	if (mp_intmap_get(&p->ipmap, rec->u.trace.ip, &idx) &&
+	    (p->ips[idx].gen == MP_NONE || p->ips[idx].gen == p->modgen))
+		info = (uint32_t)idx;
+	else
+		info = resolve_ip(a, rec->u.trace.ip);
+	ALLOC_GROW(p->traces, node + 1, p->traces_alloc);
+	p->traces[node].parent = (uint32_t)rec->u.trace.parent;
+	p->traces[node].ipinfo = info;
+	a->ntraces = node;
+}
+
+/* ---- allocation sites and lookups --------------------------------------- */
+
+void mp_frames_compute_sites(struct mp_analysis *a)
+{
+	struct mp_analysis_private *p = a->p;
+	p->site_memo = xreallocarray(NULL, a->ntraces + 1, sizeof(*p->site_memo));
+	p->site_memo[0] = MP_NONE;
+	/* Parents have lower numbers than their children: one forward sweep. */
+	for (size_t n = 1; n <= a->ntraces; n++) {
+		const uint32_t *locs;
+		size_t k = mp_analysis_node_frames(a, (uint32_t)n, &locs);
+		uint32_t site = MP_NONE;
+		for (size_t i = 0; i < k && site == MP_NONE; i++)
+			if (!(a->locs[locs[i]].flags & (MP_LOC_RUNTIME | MP_LOC_TRUNCATED)))
+				site = locs[i];
+		p->site_memo[n] = site != MP_NONE ? site : p->site_memo[p->traces[n].parent];
+	}
+}
+
+uint32_t mp_analysis_parent(const struct mp_analysis *a, uint32_t node)
+{
+	return node && node <= a->ntraces ? a->p->traces[node].parent : 0;
+}
+
+size_t mp_analysis_node_frames(const struct mp_analysis *a, uint32_t node, const uint32_t **locs)
+{
+	static const uint32_t no_stack = MP_LOCATION_NO_STACK;
+	const struct ipinfo *info;
+	if (!node || node > a->ntraces) {
+		*locs = &no_stack;
+		return 1;
+	}
+	info = &a->p->ips[a->p->traces[node].ipinfo];
+	*locs = a->p->frames + info->frames;
+	return info->nframes;
+}
+
+size_t mp_analysis_stack(const struct mp_analysis *a, uint32_t stack, uint32_t **buf,
+			 size_t *alloc)
+{
+	size_t n = 0;
+	do {
+		const uint32_t *locs;
+		size_t k = mp_analysis_node_frames(a, stack, &locs);
+		ALLOC_GROW(*buf, n + k, *alloc);
+		memcpy(*buf + n, locs, k * sizeof(*locs));
+		n += k;
+		stack = mp_analysis_parent(a, stack);
+	} while (stack);
+	return n;
+}
+
+uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack)
+{
+	const uint32_t *locs;
+	if (!stack || stack > a->ntraces)
+		return MP_LOCATION_NO_STACK;
+	if (a->p->site_memo && a->p->site_memo[stack] != MP_NONE)
+		return a->p->site_memo[stack];
+	/* Every frame is in a runtime library: the innermost one. */
+	mp_analysis_node_frames(a, stack, &locs);
+	return locs[0];
+}
+
+void mp_location_format(const struct mp_analysis *a, uint32_t loc, enum mp_location_style style,
+			struct strbuf *sb)
+{
+	const struct mp_location *l = &a->locs[loc];
+	const char *file = l->file ? mp_analysis_string(a, l->file) : NULL;
+	strbuf_addstr(sb, mp_analysis_string(a, l->function));
+	if (!file)
+		return;
+	strbuf_addstr(sb, style == MP_LOC_STYLE_COLON ? ":" : " at ");
+	strbuf_addstr(sb, file);
+	if (l->line && style != MP_LOC_STYLE_AT_FILE)
+		strbuf_addf(sb, ":%u", l->line);
+}
+
+const char *mp_location_module(const struct mp_analysis *a, uint32_t loc)
+{
+	uint32_t m = a->locs[loc].module;
+	return m == MP_NONE ? "<unknown>" : mp_analysis_string(a, a->modules[m].path);
+}
