@@ -7,8 +7,9 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
 #include "lib/format/dump.h"
+#include "lib/format/reader.h"
 #include "lib/util/usage.h"
 
 static const struct mp_opt opts[] = {

@@ -22,7 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/reader.h"
 #include "lib/util/strbuf.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/strtab.h"

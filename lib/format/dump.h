@@ -2,7 +2,8 @@
 #ifndef MEMPROF_LIB_FORMAT_DUMP_H
 #define MEMPROF_LIB_FORMAT_DUMP_H
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/reader.h"
 #include "lib/util/strbuf.h"
 
 /* Append rec as one line (with a newline) to out; r resolves string ids. */

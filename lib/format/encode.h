@@ -3,7 +3,8 @@
  * tracker can use them inside malloc hooks. Each writes one record at p and
  * returns the end; the caller provides room for MP_ENC_MAX_EVENT bytes (or
  * the sized record's length plus MP_ENC_MAX_PREFIX). The varint and zigzag
- * primitives here are the readers' too (lib/format/capture.c, lib/format/fields.c).
+ * primitives here are the readers' too (lib/format/decode.c and its
+ * decode-private.h, lib/format/fields.c).
  */
 #ifndef MEMPROF_LIB_FORMAT_ENCODE_H
 #define MEMPROF_LIB_FORMAT_ENCODE_H

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/reader.h"
 
 struct mp_readahead;
 

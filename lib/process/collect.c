@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/format.h"
+#include "lib/format/writer.h"
 #include "lib/util/hash.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/xalloc.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
 
 /*
  * Three callers use this module:

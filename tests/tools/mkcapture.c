@@ -20,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/encode.h"
+#include "lib/format/format.h"
+#include "lib/format/writer.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "lib/analysis/analysis.h"
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/format.h"
 #include "lib/util/strbuf.h"
 
 #define MALLOC MP_KIND_MALLOC

@@ -16,7 +16,9 @@
 
 #include "lib/analysis/analysis.h"
 #include "lib/analysis/calltree.h"
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/format.h"
+#include "lib/format/writer.h"
 #include "lib/util/strbuf.h"
 
 #include "tests/unit/analysis-fixture.h"

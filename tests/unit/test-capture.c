@@ -17,8 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
 #include "lib/format/dump.h"
+#include "lib/format/encode.h"
+#include "lib/format/format.h"
+#include "lib/format/reader.h"
+#include "lib/format/writer.h"
 #include "lib/util/xalloc.h"
 #include "tests/unit/files.h"
 

@@ -16,8 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/encode.h"
 #include "lib/format/fields.h"
+#include "lib/format/format.h"
+#include "lib/format/reader.h"
+#include "lib/format/writer.h"
 #include "lib/util/xalloc.h"
 #include "tests/unit/files.h"
 

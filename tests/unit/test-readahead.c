@@ -16,8 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/format.h"
 #include "lib/format/readahead.h"
+#include "lib/format/reader.h"
+#include "lib/format/writer.h"
 #include "lib/util/xalloc.h"
 #include "tests/unit/files.h"
 

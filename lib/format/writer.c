@@ -1,0 +1,645 @@
+/* The writer of capture files (lib/format/writer.h). */
+#include <config.h>
+#include "lib/format/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "lib/format/decode-private.h"
+#include "lib/format/encode.h"
+#include "lib/format/fields.h"
+#include "lib/format/format.h"
+#include "lib/util/hash.h"
+#include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
+
+#define BLOCK_RAW (1u << 20)
+#define ZSTD_LEVEL 1
+
+static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned flags)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->path = xstrdup(name);
+	w->flags = flags;
+	w->nthreads = 1;
+	w->threads = xcalloc(1, sizeof(*w->threads));
+}
+
+static void write_all(struct mp_writer *w, const void *buf, size_t len)
+{
+	const char *p = buf;
+	if (w->errnum)
+		return;
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			w->errnum = errno;
+			return;
+		}
+		p += n;
+		len -= (size_t)n;
+		w->bytes_written += (uint64_t)n;
+	}
+}
+
+int mp_writer_fdopen(struct mp_writer *w, int fd, const char *name, unsigned flags)
+{
+	uint8_t pre[MP_MAGIC_LEN + 2];
+	writer_init(w, fd, name, flags);
+	memcpy(pre, MP_MAGIC, MP_MAGIC_LEN);
+	pre[MP_MAGIC_LEN] = MP_FORMAT_MAJOR;
+	pre[MP_MAGIC_LEN + 1] = MP_FORMAT_MINOR;
+	write_all(w, pre, sizeof(pre));
+	if (w->errnum) {
+		errno = w->errnum;
+		return -1;
+	}
+	return 0;
+}
+
+int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags)
+{
+	int oflags = O_WRONLY | O_CREAT | O_CLOEXEC | ((flags & MP_WRITER_FORCE) ? O_TRUNC : O_EXCL);
+	int fd = open(path, oflags, 0644);
+	if (fd < 0)
+		return -1;
+	if (mp_writer_fdopen(w, fd, path, flags) < 0) {
+		int err = errno;
+		close(fd);
+		free(w->path);
+		free(w->threads);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The block being built is kept as field streams (lib/format/fields.h): events are
+ * encoded straight into them, other records are encoded in w->raw and split.
+ * A flush writes a BLOCK of field streams (codec 2), each compressed on its
+ * own or stored when that does not make it smaller; or, with
+ * MP_WRITER_ONE_FRAME or MP_WRITER_NO_COMPRESS, or when that is not smaller
+ * than the records, the records joined again, in one zstd frame (codec 1)
+ * or as they are.
+ */
+
+/* Writes the block as field streams; -1 when that would not be smaller. */
+static int flush_fields(struct mp_writer *w, size_t raw_len)
+{
+	struct mp_fields *f = &w->fields;
+	uint8_t head[1 + MP_VARINT_MAX];
+	uint8_t payload[(2 + 2 * MP_FS_COUNT) * MP_VARINT_MAX], *p = payload, *h = head, *q;
+	size_t bound = 0, stored[MP_FS_COUNT], total;
+
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		bound += ZSTD_compressBound(f->len[i]);
+	scratch(&w->out, &w->out_alloc, bound);
+	q = w->out;
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		size_t c = 0;
+		if (f->len[i]) {
+			c = ZSTD_compressCCtx(w->cctx, q, w->out_alloc - (size_t)(q - w->out), f->p[i],
+					      f->len[i], ZSTD_LEVEL);
+			if (ZSTD_isError(c) || c >= f->len[i]) {
+				memcpy(q, f->p[i], f->len[i]);
+				c = f->len[i];
+			}
+		}
+		stored[i] = c;
+		q += c;
+	}
+	total = (size_t)(q - w->out);
+	p = mp_put_uvarint(p, MP_CODEC_ZSTD_FIELDS);
+	p = mp_put_uvarint(p, raw_len);
+	for (int i = 0; i < MP_FS_COUNT; i++) {
+		p = mp_put_uvarint(p, f->len[i]);
+		p = mp_put_uvarint(p, stored[i]);
+	}
+	if ((size_t)(p - payload) + total >= raw_len)
+		return -1;
+	*h++ = MP_TAG_BLOCK;
+	h = mp_put_uvarint(h, (uint64_t)(p - payload) + total);
+	write_all(w, head, (size_t)(h - head));
+	write_all(w, payload, (size_t)(p - payload));
+	write_all(w, w->out, total);
+	return 0;
+}
+
+/* Room for len bytes of scratch in w->raw. */
+static void raw_room(struct mp_writer *w, size_t len)
+{
+	size_t a = w->raw_alloc ? w->raw_alloc : 64 * 1024;
+	while (a < len)
+		a *= 2;
+	scratch(&w->raw, &w->raw_alloc, a);
+}
+
+/* Writes the block as one zstd frame (codec 1); -1 when that would not be smaller. */
+static int flush_one_frame(struct mp_writer *w, size_t raw_len)
+{
+	/* BLOCK: tag, length, codec, raw length, zstd frame. */
+	uint8_t head[1 + 3 * MP_VARINT_MAX], *h = head, *p;
+	uint8_t inner[2 * MP_VARINT_MAX];
+	size_t csize;
+	scratch(&w->out, &w->out_alloc, ZSTD_compressBound(raw_len));
+	csize = ZSTD_compressCCtx(w->cctx, w->out, w->out_alloc, w->raw, raw_len, ZSTD_LEVEL);
+	if (ZSTD_isError(csize) || csize >= raw_len)
+		return -1;
+	p = mp_put_uvarint(inner, MP_CODEC_ZSTD);
+	p = mp_put_uvarint(p, raw_len);
+	*h++ = MP_TAG_BLOCK;
+	h = mp_put_uvarint(h, (uint64_t)(p - inner) + csize);
+	memcpy(h, inner, (size_t)(p - inner));
+	h += p - inner;
+	write_all(w, head, (size_t)(h - head));
+	write_all(w, w->out, csize);
+	return 0;
+}
+
+int mp_writer_flush(struct mp_writer *w)
+{
+	size_t raw_len = mp_fields_total(&w->fields);
+	if (raw_len) {
+		const uint8_t *s[MP_FS_COUNT];
+		const char *why = NULL;
+		if (!(w->flags & MP_WRITER_NO_COMPRESS) && !w->cctx)
+			w->cctx = ZSTD_createCCtx();
+		if ((w->flags & (MP_WRITER_NO_COMPRESS | MP_WRITER_ONE_FRAME)) ||
+		    flush_fields(w, raw_len) < 0) {
+			/* The records themselves, joined again from their fields. */
+			raw_room(w, raw_len);
+			for (int i = 0; i < MP_FS_COUNT; i++)
+				s[i] = w->fields.p[i];
+			if (mp_fields_join(s, w->fields.len, w->raw, raw_len, &why) < 0)
+				BUG("the writer's field streams do not join: %s", why);
+			if ((w->flags & MP_WRITER_NO_COMPRESS) || flush_one_frame(w, raw_len) < 0)
+				write_all(w, w->raw, raw_len);
+		}
+		mp_fields_reset(&w->fields);
+		w->hot_check = 0;
+	}
+	if (w->errnum) {
+		errno = w->errnum;
+		return -1;
+	}
+	return 0;
+}
+
+/* Before adding len bytes of records: a block never grows past BLOCK_RAW but by one record. */
+static void block_room(struct mp_writer *w, size_t len)
+{
+	size_t have = mp_fields_total(&w->fields);
+	if (have && have + len > BLOCK_RAW)
+		mp_writer_flush(w);
+}
+
+/* Scratch room for encoding records of at most len bytes, to be committed. */
+static uint8_t *reserve(struct mp_writer *w, size_t len)
+{
+	block_room(w, len);
+	raw_room(w, len);
+	return w->raw;
+}
+
+static void add_records(struct mp_writer *w, const uint8_t *records, size_t len)
+{
+	w->hot_check = 0; /* the next hot event sums the streams again */
+	if (mp_fields_append(&w->fields, records, len) < 0) {
+		/* Not records this writer knows: they go out as they are, in order. */
+		mp_writer_flush(w);
+		write_all(w, records, len);
+		return;
+	}
+	/* An oversized record goes out at once rather than into a huge block. */
+	if (mp_fields_total(&w->fields) > BLOCK_RAW)
+		mp_writer_flush(w);
+}
+
+/* The record(s) encoded in w->raw up to end join the block. */
+static void commit(struct mp_writer *w, const uint8_t *end)
+{
+	w->n_records++;
+	add_records(w, w->raw, (size_t)(end - w->raw));
+}
+
+void mp_writer_raw(struct mp_writer *w, const void *records, size_t len)
+{
+	if (!len)
+		return; /* callers pass what lies between records, often nothing */
+	block_room(w, len);
+	add_records(w, records, len);
+}
+
+int mp_writer_close(struct mp_writer *w)
+{
+	int err;
+	mp_writer_flush(w);
+	err = w->errnum;
+	if (w->fd >= 0 && close(w->fd) < 0 && !err)
+		err = errno;
+	if (w->cctx)
+		ZSTD_freeCCtx(w->cctx);
+	mp_fields_release(&w->fields);
+	mp_intmap_release(&w->serials);
+	free(w->raw);
+	free(w->out);
+	free(w->threads);
+	free(w->path);
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* A growable scratch buffer for sized records. */
+struct rbuf {
+	uint8_t *p;
+	size_t len, alloc;
+};
+
+static uint8_t *rb_room(struct rbuf *b, size_t n)
+{
+	ALLOC_GROW(b->p, b->len + n, b->alloc);
+	return b->p + b->len;
+}
+static void rb_u(struct rbuf *b, uint64_t v)
+{
+	b->len = (size_t)(mp_put_uvarint(rb_room(b, MP_VARINT_MAX), v) - b->p);
+}
+static void rb_bytes(struct rbuf *b, const void *d, size_t n)
+{
+	rb_u(b, n);
+	if (n)
+		memcpy(rb_room(b, n), d, n);
+	b->len += n;
+}
+static void rb_fu(struct rbuf *b, unsigned id, uint64_t v)
+{
+	rb_u(b, MP_FIELD_KEY((uint64_t)id, MP_FIELD_UINT));
+	rb_u(b, v);
+}
+static void rb_fb(struct rbuf *b, unsigned id, const void *d, size_t n)
+{
+	rb_u(b, MP_FIELD_KEY((uint64_t)id, MP_FIELD_BYTES));
+	rb_bytes(b, d, n);
+}
+
+/* Append tag, length and the payload in b, then free b. */
+static void put_sized(struct mp_writer *w, unsigned tag, struct rbuf *b)
+{
+	uint8_t *p = reserve(w, 1 + MP_VARINT_MAX + b->len);
+	*p++ = (uint8_t)tag;
+	p = mp_put_uvarint(p, b->len);
+	if (b->len)
+		memcpy(p, b->p, b->len);
+	commit(w, p + b->len);
+	free(b->p);
+}
+
+static void header_payload(struct rbuf *b, const struct mp_header *h)
+{
+	rb_fu(b, MP_H_PID, h->pid);
+	rb_fu(b, MP_H_PPID, h->ppid);
+	if (h->argv) {
+		struct rbuf a = { 0 };
+		for (size_t i = 0; i < h->argc; i++) {
+			size_t n = strlen(h->argv[i]) + 1;
+			memcpy(rb_room(&a, n), h->argv[i], n);
+			a.len += n;
+		}
+		rb_fb(b, MP_H_ARGV, a.p, a.len);
+		free(a.p);
+	}
+	if (h->exe)
+		rb_fb(b, MP_H_EXE, h->exe, strlen(h->exe));
+	rb_fu(b, MP_H_START_TIME, h->start_time_us);
+	if (h->hostname)
+		rb_fb(b, MP_H_HOSTNAME, h->hostname, strlen(h->hostname));
+	rb_fu(b, MP_H_PAGE_SIZE, h->page_size);
+	rb_fu(b, MP_H_MODE, h->mode);
+	rb_fu(b, MP_H_MAX_DEPTH, h->max_depth);
+	rb_fu(b, MP_H_INTERVAL_MS, h->interval_ms);
+	rb_fu(b, MP_H_FLAGS, h->flags);
+	rb_fu(b, MP_H_MAIN_TID, h->main_tid);
+	rb_fu(b, MP_H_MACHINE, h->machine);
+	rb_fu(b, MP_H_POINTER_SIZE, h->pointer_size);
+	if (h->tracker_version)
+		rb_fb(b, MP_H_TRACKER_VERSION, h->tracker_version, strlen(h->tracker_version));
+	if (h->cwd)
+		rb_fb(b, MP_H_CWD, h->cwd, strlen(h->cwd));
+	if (h->forked_from)
+		rb_fu(b, MP_H_FORKED_FROM, h->forked_from);
+}
+
+uint8_t *mp_encode_header(const struct mp_header *h, size_t *len)
+{
+	struct rbuf b = { 0 }, out = { 0 };
+	header_payload(&b, h);
+	*rb_room(&out, 1) = MP_TAG_HEADER;
+	out.len = 1;
+	rb_u(&out, b.len);
+	memcpy(rb_room(&out, b.len), b.p, b.len);
+	out.len += b.len;
+	free(b.p);
+	*len = out.len;
+	return out.p;
+}
+
+void mp_writer_header(struct mp_writer *w, const struct mp_header *h)
+{
+	unsigned flags = w->flags;
+	struct rbuf b = { 0 };
+	if (mp_fields_total(&w->fields) || w->n_records)
+		BUG("the header must be the first record");
+	header_payload(&b, h);
+	put_sized(w, MP_TAG_HEADER, &b);
+	/* Uncompressed, so a reader can validate a capture before decompressing anything. */
+	w->flags |= MP_WRITER_NO_COMPRESS;
+	mp_writer_flush(w);
+	w->flags = flags;
+}
+
+void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t)
+{
+	struct rbuf b = { 0 };
+	rb_fu(&b, MP_T_END_TIME, t->end_time_us);
+	if (t->duration_us)
+		rb_fu(&b, MP_T_DURATION, t->duration_us);
+	if (t->end_reason)
+		rb_fu(&b, MP_T_END_REASON, t->end_reason);
+	if (t->has_exit_code)
+		rb_fu(&b, MP_T_EXIT_CODE, (uint64_t)t->exit_code);
+	if (t->has_exit_signal)
+		rb_fu(&b, MP_T_EXIT_SIGNAL, (uint64_t)t->exit_signal);
+	if (t->core_dumped)
+		rb_fu(&b, MP_T_CORE_DUMPED, 1);
+	rb_fu(&b, MP_T_N_ALLOCS, t->n_allocs);
+	rb_fu(&b, MP_T_N_FREES, t->n_frees);
+	rb_fu(&b, MP_T_BYTES_ALLOCATED, t->bytes_allocated);
+	rb_fu(&b, MP_T_N_TRACES, t->n_traces);
+	rb_fu(&b, MP_T_N_SYMBOLS, t->n_symbols);
+	rb_fu(&b, MP_T_N_RECORDS, t->n_records);
+	if (t->n_lost)
+		rb_fu(&b, MP_T_N_LOST, t->n_lost);
+	put_sized(w, MP_TAG_TRAILER, &b);
+}
+
+static void writer_grow_threads(struct mp_writer *w, uint32_t thread)
+{
+	if (thread >= w->nthreads) {
+		size_t n = w->nthreads;
+		while (n <= thread)
+			n *= 2;
+		w->threads = xreallocarray(w->threads, n, sizeof(*w->threads));
+		memset(w->threads + w->nthreads, 0, (n - w->nthreads) * sizeof(*w->threads));
+		w->nthreads = n;
+	}
+}
+
+void mp_writer_thread(struct mp_writer *w, uint32_t index, uint64_t tid, const char *name)
+{
+	struct rbuf b = { 0 };
+	rb_u(&b, index);
+	rb_u(&b, tid);
+	rb_bytes(&b, name ? name : "", name ? strlen(name) : 0);
+	/* A (re)declared index starts from zero deltas, as a reader resets it. */
+	writer_grow_threads(w, index);
+	memset(&w->threads[index], 0, sizeof(w->threads[index]));
+	put_sized(w, MP_TAG_THREAD, &b);
+}
+
+/* Heap blocks are named by serial number when the writer was asked to (not mappings). */
+static bool by_serial(const struct mp_writer *w, unsigned kind)
+{
+	return (w->flags & MP_WRITER_SERIALS) && kind < 16 && !mp_kind_is_mapping(kind);
+}
+
+/*
+ * Events are encoded straight into the field streams, the layout
+ * lib/format/fields.c splits records into: the hot ones (ALLOC_SEQ, FREE_SEQ and
+ * thread switches) field by field, those with addresses as whole records
+ * that are split.
+ */
+static void put_tag(struct mp_fields *f, unsigned tag)
+{
+	*mp_fields_room(f, MP_FS_TAGS, 1) = (uint8_t)tag;
+	f->len[MP_FS_TAGS]++;
+}
+
+static void put_uvarint(struct mp_fields *f, int stream, uint64_t v)
+{
+	uint8_t *o = mp_fields_room(f, stream, MP_VARINT_MAX);
+	f->len[stream] += (size_t)(mp_put_uvarint8(o, v) - o);
+}
+
+/* The most a hot event and the switch before it add to a block. */
+#define HOT_EVENT_MAX (MP_ENC_MAX_EVENT + 1 + MP_VARINT_MAX)
+
+/* The switch to the event's thread, when needed; the thread's delta state. */
+static struct mp_enc_thread *stream_switch(struct mp_writer *w, uint32_t thread)
+{
+	/*
+	 * Summing the streams for every event costs more than the event: after
+	 * a sum, the block has room for at least (BLOCK_RAW - sum) / HOT_EVENT_MAX
+	 * more hot events, counted on the tag stream.
+	 */
+	if (w->fields.len[MP_FS_TAGS] >= w->hot_check) {
+		size_t have;
+		block_room(w, HOT_EVENT_MAX);
+		have = mp_fields_total(&w->fields);
+		w->hot_check = w->fields.len[MP_FS_TAGS] + (BLOCK_RAW - have) / HOT_EVENT_MAX / 2;
+	}
+	if (thread >= w->nthreads)
+		writer_grow_threads(w, thread);
+	if (thread != w->cur_thread) {
+		put_tag(&w->fields, MP_TAG_THREAD_SWITCH);
+		put_uvarint(&w->fields, MP_FS_OTHER, thread);
+		w->cur_thread = thread;
+		w->n_records++;
+	}
+	return &w->threads[thread];
+}
+
+uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
+			     uint64_t stack)
+{
+	struct mp_enc_thread *t = stream_switch(w, thread);
+	put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
+	put_uvarint(&w->fields, MP_FS_SIZES, size);
+	put_uvarint(&w->fields, MP_FS_STACKS, mp_zigzag((int64_t)(stack - t->last_stack)));
+	t->last_stack = stack;
+	w->n_records++;
+	w->n_allocs++;
+	w->bytes_allocated += size;
+	return w->n_seq++;
+}
+
+void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
+{
+	stream_switch(w, thread);
+	put_tag(&w->fields, MP_TAG_FREE_SEQ + kind);
+	put_uvarint(&w->fields, MP_FS_AGES, w->n_seq - 1 - serial);
+	w->n_records++;
+	w->n_frees++;
+}
+
+void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
+		     uint64_t size, uint64_t stack)
+{
+	uint8_t *p;
+	struct mp_enc_thread *t;
+	if (by_serial(w, kind)) {
+		/*
+		 * A block at an address still live lost its free (events were lost):
+		 * it stays live in the capture, as in one that kept addresses and
+		 * saw no free, and the address now names the new block.
+		 */
+		mp_intmap_put(&w->serials, addr, mp_writer_alloc_seq(w, thread, kind, size, stack));
+		return;
+	}
+	t = stream_switch(w, thread);
+	p = reserve(w, 2 * MP_ENC_MAX_EVENT); /* room for the extended form, a sized record */
+	commit(w, mp_enc_alloc(p, t, kind, addr, size, stack));
+	w->n_allocs++;
+	w->bytes_allocated += size;
+}
+
+void mp_writer_free(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr)
+{
+	uint8_t *p;
+	struct mp_enc_thread *t;
+	uint64_t serial;
+	/* A block this writer did not number (allocated before tracking began) keeps its address. */
+	if (by_serial(w, kind) && mp_intmap_take(&w->serials, addr, &serial)) {
+		mp_writer_free_seq(w, thread, kind, serial);
+		return;
+	}
+	t = stream_switch(w, thread);
+	p = reserve(w, 2 * MP_ENC_MAX_EVENT);
+	commit(w, mp_enc_free(p, t, kind, addr, 0, 0));
+	w->n_frees++;
+}
+
+void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
+			  uint64_t size)
+{
+	struct mp_enc_thread *t = stream_switch(w, thread);
+	uint8_t *p = reserve(w, 2 * MP_ENC_MAX_EVENT);
+	commit(w, mp_enc_free(p, t, kind, addr, 1, size));
+	w->n_frees++;
+}
+
+uint64_t mp_writer_trace(struct mp_writer *w, uint64_t parent, uint64_t ip)
+{
+	uint64_t index = w->n_traces + 1;
+	uint8_t *p = reserve(w, MP_ENC_MAX_EVENT);
+	if (parent >= index)
+		BUG("trace parent %llu is not an earlier node", (unsigned long long)parent);
+	commit(w, mp_enc_trace(p, index, parent, ip, &w->last_ip));
+	w->n_traces = index;
+	return index;
+}
+
+void mp_writer_tick(struct mp_writer *w, uint64_t time_us, uint64_t rss)
+{
+	uint8_t *p = reserve(w, MP_ENC_MAX_EVENT);
+	if (time_us < w->last_tick_us)
+		time_us = w->last_tick_us;
+	commit(w, mp_enc_tick(p, time_us - w->last_tick_us, rss));
+	w->last_tick_us = time_us;
+}
+
+void mp_writer_module(struct mp_writer *w, uint64_t id, uint64_t base, const char *path,
+		      const uint8_t *build_id, size_t build_id_len,
+		      const struct mp_segment *seg, size_t nseg)
+{
+	struct rbuf b = { 0 };
+	rb_u(&b, id);
+	rb_u(&b, base);
+	rb_bytes(&b, path, strlen(path));
+	rb_bytes(&b, build_id, build_id_len);
+	rb_u(&b, nseg);
+	for (size_t i = 0; i < nseg; i++) {
+		rb_u(&b, seg[i].vaddr);
+		rb_u(&b, seg[i].memsz);
+		rb_u(&b, seg[i].flags);
+	}
+	put_sized(w, MP_TAG_MODULE, &b);
+}
+
+void mp_writer_module_unload(struct mp_writer *w, uint64_t id)
+{
+	struct rbuf b = { 0 };
+	rb_u(&b, id);
+	put_sized(w, MP_TAG_MODULE_UNLOAD, &b);
+}
+
+uint64_t mp_writer_string(struct mp_writer *w, const char *s, size_t len)
+{
+	struct rbuf b = { 0 };
+	rb_u(&b, ++w->n_strings);
+	rb_bytes(&b, s, len);
+	put_sized(w, MP_TAG_STRING, &b);
+	return w->n_strings;
+}
+
+void mp_writer_symbol(struct mp_writer *w, uint64_t ip, uint64_t module, uint64_t offset,
+		      const struct mp_frame *frames, size_t nframes)
+{
+	struct rbuf b = { 0 };
+	rb_u(&b, ip);
+	rb_u(&b, module);
+	rb_u(&b, offset);
+	rb_u(&b, nframes);
+	for (size_t i = 0; i < nframes; i++) {
+		rb_u(&b, frames[i].function);
+		rb_u(&b, frames[i].file);
+		rb_u(&b, frames[i].line);
+		rb_u(&b, frames[i].column);
+	}
+	put_sized(w, MP_TAG_SYMBOL, &b);
+	w->n_symbols++;
+}
+
+uint8_t *mp_encode_marker(uint8_t *buf, unsigned tag, const struct mp_marker *m)
+{
+	uint8_t *p = mp_enc_sized_begin(buf, tag);
+	if (m->has & MP_HAS_TIME)
+		p = mp_enc_field_uint(p, MP_M_TIME, m->time_us);
+	if (m->has & MP_HAS_RSS)
+		p = mp_enc_field_uint(p, MP_M_RSS, m->rss);
+	if (m->has & MP_HAS_HEAP_ARENA)
+		p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, m->heap_arena);
+	if (m->has & MP_HAS_HEAP_IN_USE)
+		p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, m->heap_in_use);
+	if (m->has & MP_HAS_CHILD_PID)
+		p = mp_enc_field_uint(p, MP_M_CHILD_PID, m->child_pid);
+	if (m->has & MP_HAS_COUNT)
+		p = mp_enc_field_uint(p, MP_M_COUNT, m->count);
+	if (m->has & MP_HAS_STATUS)
+		p = mp_enc_field_sint(p, MP_M_STATUS, m->status);
+	if (m->has & MP_HAS_LEVEL)
+		p = mp_enc_field_uint(p, MP_M_LEVEL, m->level);
+	if (m->has & MP_HAS_TEXT)
+		p = mp_enc_field_bytes(p, MP_M_TEXT, m->text, m->text_len);
+	return mp_enc_sized_end(buf, p);
+}
+
+void mp_writer_marker(struct mp_writer *w, unsigned tag, const struct mp_marker *m)
+{
+	size_t room = 16 * MP_VARINT_MAX * 2 + ((m->has & MP_HAS_TEXT) ? m->text_len : 0);
+	uint8_t *p = reserve(w, room);
+	commit(w, mp_encode_marker(p, tag, m));
+}

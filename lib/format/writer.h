@@ -1,0 +1,106 @@
+/*
+ * The writer of capture files: it produces a capture in one forward pass,
+ * records grouped into compressed blocks, from records encoded by its event
+ * functions or already encoded by a tracker. Also the encoders of the header
+ * and marker records. The format is specified in man/memprof-capture.5.
+ */
+#ifndef MEMPROF_LIB_FORMAT_WRITER_H
+#define MEMPROF_LIB_FORMAT_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/format/decode.h"
+#include "lib/format/encode.h"
+#include "lib/format/fields.h"
+#include "lib/util/hash.h"
+
+enum mp_writer_flags {
+	MP_WRITER_FORCE = 1 << 0,     /* overwrite an existing file */
+	MP_WRITER_NO_COMPRESS = 1 << 1,
+	MP_WRITER_ONE_FRAME = 1 << 2, /* blocks of codec 1 (one zstd frame), not field streams */
+	/*
+	 * Heap blocks named by serial number (ALLOC_SEQ, FREE_SEQ), not by
+	 * address: smaller captures, and nothing in a report needs the address.
+	 */
+	MP_WRITER_SERIALS = 1 << 3,
+};
+
+struct mp_writer {
+	int fd;
+	char *path;
+	unsigned flags;
+	uint8_t *raw;          /* scratch: a record being encoded, or the block joined */
+	size_t raw_alloc;
+	uint8_t *out;          /* compressed block */
+	size_t out_alloc;
+	struct mp_fields fields;      /* the block being built, as field streams */
+	struct mp_intmap serials;     /* MP_WRITER_SERIALS: live heap address -> serial */
+	uint64_t n_seq;               /* serial numbers given */
+	size_t hot_check;             /* when the tag stream is this long, check the block's size */
+	void *cctx;
+	int errnum;            /* first write error, sticky */
+	/* Encoder state, for records written through the event functions. */
+	struct mp_enc_thread *threads;
+	size_t nthreads;
+	uint32_t cur_thread;
+	uint64_t n_traces, last_ip, last_tick_us, n_strings;
+	/* Totals for the trailer. */
+	uint64_t n_allocs, n_frees, bytes_allocated, n_symbols, n_records;
+	uint64_t bytes_written;
+};
+
+/*
+ * Create path for writing (refusing to overwrite unless MP_WRITER_FORCE) and
+ * write the preamble. Returns 0 or -1 with errno set.
+ */
+int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags);
+int mp_writer_fdopen(struct mp_writer *w, int fd, const char *name, unsigned flags);
+/* Finish: flush, fsync-free close. Returns 0 or -1 with errno of the first error. */
+int mp_writer_close(struct mp_writer *w);
+/* Compress and write the records buffered so far. Returns 0 or -1. */
+int mp_writer_flush(struct mp_writer *w);
+
+void mp_writer_header(struct mp_writer *w, const struct mp_header *h);
+void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t);
+/*
+ * Append already-encoded records (a tracker's stream after its preamble and
+ * header). A writer fed this way must not also use the event functions
+ * below, whose delta state would disagree with the stream's.
+ */
+void mp_writer_raw(struct mp_writer *w, const void *records, size_t len);
+
+void mp_writer_thread(struct mp_writer *w, uint32_t index, uint64_t tid, const char *name);
+void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
+		     uint64_t size, uint64_t stack);
+void mp_writer_free(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr);
+/*
+ * The same by serial number, whatever the flags: an allocation (kind < 16)
+ * that returns its serial, and the free of a block by serial (< the serials
+ * given so far).
+ */
+uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
+			     uint64_t stack);
+void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial);
+void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
+			  uint64_t size);
+/* Append a trace-tree node and return its index (1, 2, ...). */
+uint64_t mp_writer_trace(struct mp_writer *w, uint64_t parent, uint64_t ip);
+void mp_writer_tick(struct mp_writer *w, uint64_t time_us, uint64_t rss);
+void mp_writer_module(struct mp_writer *w, uint64_t id, uint64_t base, const char *path,
+		      const uint8_t *build_id, size_t build_id_len,
+		      const struct mp_segment *seg, size_t nseg);
+void mp_writer_module_unload(struct mp_writer *w, uint64_t id);
+/* Append a string and return its id (1, 2, ...). */
+uint64_t mp_writer_string(struct mp_writer *w, const char *s, size_t len);
+void mp_writer_symbol(struct mp_writer *w, uint64_t ip, uint64_t module, uint64_t offset,
+		      const struct mp_frame *frames, size_t nframes);
+/* tag is one of ATTACH, DETACH, FORK, LOST, EXIT, MESSAGE. */
+void mp_writer_marker(struct mp_writer *w, unsigned tag, const struct mp_marker *m);
+
+/* Encode a marker record into buf (room for 64 + text_len bytes); returns the end. */
+uint8_t *mp_encode_marker(uint8_t *buf, unsigned tag, const struct mp_marker *m);
+/* Encode a header record; the caller owns the returned buffer. */
+uint8_t *mp_encode_header(const struct mp_header *h, size_t *len);
+
+#endif
