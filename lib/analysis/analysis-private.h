@@ -8,7 +8,8 @@
 #include "lib/analysis/analysis.h"
 #include "lib/analysis/blocks.h"
 #include "lib/analysis/rangemap.h"
-#include "lib/format/capture.h"
+#include "lib/format/decode.h"
+#include "lib/format/reader.h"
 #include "lib/util/hash.h"
 
 /* One mapping allocation; munmap may cut it into several pieces in the range map. */

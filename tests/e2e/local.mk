@@ -25,6 +25,7 @@ E2E_TESTS = \
 	%reldir%/inject-errors.sh \
 	%reldir%/inject-gdb.sh \
 	%reldir%/inject-repeat.sh \
+	%reldir%/layout.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/reports-run.sh \
