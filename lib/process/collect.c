@@ -472,6 +472,9 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 			warn(c, "%u ring%s of process %d were written over (by the program?); "
 			     "their events from there on are lost", mp_drain_broken(s->drain),
 			     mp_drain_broken(s->drain) == 1 ? "" : "s", (int)s->pid);
+		if (mp_drain_late(s->drain))
+			warn(c, "%llu events of process %d came after newer ones of other threads: their "
+			     "order may be wrong", (unsigned long long)mp_drain_late(s->drain), (int)s->pid);
 		if (mp_drain_unfenced(s->drain))
 			warn(c, "membarrier(2) failed while reading process %d: events of its threads "
 			     "may be out of order", (int)s->pid);

@@ -20,6 +20,8 @@
 
 /* Past this much merged and not yet taken, the drain waits: the tracked threads then wait too. */
 #define QUEUE_MAX (64u << 20)
+/* The pause between rounds that found records. */
+#define BATCH_US 1000
 
 struct mp_drain {
 	int memfd, notify_fd;
@@ -57,17 +59,15 @@ static void update_mapped(struct mp_drain *d)
 		d->m.mapped = (uint64_t)st.st_size;
 }
 
-/* Sleep until a writer rings the doorbell, or for ms milliseconds. */
-static void doze(struct mp_drain *d, unsigned ms)
+/* Sleep until a writer rings the doorbell (its ring is half full), or for us microseconds. */
+static void doze(struct mp_drain *d, unsigned us)
 {
 	struct mp_shm_header *h = d->m.h;
-	struct timespec to = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	struct timespec to = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
 	uint32_t seen = __atomic_load_n(&h->doorbell, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&h->reader_state, MP_READER_SLEEPING, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	/* A record published before the state changed rang no bell: look once more. */
-	if (!mp_merge_pending(&d->m))
-		syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, seen, &to, NULL, 0);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, seen, &to, NULL, 0);
 	__atomic_store_n(&h->reader_state, MP_READER_ACTIVE, __ATOMIC_RELAXED);
 }
 
@@ -111,8 +111,17 @@ static void *drain_main(void *arg)
 		if (d->qlen > before)
 			notify(d);
 		pthread_mutex_unlock(&d->lock);
-		/* After a busy round, a short pause gathers the next batch; a quiet one sleeps long. */
-		doze(d, r > 0 ? 1 : d->idle_ms);
+		/*
+		 * After a busy round, a pause gathers the next batch: each round
+		 * costs the program a memory barrier on each of its CPUs, so
+		 * rounds come at most every BATCH_US unless a ring fills past
+		 * half. A quiet round sleeps long, unless records wait for a busy
+		 * ring (then briefly).
+		 */
+		if (r > 0)
+			doze(d, BATCH_US);
+		else
+			doze(d, mp_merge_pending(&d->m) ? BATCH_US / 10 : d->idle_ms * 1000);
 		pthread_mutex_lock(&d->lock);
 	}
 	/* The process is gone or its stream ended: every published record counts. */
@@ -250,4 +259,9 @@ uint32_t mp_drain_broken(const struct mp_drain *d)
 uint32_t mp_drain_unfenced(const struct mp_drain *d)
 {
 	return d->m.unfenced;
+}
+
+uint64_t mp_drain_late(const struct mp_drain *d)
+{
+	return d->m.late;
 }

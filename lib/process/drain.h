@@ -36,5 +36,7 @@ void mp_drain_free(struct mp_drain *d);
 /* Rings found corrupt, and rounds whose memory barrier failed (for warnings). */
 uint32_t mp_drain_broken(const struct mp_drain *d);
 uint32_t mp_drain_unfenced(const struct mp_drain *d);
+/* Records merged after a newer one (their order relative to other threads may be wrong). */
+uint64_t mp_drain_late(const struct mp_drain *d);
 
 #endif

@@ -341,6 +341,11 @@ long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *c
 		}
 		merged++;
 		m->records++;
+		/* Keys come out in order, round after round, unless a clock or a thread lied. */
+		if (key < m->last_key)
+			m->late++;
+		else
+			m->last_key = key;
 		rr->pos += rr->next_size;
 		rr->pos_key = key;
 		r = peek(m, rr, data);

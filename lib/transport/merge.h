@@ -53,6 +53,8 @@ struct mp_merge {
 	uint64_t records;       /* records merged so far */
 	uint32_t broken;        /* rings found corrupt */
 	uint32_t unfenced;      /* rounds whose memory barrier failed */
+	uint64_t last_key;      /* the key of the last record merged */
+	uint64_t late;          /* records merged after a newer one: their order was lost */
 };
 
 /*

@@ -120,14 +120,11 @@ static inline uint8_t *mp_shm_data(void *base, const struct mp_shm_header *h, ui
 
 /* ---- order keys ---- */
 
+/* The time-stamp counter, after the loads before it are done (lfence). */
 static inline uint64_t mp_tsc(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	uint32_t lo, hi;
-	/*
-	 * lfence first: the key must not be read before the loads that came
-	 * before it (an allocation's result) are done.
-	 */
 	__asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) :: "memory");
 	return ((uint64_t)hi << 32) | lo;
 #else
@@ -135,7 +132,12 @@ static inline uint64_t mp_tsc(void)
 #endif
 }
 
-/* The order key of a record being written now (after mp_ring_begin's busy flag). */
+/*
+ * The order key of a record being written now (after mp_ring_begin's busy
+ * flag). It must follow every load before it: an allocation's key the load
+ * that found its block free, a free's key the load that gave the program
+ * the pointer (another thread's block, handed over).
+ */
 static inline uint64_t mp_shm_key(struct mp_shm_header *h, int clock)
 {
 	if (__builtin_expect(clock == MP_CLOCK_TSC, 1))

@@ -1,12 +1,14 @@
 #!/bin/bash
 # Events from different threads reach the capture in the order they happened:
-# 4 threads hand blocks to each other (one frees what another allocated, and
+# threads hand blocks to each other (one frees what another allocated, and
 # the allocator gives the address out again), and the capture has every block
 # allocated once and freed once, never a free of a block it does not know.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 
-order() { # the environment of the run
-	env "$@" "$MEMPROF" run -q -f -o s.bin "$WORKLOADS/swaps" 4 50000 > out 2> err ||
+order() { # threads, then the environment of the run
+	threads=$1
+	shift
+	env "$@" "$MEMPROF" run -q -f -o s.bin "$WORKLOADS/swaps" "$threads" $((200000 / threads)) > out 2> err ||
 		fail_ "$*: memprof failed: $(cat err)"
 	"$MEMPROF" parse --stacks s.bin > p 2> perr || fail_ "$*: parse failed: $(cat perr)"
 	[ ! -s perr ] || fail_ "$*: parse warned: $(cat perr)"
@@ -22,7 +24,9 @@ order() { # the environment of the run
 	grep -q '"unknown_frees": 0,' s.json || fail_ "$*: frees of unknown blocks: $(grep unknown s.json)"
 }
 
-order
-order MEMPROF_CLOCK=counter
-order MEMPROF_RING_KB=4
+order 4
+order 4 MEMPROF_CLOCK=counter
+order 4 MEMPROF_RING_KB=4
+# More threads than processors: threads are preempted between an event and its record.
+order 8
 exit 0
