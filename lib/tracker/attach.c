@@ -25,7 +25,7 @@
 struct mp_attach_cfg {
 	char socket_path[108];
 	unsigned interval_ms, max_depth, ring_kb;
-	int follow_fork, libunwind_only, clock_counter;
+	int follow_fork, libunwind_only, clock;
 };
 
 struct mp_marker_baseline {
@@ -108,7 +108,7 @@ static int attach_start(const struct mp_attach_cfg *ac)
 	mp_cfg.max_depth = ac->max_depth && ac->max_depth <= MP_MAX_DEPTH_LIMIT ? ac->max_depth : 128;
 	mp_cfg.follow_fork = ac->follow_fork;
 	mp_cfg.libunwind_only = ac->libunwind_only;
-	mp_cfg.clock_counter = ac->clock_counter;
+	mp_cfg.clock = ac->clock;
 	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
 				 !(ac->ring_kb & (ac->ring_kb - 1)) ? ac->ring_kb : MP_RING_SIZE_DEFAULT >> 10;
 	/* A new stream: its own trace tree, threads, modules and counters. */
@@ -168,7 +168,9 @@ static int parse_config(const char *arg, struct mp_attach_cfg *c)
 			} else if (klen == 6 && !strncmp(arg, "unwind", 6)) {
 				c->libunwind_only = vlen == 9 && !strncmp(v, "libunwind", 9);
 			} else if (klen == 5 && !strncmp(arg, "clock", 5)) {
-				c->clock_counter = vlen == 7 && !strncmp(v, "counter", 7);
+				c->clock = vlen == 7 && !strncmp(v, "counter", 7) ? MP_CFG_CLOCK_COUNTER
+					   : vlen == 3 && !strncmp(v, "tsc", 3)   ? MP_CFG_CLOCK_TSC
+										 : MP_CFG_CLOCK_AUTO;
 			} else if (klen == 7 && !strncmp(arg, "ring_kb", 7)) {
 				c->ring_kb = (unsigned)num;
 			}

@@ -35,7 +35,9 @@ int mp_config_read(void)
 	mp_cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
 	mp_cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
 	mp_cfg.libunwind_only = unwind && !strcmp(unwind, "libunwind");
-	mp_cfg.clock_counter = clock && !strcmp(clock, "counter");
+	mp_cfg.clock = !clock ? MP_CFG_CLOCK_AUTO
+		       : !strcmp(clock, "counter") ? MP_CFG_CLOCK_COUNTER
+		       : !strcmp(clock, "tsc") ? MP_CFG_CLOCK_TSC : MP_CFG_CLOCK_AUTO;
 	/* A power of two from 4 KiB up: the smallest rings are for tests of full rings. */
 	mp_cfg.ring_kb = env_in("MEMPROF_RING_KB", MP_RING_SIZE_DEFAULT >> 10, 4, 1u << 16);
 	while (mp_cfg.ring_kb & (mp_cfg.ring_kb - 1))

@@ -10,6 +10,12 @@
 
 #include "lib/format/format.h"
 
+bool mp_merge_can_fence(void)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	return cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+}
+
 int mp_merge_check(const void *base, uint64_t size, const char **why)
 {
 	const struct mp_shm_header *h = base;

@@ -58,6 +58,12 @@ struct mp_merge {
 };
 
 /*
+ * Whether this process may make another's threads pass a memory barrier
+ * (membarrier(2), MEMBARRIER_CMD_GLOBAL_EXPEDITED): the time-stamp clock
+ * needs it; a collector that may not asks its trackers for the counter.
+ */
+bool mp_merge_can_fence(void);
+/*
  * Check a mapping's header (the first page, of size bytes readable): 0, or
  * -1 with a reason in *why when it is not a ring mapping this code reads.
  */

@@ -36,7 +36,9 @@ expect 11 exit_code 5
 # collector, and nothing is dropped.
 DIES_ENV=MEMPROF_RING_KB=4 dies 139 segv 5000 64
 expect 5000 exit_signal 11
-# Records ordered by a shared counter instead of the time-stamp counter.
+# Records ordered by either clock (the default depends on the number of CPUs).
 DIES_ENV=MEMPROF_CLOCK=counter dies 139 raise 5
+expect 5 exit_signal 11
+DIES_ENV=MEMPROF_CLOCK=tsc dies 139 raise 5
 expect 5 exit_signal 11
 exit 0

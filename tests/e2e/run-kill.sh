@@ -36,4 +36,5 @@ killed() { # the environment of the run
 killed
 killed MEMPROF_RING_KB=4
 killed MEMPROF_CLOCK=counter
+killed MEMPROF_CLOCK=tsc
 exit 0

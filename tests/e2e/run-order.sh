@@ -26,6 +26,7 @@ order() { # threads, then the environment of the run
 
 order 4
 order 4 MEMPROF_CLOCK=counter
+order 4 MEMPROF_CLOCK=tsc
 order 4 MEMPROF_RING_KB=4
 # More threads than processors: threads are preempted between an event and its record.
 order 8
