@@ -25,6 +25,7 @@ __sighandler_t mp_saved_sigpipe_handler(void);
 int cmd_stats(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
+int cmd_transform(int argc, char **argv);
 
 /* The HTML reporters. */
 int cmd_flamegraph(int argc, char **argv);

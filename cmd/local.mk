@@ -14,6 +14,9 @@ memprof_SOURCES += \
 	%reldir%/stats.c \
 	%reldir%/summary.c \
 	%reldir%/tree.c
+# the exports for other tools
+memprof_SOURCES += \
+	%reldir%/transform.c
 # the HTML reporters
 memprof_SOURCES += \
 	%reldir%/flamegraph.c \

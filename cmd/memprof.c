@@ -32,6 +32,7 @@ static const struct mp_cmd commands[] = {
 	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },
 	{ "summary", cmd_summary, "show which functions hold the memory, as a table" },
 	{ "table", cmd_table, "write an HTML table of the allocation sites of a capture" },
+	{ "transform", cmd_transform, "write a capture for other tools: pprof, speedscope, folded, csv" },
 	{ "tree", cmd_tree, "show the call tree of the biggest allocations" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -9,6 +9,7 @@ dist_man1_MANS = \
 dist_man1_MANS += \
 	%reldir%/memprof-stats.1 \
 	%reldir%/memprof-summary.1 \
+	%reldir%/memprof-transform.1 \
 	%reldir%/memprof-tree.1
 # the HTML reporters
 dist_man1_MANS += \

@@ -55,6 +55,10 @@ E2E_TESTS = \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
 	%reldir%/table-workloads.sh \
+	%reldir%/transform-errors.sh \
+	%reldir%/transform-formats.sh \
+	%reldir%/transform-pprof.sh \
+	%reldir%/transform-workloads.sh \
 	%reldir%/tree-errors.sh \
 	%reldir%/tree-text.sh \
 	%reldir%/tree-tty.sh
@@ -65,4 +69,5 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/init.sh \
 	%reldir%/inject-init.sh \
 	%reldir%/reports.sh \
+	%reldir%/speedscope_check.py \
 	%reldir%/heaptrack_totals.py
