@@ -26,6 +26,7 @@ struct mp_cmd {
 static const struct mp_cmd commands[] = {
 	{ "attach", cmd_attach, "start tracking every allocation inside a running process" },
 	{ "detach", cmd_detach, "stop the tracking 'memprof attach' started" },
+	{ "diff", cmd_diff, "show what changed between two captures, by allocation site" },
 	{ "flamegraph", cmd_flamegraph, "write an HTML flame graph of a capture" },
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },

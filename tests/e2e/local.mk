@@ -7,6 +7,8 @@ E2E_TESTS = \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
 	%reldir%/attach-real.sh \
+	%reldir%/diff-errors.sh \
+	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
 	%reldir%/flamegraph-allocs.sh \
 	%reldir%/flamegraph-temporal.sh \

@@ -12,7 +12,8 @@ WORKLOADS = \
 	%reldir%/io \
 	%reldir%/oracle \
 	%reldir%/phases \
-	%reldir%/threads
+	%reldir%/threads \
+	%reldir%/versions
 # end of WORKLOADS
 check_PROGRAMS += $(WORKLOADS)
 check_LTLIBRARIES += %reldir%/libdlwork.la
@@ -35,6 +36,7 @@ tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_threads_LDADD = -lpthread
+tests_workloads_versions_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_libdlwork_la_SOURCES = %reldir%/dlwork.c
 tests_workloads_libdlwork_la_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_libdlwork_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
