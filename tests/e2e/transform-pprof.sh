@@ -13,7 +13,7 @@ pprof() { go tool pprof "$@" 2> pprof.err || { cat pprof.err >&2; fail_ "go tool
 # sums FILE: the sums of the four value columns of pprof -raw's samples.
 sums() {
 	pprof -raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
-		s && $4 ~ /:$/ { a += $1; b += $2; c += $3; d += $4 + 0 } END { print a + 0, b + 0, c + 0, d + 0 }'
+		s && $4 ~ /:$/ { a += $1; b += $2; c += $3; d += $4 + 0 } END { printf "%.0f %.0f %.0f %.0f\n", a, b, c, d }'
 }
 # top FILE [OPTIONS]: "TOTAL FUNCTION", the total and the first function of pprof -top.
 top() {
