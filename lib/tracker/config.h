@@ -14,7 +14,9 @@
 
 struct mp_config {
 	int follow_fork, force, direct, libunwind_only;
+	int clock_counter;       /* MEMPROF_CLOCK=counter: order records by a shared counter */
 	unsigned interval_ms, max_depth;
+	unsigned ring_kb;        /* each thread's ring (MEMPROF_RING_KB) */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char output[4096];
 };

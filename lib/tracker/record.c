@@ -16,18 +16,39 @@
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
-/* Emit the event's thread context (under the stream's lock); returns its delta state or NULL. */
-static inline struct mp_enc_thread *event_thread(struct mp_tstate *ts, uint8_t **p)
+/*
+ * Start an event in ts's ring: room (waiting for the collector if the ring
+ * is full), the busy flag and the key. Returns where the event's bytes go,
+ * with the record's start in *start, or NULL when it must not be written.
+ */
+static inline uint8_t *event_begin(struct mp_tstate *ts, uint8_t **start)
 {
-	if (unlikely(ts->gen != mp_st.gen) && mp_thread_declare(ts))
+	struct mp_wring *w = &ts->ring;
+	uint64_t key;
+	uint8_t *p;
+	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
 		return NULL;
-	*p = mp_room(2 * MP_ENC_MAX_EVENT);
-	if (unlikely(ts->index != mp_st.cur_thread)) {
-		*p = mp_enc_thread_switch(*p, ts->index);
-		mp_st.cur_thread = ts->index;
-		mp_st.n_records++;
+	if (unlikely(mp_wring_room(w, MP_RING_EVENT_ROOM)) && mp_stream_wait_room(w, MP_RING_EVENT_ROOM))
+		return NULL;
+	p = mp_wring_at(w, MP_RING_EVENT_ROOM);
+	key = mp_wring_begin(w, mp_st.h, mp_st.clock);
+	/* After the busy flag: a detach that saw it clear has made tracking stop here too. */
+	if (unlikely(!*mp_live)) {
+		mp_wring_abandon(w);
+		return NULL;
 	}
-	return &mp_st.threads[ts->index];
+	*start = p;
+	return mp_wring_frame(w, p, key);
+}
+
+static inline void event_end(struct mp_tstate *ts, uint8_t *start, uint8_t *end)
+{
+	mp_wring_frame_end(start, end);
+	mp_wring_publish(&ts->ring, end);
+	if (unlikely(ts->ring.head >= ts->ring.half_mark))
+		mp_stream_half_full(&ts->ring);
+	if (unlikely(mp_st.final))
+		mp_st.self_reader(1);
 }
 
 /*
@@ -92,10 +113,9 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 {
 	int saved = errno;
 	struct mp_tstate *ts = mp_thread_get();
-	struct mp_enc_thread *t;
 	struct mp_uframe *frames = NULL;
 	uint64_t h[2] = { 0, 0 };
-	uint8_t *p;
+	uint8_t *p, *start;
 	uint32_t node = 0;
 	int n = -1, stable = 0, truncated = 0, depth = 0, k = 0;
 
@@ -126,30 +146,23 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 	}
 	if (unlikely(mp_modules_dirty()))
 		mp_modules_refresh(0);
-	mp_lock(&mp_st.lock);
-	if (unlikely(mp_st.sink_fd < 0))
-		goto unlock;
+	/* The thread's ring first: new stacks write their TRACE records into it. */
+	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
+		goto out;
 	if (likely(n >= 0)) {
-		/* A known stack, or new frames for the tree. */
+		/* A known stack (no lock), or new frames for the tree (under its lock). */
 		node = mp_smap_get(h);
-		if (unlikely(!node)) {
-			node = mp_fast_stack_node(frames, n);
-			if (likely(node))
-				mp_smap_put(h, node);
-		}
+		if (unlikely(!node))
+			node = mp_fast_stack_node(ts, frames, n, h);
 	} else {
 		node = mp_slow_stack_node(ts, depth, k);
 	}
-	t = event_thread(ts, &p);
-	if (unlikely(!t))
-		goto unlock;
-	mp_commit(mp_enc_alloc(p, t, kind, (uint64_t)addr, size, node));
-	mp_st.n_allocs++;
-	mp_st.bytes_allocated += size;
-	if (unlikely(mp_st.final_mode))
-		mp_stream_flush_locked();
-unlock:
-	mp_unlock(&mp_st.lock);
+	if (unlikely(!node))
+		goto out;
+	p = event_begin(ts, &start);
+	if (unlikely(!p))
+		goto out;
+	event_end(ts, start, mp_enc_alloc(p, &ts->enc, kind, (uint64_t)addr, size, node));
 out:
 	errno = saved;
 }
@@ -158,18 +171,12 @@ static void record_free(unsigned kind, void *addr, int ranged, size_t size)
 {
 	int saved = errno;
 	struct mp_tstate *ts = mp_thread_get();
-	struct mp_enc_thread *t;
-	uint8_t *p;
+	uint8_t *p, *start;
 	if (unlikely(!ts))
 		goto out;
-	mp_lock(&mp_st.lock);
-	if (likely(mp_st.sink_fd >= 0) && (t = event_thread(ts, &p))) {
-		mp_commit(mp_enc_free(p, t, kind, (uint64_t)addr, ranged, size));
-		mp_st.n_frees++;
-		if (unlikely(mp_st.final_mode))
-			mp_stream_flush_locked();
-	}
-	mp_unlock(&mp_st.lock);
+	p = event_begin(ts, &start);
+	if (likely(p != NULL))
+		event_end(ts, start, mp_enc_free(p, &ts->enc, kind, (uint64_t)addr, ranged, size));
 out:
 	errno = saved;
 }
