@@ -11,6 +11,7 @@ E2E_TESTS = \
 	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
 	%reldir%/flamegraph-allocs.sh \
+	%reldir%/flamegraph-diff.sh \
 	%reldir%/flamegraph-temporal.sh \
 	%reldir%/flamegraph-threads.sh \
 	%reldir%/help.sh \

@@ -1,7 +1,8 @@
 /*
- * Unit tests for lib/report/diff on hand-built analyses: sites matched by
- * name across two captures, unchanged sites left out, the order by the
- * largest change, the text and the JSON.
+ * Unit tests for lib/report/diff and difftree on hand-built analyses: sites
+ * matched by name across two captures, unchanged sites left out, the order
+ * by the largest change, the text and the JSON; the merged call tree of the
+ * differential flame graph.
  */
 #include <config.h>
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "lib/report/diff.h"
+#include "lib/report/difftree.h"
 
 #include "tests/unit/analysis-fixture.h"
 
@@ -122,11 +124,50 @@ static void test_changes(void **state)
 	mp_diff_release(&d);
 }
 
+/* (function, line, new bytes, base bytes) of the merged tree's nodes, in order. */
+static void test_difftree(void **state)
+{
+	struct mp_difftree t;
+	static const struct {
+		const char *fn;
+		uint32_t line;
+		uint64_t new_bytes, base_bytes;
+		uint32_t side;
+	} want[] = {
+		{ "b", 20, 200, 200, MP_DIFF_NEW },
+		{ "a", 12, 150, 0, MP_DIFF_NEW },
+		{ "c", 30, 80, 30, MP_DIFF_NEW },
+		{ "a", 10, 0, 100, MP_DIFF_BASE }, /* only in the base: its location is the base's */
+	};
+	(void)state;
+	make_base(100, false, 3);
+	program(150, true, 8, true); /* a moved to line 12: another location */
+	mp_difftree_build(&t, &base, &A, MP_VIEW_PEAK, false);
+	assert_int_equal(t.n, 5);
+	assert_int_equal(t.nodes[0].depth, 0);
+	assert_int_equal(t.nodes[0].loc, MP_NONE);
+	assert_int_equal(t.nodes[0].total[MP_DIFF_NEW].bytes, 430);
+	assert_int_equal(t.nodes[0].total[MP_DIFF_BASE].bytes, 330);
+	for (size_t i = 0; i < 4; i++) {
+		const struct mp_difftree_node *n = &t.nodes[i + 1];
+		const struct mp_analysis *a = n->side == MP_DIFF_NEW ? &A : &base;
+		const struct mp_location *l = mp_analysis_location(a, n->loc);
+		assert_int_equal(n->depth, 1);
+		assert_int_equal(n->side, want[i].side);
+		assert_string_equal(mp_analysis_string(a, l->function), want[i].fn);
+		assert_int_equal(l->line, want[i].line);
+		assert_int_equal(n->self[MP_DIFF_NEW].bytes, want[i].new_bytes);
+		assert_int_equal(n->self[MP_DIFF_BASE].bytes, want[i].base_bytes);
+	}
+	mp_difftree_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_same, teardown),
 		cmocka_unit_test_teardown(test_changes, teardown),
+		cmocka_unit_test_teardown(test_difftree, teardown),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	strbuf_release(&sb);
