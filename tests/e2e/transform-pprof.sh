@@ -84,9 +84,10 @@ pprof -raw allocs.pb.gz > raw
 id=$(readelf -n "$WORKLOADS/allocs" | sed -n 's/.*Build ID: //p')
 grep -q " $WORKLOADS/allocs $id " raw || fail_ "no mapping of allocs with build-id $id: $(grep allocs raw | tail -3)"
 line=$(site churn "$WORKLOAD_SRC/allocs.c")
-grep -q " churn $WORKLOAD_SRC/allocs.c:$line s=0$" raw || fail_ "no churn at allocs.c:$line"
-# pprof's source view finds the line: the file and line numbers are right.
-pprof -list=churn -sample_index=alloc_space -unit=B allocs.pb.gz |
+grep -qE " churn ([^ ]*/)?allocs\.c:$line s=0$" raw || fail_ "no churn at allocs.c:$line"
+# pprof's source view finds the line: the file and line numbers are right. (A
+# build out of the source tree records paths relative to the build tree.)
+pprof -list=churn -sample_index=alloc_space -unit=B -source_path="$MEMPROF_BUILDDIR" allocs.pb.gz |
 	grep -q "^ *32000B *32000B *$line:.*SITE:churn" || fail_ "pprof -list does not show churn's malloc line"
 
 # Inlined frames are lines of one location (the innermost first).
