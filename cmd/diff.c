@@ -16,14 +16,9 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-enum { OPT_JSON = 256 };
-
 static const struct mp_opt opts[] = {
 	{ 'r', 'r', "max-rows", "N", "show at most N rows (default: what fits the terminal)" },
-	{ OPT_JSON, 0, "json", NULL, "write the differences as JSON to a file instead" },
-	{ 'o', 'o', "output", "FILE",
-	  "the JSON file, - for standard output (default: memprof-diff-NEW.json next to NEW)" },
-	{ 'f', 'f', "force", NULL, "overwrite the JSON file if it exists" },
+	MP_REPORT_JSON_OPTS("the differences", "memprof-diff-NEW.json next to NEW"),
 	MP_REPORT_NO_MMAP_OPT,
 	{ 0 },
 };
@@ -45,42 +40,30 @@ int cmd_diff(int argc, char **argv)
 	struct mp_analysis base, new;
 	struct mp_diff d;
 	struct mp_diff_names names;
-	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	const char *output = NULL;
+	struct mp_report_json json = { 0 };
+	struct strbuf out = STRBUF_INIT;
 	char *path = NULL;
-	bool json = false, force = false, loaded;
+	bool loaded;
 	uint64_t rows = 0;
 	int status = MP_EXIT_FAILURE, c;
 
 	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_report_option(&spec, &args, c, g.arg))
+		if (mp_report_option(&spec, &args, c, g.arg) || mp_report_json_option(&json, c, g.arg))
 			continue;
-		switch (c) {
-		case 'r':
+		if (c == 'r')
 			rows = mp_opt_uint(&spec, "--max-rows", g.arg, 1, UINT32_MAX);
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'o':
-			output = g.arg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		}
 	}
-	if (!json && (output || force))
-		mp_usage_error(&spec, "option '%s' needs --json", output ? "--output" : "--force");
-	if (json && rows)
+	mp_report_json_check(&spec, &json);
+	if (json.json && rows)
 		mp_usage_error(&spec, "option '--max-rows' is for the table, not --json");
 	names.base = argv[g.optind];
 	names.new = argv[g.optind + 1];
 	names.base_a = &base;
 	names.new_a = &new;
-	if (json) {
-		path = output ? xstrdup(output) : mp_report_output_path(names.new, "diff", ".json");
-		if (!force && strcmp(path, "-") && access(path, F_OK) == 0) {
+	if (json.json) {
+		path = mp_report_json_path(&json, mp_report_output_path(names.new, "diff", ".json"));
+		/* Before a long analysis: a file that would not be written. */
+		if (!json.force && strcmp(path, "-") && access(path, F_OK) == 0) {
 			error("'%s' already exists (use -f to overwrite it)", path);
 			free(path);
 			return MP_EXIT_FAILURE;
@@ -95,17 +78,9 @@ int cmd_diff(int argc, char **argv)
 	if (!loaded)
 		goto out;
 	mp_diff_build(&d, &base, &new);
-	if (json) {
+	if (json.json) {
 		mp_diff_json(&d, &names, &out);
-		if (!strcmp(path, "-")) {
-			fwrite(out.buf, 1, out.len, stdout);
-			status = MP_EXIT_OK;
-		} else if (mp_report_write_file(path, out.buf, out.len, force, &err) < 0) {
-			error("%s", err.buf);
-		} else {
-			printf("Wrote %s\n", path);
-			status = MP_EXIT_OK;
-		}
+		status = mp_report_json_write(&json, path, &out);
 	} else {
 		struct mp_term term;
 		mp_term_detect(&term, STDOUT_FILENO);
@@ -120,7 +95,6 @@ out:
 	mp_analysis_release(&base);
 	mp_analysis_release(&new);
 	strbuf_release(&out);
-	strbuf_release(&err);
 	free(path);
 	return status;
 }
