@@ -36,11 +36,14 @@ E2E_TESTS = \
 	%reldir%/run-allocs.sh \
 	%reldir%/run-crash.sh \
 	%reldir%/run-cxx.sh \
+	%reldir%/run-dies.sh \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
 	%reldir%/run-fork.sh \
+	%reldir%/run-kill.sh \
 	%reldir%/run-options.sh \
+	%reldir%/run-order.sh \
 	%reldir%/run-oracle.sh \
 	%reldir%/run-preload.sh \
 	%reldir%/run-real.sh \
