@@ -27,7 +27,7 @@ MODE_LABEL = {
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
 }
-ANALYSIS_LABEL = {"stats": "memprof stats", "heaptrack_print": "heaptrack_print"}
+ANALYSIS_LABEL = {"stats": "memprof stats", "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
 # heaptrack's live interpreter can grow without bound (bench/README.md): cap the
 # address space of its whole process tree so that a blow-up fails the run
 # instead of the machine.
@@ -416,9 +416,11 @@ def heaptrack_failure(m, native, memprof_run):
 
 
 def run_analysis(cfg, w, rep, caps):
-    """memprof stats and heaptrack_print on this repetition's captures, alternating."""
+    """memprof stats, memprof transform pprof and heaptrack_print on this repetition's captures,
+    alternating."""
     res = {}
-    jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]])]
+    jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]]),
+            ("pprof", [cfg.memprof, "transform", "-f", "-o", os.devnull, "pprof", caps["memprof"]])]
     if "heaptrack" in caps:
         jobs.append(("heaptrack_print", ["heaptrack_print", caps["heaptrack"]]))
     if rep % 2:
@@ -444,7 +446,7 @@ def heaptrack_print_allocs(path):
 def bench_workload(cfg, w, log):
     """All repetitions of one workload: {mode: [runs]}, {reporter: [runs]}, notes."""
     runs = {m: [] for m in w.modes}
-    analysis = {"stats": [], "heaptrack_print": []}
+    analysis = {"stats": [], "pprof": [], "heaptrack_print": []}
     notes = []
     modes = list(w.modes)
     # one untimed run first, so that the program and its input are in the page cache
@@ -487,7 +489,7 @@ def bench_workload(cfg, w, log):
         caps = {k: v["capture"] for k, v in this.items() if k in ("memprof", "heaptrack") and k in modes}
         if "memprof" in caps:
             for name, m in run_analysis(cfg, w, rep, caps).items():
-                m["events"] = this["memprof" if name == "stats" else "heaptrack"]["events"]
+                m["events"] = this["heaptrack" if name == "heaptrack_print" else "memprof"]["events"]
                 if name == "heaptrack_print":
                     m["allocs_printed"] = heaptrack_print_allocs(m["out"])
                 analysis[name].append(m)
@@ -556,6 +558,8 @@ def summarize(results):
         s["bytes_per_event"] = med([m["capture_bytes"] / m["events"] for m in runs["memprof"]])
         s["stats_s_per_mevent"] = med([m["wall_s"] / m["events"] * 1e6 for m in analysis["stats"] if m["events"]])
         s["stats_rss_mb"] = med([m["tree_rss_mb"] for m in analysis["stats"]])
+        if analysis.get("pprof"):
+            s["pprof_vs_stats"] = med(ratios(analysis["pprof"], analysis["stats"], "wall_s"))
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
         s["heaptrack_overhead"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
@@ -632,7 +636,7 @@ def print_tables(reps, wls, results, out):
            "wall vs heaptrack_print", "mem vs heaptrack_print")
     for w, (_, analysis, _) in done:
         first = True
-        for name in ("stats", "heaptrack_print"):
+        for name in ("stats", "pprof", "heaptrack_print"):
             rs = analysis.get(name)
             if not rs:
                 continue
@@ -755,7 +759,8 @@ def main():
 
 SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
                 "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
-                "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
+                "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "pprof_vs_stats", "light_overhead",
+                "cpu_vs_native",
                 "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
 
 

@@ -14,7 +14,8 @@ WORKLOADS = \
 	%reldir%/oracle \
 	%reldir%/phases \
 	%reldir%/swaps \
-	%reldir%/threads
+	%reldir%/threads \
+	%reldir%/versions
 # end of WORKLOADS
 check_PROGRAMS += $(WORKLOADS)
 check_LTLIBRARIES += %reldir%/libdlwork.la
@@ -41,6 +42,7 @@ tests_workloads_swaps_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_swaps_LDADD = -lpthread
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_threads_LDADD = -lpthread
+tests_workloads_versions_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_libdlwork_la_SOURCES = %reldir%/dlwork.c
 tests_workloads_libdlwork_la_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_libdlwork_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
