@@ -78,7 +78,7 @@ static int spans_of(struct mp_record *rec, struct span s[3])
 		s[0] = SPAN(rec->u.symbol.frames, rec->u.symbol.nframes * sizeof(struct mp_frame), false);
 		return 1;
 	case MP_REC_ATTACH: case MP_REC_DETACH: case MP_REC_FORK:
-	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE:
+	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE: case MP_REC_SNAPSHOT:
 		if (!rec->u.marker.text)
 			return 0;
 		s[0] = SPAN(rec->u.marker.text, rec->u.marker.text_len, true);

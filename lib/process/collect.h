@@ -32,6 +32,7 @@ struct mp_capture_info {
 	char *path;
 	pid_t pid;
 	bool main;
+	unsigned capture;        /* of the main process: 1, then 2, 3... (memprof ctl start); 0 */
 	uint64_t allocs, frees, bytes, records, traces, symbols, threads;
 	uint64_t file_bytes;
 	bool exec_replaced;      /* the process replaced itself (exec) */
@@ -82,6 +83,8 @@ void mp_collector_main_exited(struct mp_collector *c, int wait_status);
  * are valid until mp_collector_free().
  */
 size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos);
+/* What the user should hear of (snapshots written), one line each. */
+size_t mp_collector_notes(struct mp_collector *c, const char ***lines);
 /* Warnings gathered so far (files that cannot be read or written), one line each. */
 size_t mp_collector_warnings(struct mp_collector *c, const char ***lines);
 /*
