@@ -38,6 +38,7 @@ struct stream {
 	uint64_t *pending;           /* ips no known module contained yet */
 	size_t npending, pending_alloc;
 	struct mp_capture_info info;
+	void *obs;                   /* the observer's context, or NULL */
 };
 
 struct mp_collector {
@@ -60,6 +61,14 @@ struct mp_collector {
 	char **undebugged;
 	size_t nundebugged, undebugged_alloc;
 };
+
+/* Show rec to the observer of s's capture, if any. */
+static inline void mp_collect_observe(struct mp_collector *c, struct stream *s,
+				      const struct mp_record *rec)
+{
+	if (s->obs)
+		c->opts.observer->record(s->obs, rec);
+}
 
 /* Remember a warning for the end of the run (each distinct text once). */
 void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

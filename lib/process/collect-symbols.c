@@ -32,15 +32,20 @@ void mp_collect_warn(struct mp_collector *c, const char *fmt, ...)
 	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, msg);
 }
 
-static uint64_t intern(struct stream *s, const char *str)
+static uint64_t intern(struct mp_collector *c, struct stream *s, const char *str)
 {
 	uint64_t id;
+	struct mp_record rec = { .type = MP_REC_STRING };
 	if (!str)
 		return 0;
 	if (mp_intmap_get(&s->strings, (uint64_t)(uintptr_t)str, &id))
 		return id;
 	id = mp_writer_string(&s->w, str, strlen(str));
 	mp_intmap_put(&s->strings, (uint64_t)(uintptr_t)str, id);
+	rec.u.string.id = id;
+	rec.u.string.text = str;
+	rec.u.string.len = strlen(str);
+	mp_collect_observe(c, s, &rec);
 	return id;
 }
 
@@ -69,12 +74,21 @@ bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 		return false;
 	n = sym.nframes < 64 ? sym.nframes : 64;
 	for (size_t i = 0; i < n; i++) {
-		frames[i].function = intern(s, sym.frames[i].function);
-		frames[i].file = intern(s, sym.frames[i].file);
+		frames[i].function = intern(c, s, sym.frames[i].function);
+		frames[i].file = intern(c, s, sym.frames[i].file);
 		frames[i].line = sym.frames[i].line;
 		frames[i].column = sym.frames[i].column;
 	}
 	mp_writer_symbol(&s->w, ip, sym.module_id, sym.offset, frames, n);
+	if (s->obs) {
+		struct mp_record rec = { .type = MP_REC_SYMBOL };
+		rec.u.symbol.ip = ip;
+		rec.u.symbol.module = sym.module_id;
+		rec.u.symbol.offset = sym.offset;
+		rec.u.symbol.nframes = n;
+		rec.u.symbol.frames = frames;
+		mp_collect_observe(c, s, &rec);
+	}
 	s->info.symbols++;
 	nw = mp_symbols_warnings(s->sym, &lines);
 	for (; s->sym_warned < nw; s->sym_warned++)

@@ -193,6 +193,11 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 		so.share_with = c->shared;
 		s->sym = mp_symbols_new(&so);
 	}
+	if (c->opts.observer) {
+		struct mp_record rec = { .type = MP_REC_HEADER };
+		rec.u.header = &h;
+		s->obs = c->opts.observer->open(c->opts.observer->ctx, s->pid, s->info.path, &rec);
+	}
 	return true;
 fail:
 	mp_collect_warn(c, "cannot create '%s': %s%s; the capture of process %d is lost", s->info.path,
@@ -266,6 +271,7 @@ static void process(struct mp_collector *c, struct stream *s)
 			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 			chunk = pos + (size_t)n;
 		}
+		mp_collect_observe(c, s, &rec);
 		switch (rec.type) {
 		case MP_REC_ALLOC:
 			s->info.allocs++;
@@ -582,6 +588,10 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	s->w_open = false;
 	if (stat(s->info.path, &st) == 0)
 		s->info.file_bytes = (uint64_t)st.st_size;
+	if (s->obs) {
+		c->opts.observer->close(s->obs, &s->info);
+		s->obs = NULL;
+	}
 }
 
 /* The trailer of s's capture as it stands. */
