@@ -221,7 +221,7 @@ fail:
 	return false;
 }
 
-static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t);
+static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
 
 static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
 {
@@ -238,7 +238,7 @@ static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
 	struct mp_trailer t = { 0 };
 	struct strbuf extra = STRBUF_INIT;
 	char *path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
-	fill_trailer(c, s, &t);
+	fill_trailer(c, s, &t, false);
 	t.end_reason = MP_END_SNAPSHOT;
 	t.has_exit_code = t.has_exit_signal = false;
 	t.core_dumped = 0;
@@ -621,7 +621,7 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 		mp_analysis_finish(s->agg);
 		mp_aggregate_emit(s->agg, emit_raw, &s->w);
 	}
-	fill_trailer(c, s, &t);
+	fill_trailer(c, s, &t, true);
 	mp_writer_trailer(&s->w, &t);
 	if (mp_writer_close(&s->w) < 0) {
 		mp_collect_warn(c, "cannot write '%s': %s", s->info.path, strerror(errno));
@@ -636,8 +636,11 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	}
 }
 
-/* The trailer of s's capture as it stands. */
-static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_)
+/*
+ * The trailer of s's capture as it stands; final: it is the capture's own, not
+ * a snapshot's (which the collector may take late, after the program ended).
+ */
+static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_, bool final)
 {
 	struct mp_trailer t = { 0 };
 	struct timeval tv;
@@ -656,7 +659,8 @@ static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_tra
 			t.has_exit_code = true;
 			t.exit_code = WEXITSTATUS(c->main_status);
 			/* Exited without passing through exit(): it became another program. */
-			s->info.exec_replaced = !s->exit_seen && !s->broken;
+			if (final)
+				s->info.exec_replaced = !s->exit_seen && !s->broken;
 		} else if (WIFSIGNALED(c->main_status)) {
 			t.has_exit_signal = true;
 			t.exit_signal = WTERMSIG(c->main_status);
