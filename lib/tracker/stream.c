@@ -40,7 +40,7 @@ static void release_retired(void);
 
 void mp_stream_stop(const char *a, const char *b, const char *c)
 {
-	if (mp_state == MP_STATE_ON && a)
+	if (mp_state == MP_STATE_ON && a && !mp_st.quiet)
 		mp_write_stderr(a, b, c);
 	mp_state = MP_STATE_OFF;
 	*mp_live = 0;
@@ -401,8 +401,9 @@ static int open_socket(void)
 		return -1;
 	memcpy(sa.sun_path, mp_cfg.socket_path, sizeof(sa.sun_path));
 	if (connect(mp_st.sink_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		mp_write_stderr("cannot connect to the collector at '", mp_cfg.socket_path,
-				"'; the program runs untracked");
+		if (!mp_st.quiet)
+			mp_write_stderr("cannot connect to the collector at '", mp_cfg.socket_path,
+					"'; the program runs untracked");
 		close(mp_st.sink_fd);
 		mp_st.sink_fd = -1;
 		return -1;
@@ -453,8 +454,9 @@ int mp_stream_create(void)
 {
 	release_retired();
 	if (setup_live() || shm_create()) {
-		mp_write_stderr("cannot create the tracker's rings; the program runs untracked", NULL,
-				NULL);
+		if (!mp_st.quiet)
+			mp_write_stderr("cannot create the tracker's rings; the program runs untracked",
+					NULL, NULL);
 		return -1;
 	}
 	mp_st.gen++;
@@ -471,8 +473,9 @@ int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from)
 	if (open_socket())
 		return -1;
 	if (send_all(header, mp_stream_header(header, mode, flags, forked_from))) {
-		mp_write_stderr("lost the connection to the collector", "; the program runs untracked",
-				NULL);
+		if (!mp_st.quiet)
+			mp_write_stderr("lost the connection to the collector",
+					"; the program runs untracked", NULL);
 		return -1;
 	}
 	return 0;
