@@ -121,9 +121,15 @@ static void obs_close(void *sctx, const struct mp_capture_info *info)
 	mp_live_close(sctx);
 }
 
+static void obs_ended(void *sctx)
+{
+	mp_live_close(sctx);
+}
+
 struct mp_collect_observer mp_live_observer(struct mp_live *m)
 {
-	struct mp_collect_observer o = { obs_open, obs_record, obs_close, m };
+	struct mp_collect_observer o = { .open = obs_open, .record = obs_record, .close = obs_close,
+					 .ctx = m, .ended = obs_ended };
 	return o;
 }
 

@@ -425,6 +425,8 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->pidfd = -1;
+	if (s->obs && c->opts.observer->ended)
+		c->opts.observer->ended(s->obs);
 }
 
 /* The tracker's hello: its version and the memfd of its rings. */

@@ -38,6 +38,13 @@ struct mp_collect_observer {
 	/* The capture is complete (info->failed: its file could not be written). */
 	void (*close)(void *sctx, const struct mp_capture_info *info);
 	void *ctx;
+	/*
+	 * Optional (NULL): the stream ended (the process is gone, replaced
+	 * itself, or stopped tracking) and every record of it has been seen;
+	 * close comes later, with the capture complete. A live view learns here
+	 * that its process ended.
+	 */
+	void (*ended)(void *sctx);
 };
 
 struct mp_collect_opts {
