@@ -511,7 +511,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 		struct pollfd fds[1024];
 		size_t n = 0, first, ns;
 		int timeout = -1, r;
-		bool input = false;
+		short input = 0;
 		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		if (lv.tui)
 			fds[n++] = (struct pollfd){ .fd = mp_live_tui_fd(lv.tui), .events = POLLIN };
@@ -557,7 +557,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 			}
 		}
 		if (lv.tui && first > 1)
-			input = fds[1].revents & (POLLIN | POLLHUP | POLLERR);
+			input = fds[1].revents;
 		mp_collector_service(c, fds + first, ns);
 		if (lv.tui && !mp_live_tui_service(lv.tui, input))
 			live_close_view(&lv, argv[0], pid, exited, o->t.quiet);

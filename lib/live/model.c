@@ -270,7 +270,8 @@ void mp_live_update(struct mp_live *m)
 		if (!s->leaked.bytes)
 			continue;
 		for (size_t k = 0; k < n; k++) {
-			struct mp_live_row *r = &m->rows[row_of(m, m->stack_[k])];
+			uint32_t idx = row_of(m, m->stack_[k]); /* may move m->rows */
+			struct mp_live_row *r = &m->rows[idx];
 			if (r->stamp_ == i)
 				continue; /* recursion: this stack is counted already */
 			r->stamp_ = (uint32_t)i;

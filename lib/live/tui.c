@@ -5,6 +5,7 @@
 #include <curses.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,15 +212,18 @@ static bool key(struct mp_live_tui *t, int c)
 	return true;
 }
 
-bool mp_live_tui_service(struct mp_live_tui *t, bool input)
+bool mp_live_tui_service(struct mp_live_tui *t, short revents)
 {
 	long now = now_ms();
-	if (input) {
+	if (revents & POLLIN) {
 		int c;
 		while ((c = getch()) != ERR)
 			if (!key(t, c))
 				return false;
 	}
+	/* The terminal hung up (its window closed): nobody to show anything to. */
+	if (revents & (POLLHUP | POLLERR | POLLNVAL))
+		return false;
 	if (now >= t->next_ms || t->m->state != t->drawn_state || t->m->streams != t->drawn_streams) {
 		update(t);
 		t->drawn_state = t->m->state;

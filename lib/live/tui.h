@@ -39,11 +39,12 @@ int mp_live_tui_fd(const struct mp_live_tui *t);
 /* Milliseconds until the next refresh (0: due now). */
 int mp_live_tui_timeout(const struct mp_live_tui *t);
 /*
- * After a poll: read the keys when input is ready, and redraw when a
+ * After a poll: read the keys when mp_live_tui_fd() has input (revents is
+ * what poll returned for it, 0 when it was not polled), and redraw when a
  * refresh is due, a key changed the view, or the model's state changed.
- * Returns false when the user asked to quit.
+ * Returns false when the user asked to quit, or the terminal is gone.
  */
-bool mp_live_tui_service(struct mp_live_tui *t, bool input);
+bool mp_live_tui_service(struct mp_live_tui *t, short revents);
 /* The terminal changed size (SIGWINCH): lay the view out again. */
 void mp_live_tui_resized(struct mp_live_tui *t);
 /* Show note in place of the line of keys (NULL: the keys again), at once. */

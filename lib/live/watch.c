@@ -115,7 +115,7 @@ static void view(struct watch *w, struct mp_live_tui *t)
 				     &resized);
 		if (resized)
 			mp_live_tui_resized(t);
-		if (signalled || !mp_live_tui_service(t, ev & (POLLIN | POLLHUP | POLLERR)))
+		if (signalled || !mp_live_tui_service(t, ev))
 			quit = true;
 	}
 }
