@@ -32,24 +32,19 @@ void mp_live_release(struct mp_live *m)
 bool mp_live_open(struct mp_live *m, pid_t pid, const struct mp_record *header)
 {
 	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
-	if (m->pid && pid != m->pid)
+	/*
+	 * One stream: the process's first. A later one (a program it executed,
+	 * with --follow-fork) is not shown: its records could come before the
+	 * end of the first one's.
+	 */
+	if ((m->pid && pid != m->pid) || m->streams)
 		return false;
-	/* One stream at a time; a later one of the same process (it ran exec) replaces it. */
-	if (m->state == MP_LIVE_RUNNING)
-		return false;
-	if (m->have_analysis)
-		mp_analysis_release(&m->a);
 	o.flags = MP_ANALYSIS_SPLIT_THREADS;
 	mp_analysis_init(&m->a, &o);
 	m->have_analysis = true;
 	m->pid = pid;
 	m->streams++;
 	m->state = MP_LIVE_RUNNING;
-	m->time_us = m->rss = 0;
-	m->exit_seen = m->exit_status_known = m->detached = false;
-	m->nrows = 0;
-	m->shown = (struct mp_counts){ 0, 0 };
-	m->thread = MP_THREAD_MERGED;
 	mp_analysis_record(&m->a, header);
 	return true;
 }

@@ -47,9 +47,9 @@ struct mp_live_row {
 struct mp_live {
 	pid_t pid;              /* the process shown: the first stream's when 0 */
 	enum mp_live_state state;
-	struct mp_analysis a;   /* of the current stream (initialised once one opened) */
+	struct mp_analysis a;   /* of the stream (initialised once it opened) */
 	bool have_analysis;
-	unsigned streams;       /* streams shown so far (a process that exec'd has another) */
+	unsigned streams;       /* 1 once the stream opened: the model shows one */
 	/* What the records said. */
 	uint64_t time_us;       /* since tracking began: the latest time a record gave */
 	uint64_t rss;           /* at the latest tick (0: none yet) */
@@ -78,9 +78,9 @@ void mp_live_release(struct mp_live *m);
 /* The collector's observer that feeds m (m must outlive the collector's use of it). */
 struct mp_collect_observer mp_live_observer(struct mp_live *m);
 /*
- * The observer's three calls, for tests: a stream of pid opens with its
- * HEADER record (false when the model does not show it: another process,
- * or one is shown already), a record of it, its end.
+ * The observer's calls, for tests: a stream of pid opens with its HEADER
+ * record (false when the model does not show it: another process, or a
+ * later stream), a record of it, its end.
  */
 bool mp_live_open(struct mp_live *m, pid_t pid, const struct mp_record *header);
 void mp_live_record(struct mp_live *m, const struct mp_record *rec);

@@ -25,7 +25,6 @@ struct mp_live_tui {
 	long next_ms;           /* when the next refresh is due (monotonic ms) */
 	bool dirty;             /* redraw at the next service */
 	enum mp_live_state drawn_state;
-	unsigned drawn_streams;
 	char *note;
 };
 
@@ -92,7 +91,6 @@ struct mp_live_tui *mp_live_tui_open(struct mp_live *m, struct strbuf *err)
 	curs_set(0);
 	mp_live_screen_init(&t->screen);
 	t->drawn_state = m->state;
-	t->drawn_streams = m->streams;
 	t->dirty = true;
 	t->next_ms = 0;
 	return t;
@@ -107,7 +105,7 @@ int mp_live_tui_fd(const struct mp_live_tui *t)
 int mp_live_tui_timeout(const struct mp_live_tui *t)
 {
 	long left = t->next_ms - now_ms();
-	if (t->dirty || t->m->state != t->drawn_state || t->m->streams != t->drawn_streams)
+	if (t->dirty || t->m->state != t->drawn_state)
 		return 0;
 	return left < 0 ? 0 : left > MP_LIVE_REFRESH_MS ? MP_LIVE_REFRESH_MS : (int)left;
 }
@@ -224,10 +222,9 @@ bool mp_live_tui_service(struct mp_live_tui *t, short revents)
 	/* The terminal hung up (its window closed): nobody to show anything to. */
 	if (revents & (POLLHUP | POLLERR | POLLNVAL))
 		return false;
-	if (now >= t->next_ms || t->m->state != t->drawn_state || t->m->streams != t->drawn_streams) {
+	if (now >= t->next_ms || t->m->state != t->drawn_state) {
 		update(t);
 		t->drawn_state = t->m->state;
-		t->drawn_streams = t->m->streams;
 		t->next_ms = now + MP_LIVE_REFRESH_MS;
 		t->dirty = true;
 	}

@@ -9,6 +9,10 @@
 
 start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/d.%p.bin" LD_PRELOAD="$TRACKER_LIB"
 P=$TARGET_PID
+# Completion offers the processes whose tracker listens.
+words=$(PATH="$(dirname "$MEMPROF"):$PATH" bash -c '. "$1"; COMP_WORDS=(memprof live ""); COMP_CWORD=2
+	_memprof; printf "%s\n" "${COMPREPLY[@]}"' _ "$MEMPROF_SRCDIR/completions/memprof")
+grep -qx "$P" <<< "$words" || fail_ "bash completion of 'memprof live' does not offer $P: $words"
 view_start v "$MEMPROF" live "$P"
 wait_screen v has v "^memprof live  pid $P  .*attachee .*  running [0-9.]+ s$"
 has v "^ +<Own> +Own% +Total +Total% +Allocs +Blocks  Location *$" || fail_ "no table heading"
