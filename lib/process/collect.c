@@ -699,25 +699,31 @@ int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid
 	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) ||
 	    strlen(dir) + sizeof("/stream") > pathlen) {
 		strbuf_addf(err, "the socket path in '%s' is too long", dir);
+		rmdir(dir);
 		return -1;
 	}
 	snprintf(path, pathlen, "%s/stream", dir);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		strbuf_addf(err, "cannot create a socket: %s", strerror(errno));
+		rmdir(dir);
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		strbuf_addf(err, "cannot listen on '%s': %s", path, strerror(errno));
-		close(fd);
-		return -1;
+		goto fail;
 	}
 	if (uid != getuid() && (chown(dir, uid, gid) < 0 || chown(path, uid, gid) < 0)) {
 		strbuf_addf(err, "cannot give '%s' to the user of the process: %s", dir,
 			    strerror(errno));
-		close(fd);
-		return -1;
+		goto fail;
 	}
 	return fd;
+fail:
+	/* Nothing left behind. */
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	return -1;
 }

@@ -182,6 +182,12 @@ int mp_ctl_stream_socket(pid_t pid, char *dir, size_t dirlen, char *path, size_t
 		strbuf_addf(err, "no process %d", (int)pid);
 		return -1;
 	}
+	/* The tracker answers its own user and root only (as mp_ctl_send() finds). */
+	if (geteuid() != 0 && uid != (unsigned long)geteuid()) {
+		strbuf_addf(err, "cannot reach the tracker of process %d: it runs as user %lu, and "
+			    "only that user or root may control it", (int)pid, uid);
+		return -1;
+	}
 	snprintf(line, sizeof(line), "/proc/%d/status", (int)pid);
 	f = fopen(line, "re");
 	while (f && fgets(line, sizeof(line), f)) {

@@ -37,6 +37,7 @@ E2E_TESTS = \
 	%reldir%/live-ctl.sh \
 	%reldir%/live-errors.sh \
 	%reldir%/live-run.sh \
+	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/reports-run.sh \
