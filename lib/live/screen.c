@@ -203,7 +203,8 @@ static void title_line(const struct mp_live *m, const struct mp_live_view *v, in
 	strbuf_release(&right);
 }
 
-static void figures_line(const struct mp_live *m, int width, struct strbuf *line)
+static void figures_line(const struct mp_live *m, const struct mp_live_view *v, int width,
+			 struct strbuf *line)
 {
 	struct strbuf sb = STRBUF_INIT, count = STRBUF_INIT;
 	struct mp_counts heap = mp_live_heap(m);
@@ -225,7 +226,7 @@ static void figures_line(const struct mp_live *m, int width, struct strbuf *line
 		mp_format_count(&count, m->a.totals.n_frees);
 		strbuf_addf(&sb, "%s frees", count.buf);
 	}
-	add_fit(line, sb.buf, width > 0 ? (size_t)width : 0, false, false);
+	add_fit(line, sb.buf, width > 0 ? (size_t)width : 0, v->utf8, false);
 	strbuf_release(&sb);
 	strbuf_release(&count);
 }
@@ -376,7 +377,7 @@ void mp_live_render(const struct mp_live *m, const struct mp_live_view *v, int w
 	title_line(m, v, width, &s->text[y]);
 	s->style[y++] = MP_LIVE_BOLD;
 	if (y < height)
-		figures_line(m, width, &s->text[y++]);
+		figures_line(m, v, width, &s->text[y++]);
 	if (y < height)
 		thread_line(m, v, width, &s->text[y++]);
 	if (y < height) {

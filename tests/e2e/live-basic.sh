@@ -57,6 +57,13 @@ if has v "'churn-[12]'"; then
 	screen v | grep -q "command_alloc" && fail_ "a churn thread shows command_alloc's blocks"
 fi
 
+# A narrower terminal: the view is laid out again, without the percentages.
+tm resize-window -t v -x 80 -y 20
+wait_screen v has v "^ +<Own> +Total +Allocs +Blocks  Location *$"
+row_is v 1 "^ *3\.91 MiB +3\.91 MiB +1,000 +1,000  command_alloc at attachee\.c *$" ||
+	fail_ "after the resize, row 1: $(line v 5)"
+[ "$(LC_ALL=C.UTF-8 wc -L < v.screen)" -le 80 ] || fail_ "a line is wider than the terminal"
+
 # q: the view ends, the service runs on, paused, and still answers.
 keys v q
 view_rc v
