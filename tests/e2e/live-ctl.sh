@@ -75,4 +75,31 @@ view_rc e
 [ "$rc" -eq 0 ] || fail_ "the view of an exited process exited $rc"
 [ ! -s target.err ] || fail_ "the service wrote on stderr: $(cat target.err)"
 [ "$(ls "$T"/d.* 2> /dev/null)" = "" ] || fail_ "a capture was written"
+
+# Under memprof run --paused: the view streams to its own collector, not run's; run's first
+# capture is still capture 1, with what came after the view.
+start_target "$MEMPROF" run --paused -o "$T/run.bin"
+RUN_PID=$TARGET_PID
+TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused; .*/\1/p" target.err)
+[ -n "$TARGET_PID" ] || fail_ "memprof run --paused did not say the program's pid: $(cat target.err)"
+P=$TARGET_PID
+view_start p "$MEMPROF" live $P
+wait_screen p has p "  running [0-9.]+ s$"
+send_cmd "alloc 4 4444"
+wait_screen p row_is p 1 " +4 +4  command_alloc at attachee\.c *$"
+keys p q
+view_rc p
+[ "$rc" -eq 0 ] || fail_ "the view of a memprof run --paused program exited $rc"
+paused $P
+ctl start
+expect_rc 0 "start after the view, under memprof run"
+[ "$(cat out)" = "process $P: recording capture 1" ] || fail_ "start: $(cat out)"
+send_cmd "alloc 2 2222"
+ctl stop
+expect_rc 0 "stop under memprof run"
+send_cmd "exit 0"
+wait $RUN_PID || fail_ "memprof run --paused failed"
+# (memprof run completes its captures when the program ended.)
+[ "$("$MEMPROF" parse "$T/run.bin" | grep -cE '^ALLOC .* size=(2222|4444) ')" -eq 2 ] ||
+	fail_ "run's capture does not hold exactly the 2 blocks after the view"
 exit 0
