@@ -370,22 +370,18 @@ static void live_open_view(struct live *lv)
 	strbuf_release(&err);
 }
 
-/* --live: the file for the program's output, created before it runs. */
-static void live_create_log(struct live *lv, const char *prog, pid_t pid, bool force)
+/* --live: the file for the program's output, created before it runs. 0, or -1 with errno. */
+static int live_create_log(struct live *lv, const char *prog, pid_t pid, bool force)
 {
 	int fd;
 	if (!lv->out && !lv->err)
-		return;
+		return 0;
 	lv->log = live_log_path(prog, pid);
 	fd = open(lv->log, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
-	if (fd < 0) {
-		int e = errno;
-		if (e == EEXIST)
-			die("'%s' exists (use -f to overwrite it)", lv->log);
-		errno = e;
-		die_errno("cannot create '%s' for the program's output", lv->log);
-	}
+	if (fd < 0)
+		return -1;
 	close(fd);
+	return 0;
 }
 
 static int run(struct run_opts *o, int argc, char **argv)
@@ -447,19 +443,23 @@ static int run(struct run_opts *o, int argc, char **argv)
 		out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->t.force ? O_TRUNC : O_EXCL),
 			      0644);
 	}
-	if (output && out_fd < 0) {
+	if ((output && out_fd < 0) ||
+	    (lv.on && live_create_log(&lv, argv[0], pid, o->t.force) < 0)) {
 		int e = errno;
+		const char *what = output && out_fd < 0 ? output : lv.log;
 		close(go[1]);
 		waitpid(pid, NULL, 0);
+		if (out_fd >= 0) {
+			close(out_fd);
+			unlink(output);
+		}
 		unlink(sock);
 		rmdir(dir);
 		if (e == EEXIST)
-			die("'%s' exists (use -f to overwrite it)", output);
+			die("'%s' exists (use -f to overwrite it)", what);
 		errno = e;
-		die_errno("cannot create '%s'", output);
+		die_errno("cannot create '%s'%s", what, what == lv.log ? " for the program's output" : "");
 	}
-	if (lv.on)
-		live_create_log(&lv, argv[0], pid, o->t.force);
 	if (!o->t.quiet && o->paused)
 		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
 				"start' starts a capture into '%s'\n", argv[0], (int)pid, (int)pid, output);
