@@ -43,16 +43,21 @@ wait_screen v row_is v 1 "  command_alloc at attachee\.c *$"
 
 # The reader thread (the process's main thread, tid = pid) made the 1000 blocks; a churn
 # thread holds none of them.
+# (Each Right is seen on the screen before the next, whatever a refresh does meanwhile.)
+shown_thread() { line v 3 | sed 's/, live .*//; s/  .*//'; }
+thread_moved() { [ "$(shown_thread)" != "$before" ]; }
 for i in $(seq 12); do
 	screen v > /dev/null
 	has v "^thread [0-9]+ of [0-9]+: tid $P 'reader'" && break
+	before=$(shown_thread)
 	keys v Right
-	wait_screen v has v "^thread|^threads"
+	wait_screen v thread_moved
 done
 has v "^thread [0-9]+ of [0-9]+: tid $P 'reader', live 3\.9[0-9] MiB" || fail_ "no reader thread: $(line v 3)"
 wait_screen v row_is v 1 "^ *3\.91 MiB +[0-9.]+% +3\.91 MiB +[0-9.]+% +1,000 +1,000  command_alloc at attachee\.c *$"
+before=$(shown_thread)
 keys v Right
-wait_screen v has v "^thread|^threads"
+wait_screen v thread_moved
 if has v "'churn-[12]'"; then
 	screen v | grep -q "command_alloc" && fail_ "a churn thread shows command_alloc's blocks"
 fi
