@@ -182,7 +182,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		die("cannot track process %d: %s", (int)pid, start_error(result));
 	}
 
-	c = mp_track_collector(&o->t, output, out_fd, pid, lfd);
+	c = mp_track_collector(&o->t, output, out_fd, pid, lfd, NULL);
 	if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking process %d ('%s') into '%s' after %ld ms; stop with "
 				"Ctrl-C or 'memprof detach %d'\n", (int)pid, ti.exe, output,

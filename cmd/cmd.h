@@ -19,6 +19,7 @@ int cmd_attach(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_live(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 

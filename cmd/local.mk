@@ -5,6 +5,7 @@ memprof_SOURCES = \
 	%reldir%/cmd.h \
 	%reldir%/ctl.c \
 	%reldir%/detach.c \
+	%reldir%/live.c \
 	%reldir%/memprof.c \
 	%reldir%/options.c %reldir%/options.h \
 	%reldir%/parse.c \

@@ -29,6 +29,7 @@ static const struct mp_cmd commands[] = {
 	{ "detach", cmd_detach, "stop the tracking 'memprof attach' started" },
 	{ "diff", cmd_diff, "show what changed between two captures, by allocation site" },
 	{ "flamegraph", cmd_flamegraph, "write an HTML flame graph of a capture" },
+	{ "live", cmd_live, "show where a running process's memory is, live, in the terminal" },
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
 	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },

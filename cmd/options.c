@@ -249,7 +249,8 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 }
 
 struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
-					int output_fd, pid_t pid, int listen_fd)
+					int output_fd, pid_t pid, int listen_fd,
+					const struct mp_collect_observer *observer)
 {
 	struct mp_collect_opts co = { 0 };
 	struct mp_collector *c;
@@ -260,6 +261,7 @@ struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const cha
 	co.keep_addresses = t->keep_addresses;
 	co.aggregate = t->aggregate;
 	co.main_pid = pid;
+	co.observer = observer;
 	c = mp_collector_new(&co);
 	if (!c)
 		die_errno("cannot set up the collector");

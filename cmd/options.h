@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct mp_collector;
+struct mp_collect_observer;
 
 struct strbuf;
 
@@ -96,11 +97,13 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 		     struct mp_track_opts *t);
 /*
  * The collector of a tracking command, as its options say: the main
- * process pid writes to output (already created as output_fd, or -1), and
- * tracked processes connect to listen_fd.
+ * process pid writes to output (already created as output_fd, or -1; NULL:
+ * no capture), tracked processes connect to listen_fd, and observer (or
+ * NULL) sees every record.
  */
 struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
-					int output_fd, pid_t pid, int listen_fd);
+					int output_fd, pid_t pid, int listen_fd,
+					const struct mp_collect_observer *observer);
 
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));

@@ -19,6 +19,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "lib/live/model.h"
+#include "lib/live/tui.h"
 #include "lib/process/collect.h"
 #include "lib/util/paths.h"
 #include "lib/process/target.h"
@@ -26,7 +28,7 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG, OPT_PAUSED };
+enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG, OPT_PAUSED, OPT_LIVE };
 
 static const struct mp_opt opts[] = {
 	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
@@ -35,6 +37,8 @@ static const struct mp_opt opts[] = {
 	MP_TRACK_OPT_ENTRIES("track forked children and programs they run, each into FILE.<pid>"),
 	{ OPT_PAUSED, 0, "paused", NULL,
 	  "start with tracking off: 'memprof ctl PID start' starts a capture, stop ends it" },
+	{ OPT_LIVE, 0, "live", NULL,
+	  "show where the memory is while the program runs, in the terminal (a capture only with -o)" },
 	{ OPT_REPORTER, 0, "reporter", "NAME",
 	  "then write the report NAME (flamegraph or table) of the capture" },
 	{ OPT_REPORTER_ARG, 0, "reporter-arg", "ARG",
@@ -54,7 +58,7 @@ static const struct mp_cmd_spec spec = {
 
 struct run_opts {
 	struct mp_track_opts t;
-	bool paused;
+	bool paused, live;
 	/* --reporter: its argv, the name first, the capture to be appended. */
 	const struct mp_reporter *reporter;
 	char **rargv;
@@ -112,8 +116,76 @@ static void forward_signal(pid_t pid, const struct signalfd_siginfo *si, const c
 	kill(pid, sig);
 }
 
+/*
+ * --live: the view holds the terminal, so what of the program's standard
+ * streams is that terminal goes elsewhere: output and errors to a file
+ * (memprof-<prog>.<pid>.out, named when the program ends), input from
+ * /dev/null. Streams that are not the terminal stay the program's.
+ */
+struct live {
+	bool on, out, err, in;
+	char *log;                    /* the output's file, when out or err */
+	struct mp_live model;
+	struct mp_collect_observer obs;
+	struct mp_live_tui *tui;      /* the view, while it is shown */
+};
+
+static char *live_log_path(const char *prog, pid_t pid)
+{
+	const char *base = strrchr(prog, '/');
+	return xasprintf("memprof-%s.%d.out", base ? base + 1 : prog, (int)pid);
+}
+
+/* In the child: the program's streams as struct live says. 0, or an errno. */
+static int live_stdio(const struct live *lv, const char *prog)
+{
+	int fd;
+	if (lv->out || lv->err) {
+		char *path = live_log_path(prog, getpid());
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		free(path);
+		if (fd < 0 || (lv->out && dup2(fd, STDOUT_FILENO) < 0) ||
+		    (lv->err && dup2(fd, STDERR_FILENO) < 0))
+			return errno;
+		close(fd);
+	}
+	if (lv->in) {
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+			return errno;
+		close(fd);
+	}
+	return 0;
+}
+
+/* The view is closed (the user quit, or the program is being signalled): the terminal is back. */
+static void live_close_view(struct live *lv, const char *prog, pid_t pid, bool exited, bool quiet)
+{
+	if (!lv->tui)
+		return;
+	mp_live_tui_close(lv->tui);
+	lv->tui = NULL;
+	if (!exited && !quiet)
+		fprintf(stderr, "memprof: '%s' (pid %d) runs on; memprof ends when it does%s%s%s\n",
+			prog, (int)pid, lv->log ? " (its output goes to '" : "",
+			lv->log ? lv->log : "", lv->log ? "')" : "");
+}
+
+/* The program ended: where its output is (an empty file is removed). */
+static void live_finish(struct live *lv, const char *prog, bool quiet)
+{
+	struct stat st;
+	if (!lv->log)
+		return;
+	if (stat(lv->log, &st) == 0 && st.st_size == 0)
+		unlink(lv->log);
+	else if (!quiet)
+		fprintf(stderr, "memprof: the output of '%s' is in '%s'\n", prog, lv->log);
+}
+
 /* The child: restore what memprof changed, wait for the go, run the program. */
-static void child_exec(const struct mp_target *t, const sigset_t *orig_mask, int go_fd, int err_fd)
+static void child_exec(const struct mp_target *t, const sigset_t *orig_mask, int go_fd, int err_fd,
+		       const struct live *lv, const char *prog)
 {
 	char go;
 	ssize_t n;
@@ -125,6 +197,13 @@ static void child_exec(const struct mp_target *t, const sigset_t *orig_mask, int
 	while (n < 0 && errno == EINTR);
 	if (n != 1)
 		_exit(127); /* memprof gave up before the start */
+	if (lv->on && (err = live_stdio(lv, prog)) != 0) {
+		/* Told apart from exec's errors by its sign. */
+		err = -err;
+		if (write(err_fd, &err, sizeof(err)) < 0)
+			_exit(126);
+		_exit(126);
+	}
 	execv(t->path, t->argv);
 	err = errno;
 	if (write(err_fd, &err, sizeof(err)) < 0)
@@ -281,20 +360,52 @@ static int transparent_exit(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* --live: the view, once the program runs; without a terminal it carries on without. */
+static void live_open_view(struct live *lv)
+{
+	struct strbuf err = STRBUF_INIT;
+	lv->tui = mp_live_tui_open(&lv->model, &err);
+	if (!lv->tui)
+		warning("no live view: %s", err.buf);
+	strbuf_release(&err);
+}
+
+/* --live: the file for the program's output, created before it runs. 0, or -1 with errno. */
+static int live_create_log(struct live *lv, const char *prog, pid_t pid, bool force)
+{
+	int fd;
+	if (!lv->out && !lv->err)
+		return 0;
+	lv->log = live_log_path(prog, pid);
+	fd = open(lv->log, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 static int run(struct run_opts *o, int argc, char **argv)
 {
 	struct mp_target t;
 	struct strbuf err = STRBUF_INIT;
-	char dir[PATH_MAX], sock[PATH_MAX], *output;
-	int listen_fd, sfd, go[2], errp[2], status = 0, code, out_fd;
+	char dir[PATH_MAX], sock[PATH_MAX], *output = NULL;
+	int listen_fd, sfd, go[2], errp[2], status = 0, code, out_fd = -1;
 	sigset_t block, orig;
 	pid_t pid;
 	bool exited = false, written;
 	struct mp_collector *c;
+	struct live lv = { .on = o->live };
 
 	if (mp_target_resolve(&t, argc, argv, &err, &code) < 0) {
 		error("%s", err.buf);
 		return code;
+	}
+	if (lv.on) {
+		if (mp_live_tui_check(&err) < 0)
+			die("%s", err.buf);
+		lv.out = isatty(STDOUT_FILENO);
+		lv.err = isatty(STDERR_FILENO);
+		lv.in = isatty(STDIN_FILENO);
 	}
 	listen_fd = make_socket(dir, sizeof(dir), sock, sizeof(sock));
 	set_env(o, sock);
@@ -305,6 +416,8 @@ static int run(struct run_opts *o, int argc, char **argv)
 	sigaddset(&block, SIGQUIT);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&block, forwarded[i]);
+	if (lv.on)
+		sigaddset(&block, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
@@ -319,32 +432,45 @@ static int run(struct run_opts *o, int argc, char **argv)
 		close(listen_fd);
 		close(go[1]);
 		close(errp[0]);
-		child_exec(&t, &orig, go[0], errp[1]);
+		child_exec(&t, &orig, go[0], errp[1], &lv, argv[0]);
 	}
 	close(go[0]);
 	close(errp[1]);
 
-	/* The capture must be creatable before the program runs. */
-	output = o->t.output ? xstrdup(o->t.output) : default_output(argv[0], pid);
-	out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->t.force ? O_TRUNC : O_EXCL), 0644);
-	if (out_fd < 0) {
+	/* The capture must be creatable before the program runs (--live writes one with -o only). */
+	if (!lv.on || o->t.output) {
+		output = o->t.output ? xstrdup(o->t.output) : default_output(argv[0], pid);
+		out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->t.force ? O_TRUNC : O_EXCL),
+			      0644);
+	}
+	if ((output && out_fd < 0) ||
+	    (lv.on && live_create_log(&lv, argv[0], pid, o->t.force) < 0)) {
 		int e = errno;
+		const char *what = output && out_fd < 0 ? output : lv.log;
 		close(go[1]);
 		waitpid(pid, NULL, 0);
+		if (out_fd >= 0) {
+			close(out_fd);
+			unlink(output);
+		}
 		unlink(sock);
 		rmdir(dir);
 		if (e == EEXIST)
-			die("'%s' exists (use -f to overwrite it)", output);
+			die("'%s' exists (use -f to overwrite it)", what);
 		errno = e;
-		die_errno("cannot create '%s'", output);
+		die_errno("cannot create '%s'%s", what, what == lv.log ? " for the program's output" : "");
 	}
 	if (!o->t.quiet && o->paused)
 		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
 				"start' starts a capture into '%s'\n", argv[0], (int)pid, (int)pid, output);
-	else if (!o->t.quiet)
+	else if (!o->t.quiet && output)
 		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
 
-	c = mp_track_collector(&o->t, output, out_fd, pid, listen_fd);
+	if (lv.on) {
+		mp_live_init(&lv.model, pid);
+		lv.obs = mp_live_observer(&lv.model);
+	}
+	c = mp_track_collector(&o->t, output, out_fd, pid, listen_fd, lv.on ? &lv.obs : NULL);
 
 	if (write(go[1], "g", 1) != 1)
 		die_errno("cannot start '%s'", argv[0]);
@@ -358,27 +484,47 @@ static int run(struct run_opts *o, int argc, char **argv)
 		close(errp[0]);
 		if (n == (ssize_t)sizeof(e)) {
 			waitpid(pid, NULL, 0);
-			unlink(output);
+			if (output)
+				unlink(output);
+			if (lv.log)
+				unlink(lv.log);
 			unlink(sock);
 			rmdir(dir);
+			if (e < 0) {
+				errno = -e;
+				error_errno("cannot give '%s' its output file or input", argv[0]);
+				return 126;
+			}
 			errno = e;
 			error_errno("cannot execute '%s'", argv[0]);
 			return e == ENOENT ? 127 : 126;
 		}
 	}
+	if (lv.on)
+		live_open_view(&lv);
 
-	/* Collect until the program ended and every tracked process closed its stream. */
+	/*
+	 * Collect until the program ended and every tracked process closed its
+	 * stream; with the view, until the user leaves it too.
+	 */
 	for (;;) {
 		struct pollfd fds[1024];
-		size_t n = 0, ns;
-		int timeout = -1;
+		size_t n = 0, first, ns;
+		int timeout = -1, r;
+		short input = 0;
 		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		if (lv.tui)
+			fds[n++] = (struct pollfd){ .fd = mp_live_tui_fd(lv.tui), .events = POLLIN };
+		first = n;
 		ns = mp_collector_pollfds(c, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
-		if (exited && mp_collector_open_streams(c) == 0)
+		if (exited && mp_collector_open_streams(c) == 0 && !lv.tui)
 			break;
-		if (exited)
+		if (exited && mp_collector_open_streams(c))
 			timeout = 5000; /* a descendant holding the main stream open */
-		if (poll(fds, n + ns, timeout) == 0 && exited) {
+		if (lv.tui && (timeout < 0 || mp_live_tui_timeout(lv.tui) < timeout))
+			timeout = mp_live_tui_timeout(lv.tui);
+		r = poll(fds, n + ns, timeout);
+		if (r == 0 && exited && mp_collector_open_streams(c) && !lv.tui) {
 			/* Nothing for 5 s after the program ended: only followed children remain. */
 			if (!o->t.follow_fork)
 				break;
@@ -390,22 +536,38 @@ static int run(struct run_opts *o, int argc, char **argv)
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD) {
 					int st;
-					pid_t r;
-					while ((r = waitpid(-1, &st, WNOHANG)) > 0)
-						if (r == pid) {
+					pid_t w;
+					while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+						if (w == pid) {
 							status = st;
 							exited = true;
 							mp_collector_main_exited(c, st);
+							if (lv.on)
+								mp_live_exited(&lv.model, st);
 						}
-				} else if (!exited) {
-					forward_signal(pid, &si, argv[0]);
+				} else if (sig == SIGWINCH) {
+					if (lv.tui)
+						mp_live_tui_resized(lv.tui);
+				} else {
+					/* The terminal back before any message, and for what the signal does. */
+					live_close_view(&lv, argv[0], pid, exited, o->t.quiet);
+					if (!exited)
+						forward_signal(pid, &si, argv[0]);
 				}
 			}
 		}
-		mp_collector_service(c, fds + 1, ns);
+		if (lv.tui && first > 1)
+			input = fds[1].revents;
+		mp_collector_service(c, fds + first, ns);
+		if (lv.tui && !mp_live_tui_service(lv.tui, input))
+			live_close_view(&lv, argv[0], pid, exited, o->t.quiet);
 	}
 	unlink(sock);
 	rmdir(dir);
+	if (lv.on) {
+		live_finish(&lv, argv[0], o->t.quiet);
+		free(lv.log);
+	}
 	if (!mp_collector_streams(c) && o->paused) {
 		/* Nobody asked for a capture: the program ran as it would have without us. */
 		close(out_fd);
@@ -417,16 +579,23 @@ static int run(struct run_opts *o, int argc, char **argv)
 		return transparent_exit(status);
 	}
 	if (!mp_collector_streams(c)) {
-		close(out_fd);
-		unlink(output);
+		if (output) {
+			close(out_fd);
+			unlink(output);
+		}
 		error("'%s' ran without being tracked: the tracker was not loaded (LD_PRELOAD was "
 		      "ignored or replaced)", argv[0]);
 		mp_collector_free(c);
+		if (lv.on)
+			mp_live_release(&lv.model);
 		return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? MP_EXIT_FAILURE
 								       : transparent_exit(status);
 	}
 	written = report(o, c, argv[0]);
 	mp_collector_free(c);
+	/* The model is the collector's observer to the end. */
+	if (lv.on)
+		mp_live_release(&lv.model);
 	if (o->reporter)
 		status = run_reporter(o, written, output, status);
 	free(output);
@@ -487,6 +656,7 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case OPT_REPORTER: reporter_name = g.arg; break;
 		case OPT_PAUSED: o.paused = true; break;
+		case OPT_LIVE: o.live = true; break;
 		case OPT_REPORTER_ARG:
 			o.rargv = xreallocarray(o.rargv, (size_t)o.rargc + 4, sizeof(*o.rargv));
 			o.rargv[++o.rargc] = (char *)g.arg;
@@ -495,6 +665,12 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.rargc && !reporter_name)
 		mp_usage_error(&spec, "option '--reporter-arg' needs --reporter");
+	if (o.live && o.paused)
+		mp_usage_error(&spec, "options '--live' and '--paused' do not go together (a paused "
+				      "program has nothing to show)");
+	if (o.live && reporter_name && !o.t.output)
+		mp_usage_error(&spec, "option '--reporter' with '--live' needs -o FILE (--live writes "
+				      "no capture without it)");
 	if (reporter_name)
 		check_reporter(&o, reporter_name);
 	return run(&o, argc - g.optind, argv + g.optind);

@@ -5,6 +5,7 @@ dist_man1_MANS = \
 	%reldir%/memprof-ctl.1 \
 	%reldir%/memprof-detach.1 \
 	%reldir%/memprof-diff.1 \
+	%reldir%/memprof-live.1 \
 	%reldir%/memprof-parse.1 \
 	%reldir%/memprof-run.1
 # the text reporters

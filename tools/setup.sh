@@ -8,12 +8,13 @@ cd "$(dirname "$0")/.."
 
 build_deps="ca-certificates build-essential autoconf automake libtool pkg-config
 	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev
-	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libncurses-dev"
 # The tests also use oracles (heaptrack, valgrind), real programs to profile,
 # a debugger for attach, eu-addr2line to check symbols, man for --help,
-# bash-completion, a headless browser and go tool pprof (reads our pprof exports).
+# bash-completion, a headless browser, go tool pprof (reads our pprof exports) and a terminal
+# multiplexer to drive memprof live's view (tmux).
 test_deps="man-db bash-completion valgrind heaptrack zstd gdb elfutils python3 sqlite3 gzip xz-utils
-	chromium procps psmisc golang-go"
+	chromium procps psmisc golang-go tmux"
 
 case $mode in
 demo) deps=$build_deps ;;

@@ -39,7 +39,7 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 		free(c);
 		return NULL;
 	}
-	c->opts.output = xstrdup(opts->output);
+	c->opts.output = opts->output ? xstrdup(opts->output) : NULL;
 	if (opts->root)
 		c->opts.root = xstrdup(opts->root);
 	return c;
@@ -179,6 +179,19 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 	}
 	s->info.pid = s->pid;
 	s->info.main = s->main;
+	if (!c->opts.output) {
+		/* No capture: the records go through the writer, as ever, to nowhere. */
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || mp_writer_fdopen(&s->w, fd, "/dev/null", MP_WRITER_NO_COMPRESS) < 0) {
+			if (fd >= 0)
+				close(fd);
+			mp_collect_warn(c, "cannot open '/dev/null': %s; process %d is not shown",
+					strerror(errno), (int)s->pid);
+			s->info.failed = true;
+			return false;
+		}
+		goto opened;
+	}
 	s->info.path = stream_path(c, s);
 	if (s->main && c->opts.output_fd >= 0) {
 		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path, flags) < 0)
@@ -187,6 +200,7 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 	} else if (mp_writer_open(&s->w, s->info.path, flags) < 0) {
 		goto fail;
 	}
+opened:
 	s->w_open = true;
 	if (c->opts.symbolize)
 		h.flags |= MP_HF_SYMBOLIZED;
@@ -237,7 +251,13 @@ static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
 {
 	struct mp_trailer t = { 0 };
 	struct strbuf extra = STRBUF_INIT;
-	char *path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
+	char *path;
+	if (!s->info.path) {
+		mp_collect_note(c, "snapshot %llu of process %d not written: no capture is being written",
+				(unsigned long long)number, (int)s->pid);
+		return;
+	}
+	path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
 	fill_trailer(c, s, &t, false);
 	t.end_reason = MP_END_SNAPSHOT;
 	t.has_exit_code = t.has_exit_signal = false;
@@ -443,6 +463,8 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->pidfd = -1;
+	if (s->obs && c->opts.observer->ended)
+		c->opts.observer->ended(s->obs);
 }
 
 /* The tracker's hello: its version and the memfd of its rings. */
@@ -624,11 +646,12 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	fill_trailer(c, s, &t, true);
 	mp_writer_trailer(&s->w, &t);
 	if (mp_writer_close(&s->w) < 0) {
-		mp_collect_warn(c, "cannot write '%s': %s", s->info.path, strerror(errno));
+		mp_collect_warn(c, "cannot write '%s': %s", s->info.path ? s->info.path : "/dev/null",
+				strerror(errno));
 		s->info.failed = true;
 	}
 	s->w_open = false;
-	if (stat(s->info.path, &st) == 0)
+	if (s->info.path && stat(s->info.path, &st) == 0)
 		s->info.file_bytes = (uint64_t)st.st_size;
 	if (s->obs) {
 		c->opts.observer->close(s->obs, &s->info);
@@ -722,25 +745,31 @@ int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid
 	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) ||
 	    strlen(dir) + sizeof("/stream") > pathlen) {
 		strbuf_addf(err, "the socket path in '%s' is too long", dir);
+		rmdir(dir);
 		return -1;
 	}
 	snprintf(path, pathlen, "%s/stream", dir);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		strbuf_addf(err, "cannot create a socket: %s", strerror(errno));
+		rmdir(dir);
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		strbuf_addf(err, "cannot listen on '%s': %s", path, strerror(errno));
-		close(fd);
-		return -1;
+		goto fail;
 	}
 	if (uid != getuid() && (chown(dir, uid, gid) < 0 || chown(path, uid, gid) < 0)) {
 		strbuf_addf(err, "cannot give '%s' to the user of the process: %s", dir,
 			    strerror(errno));
-		close(fd);
-		return -1;
+		goto fail;
 	}
 	return fd;
+fail:
+	/* Nothing left behind. */
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	return -1;
 }

@@ -29,16 +29,30 @@ struct mp_capture_info;
  * the call.
  */
 struct mp_collect_observer {
-	/* A capture begins: a context for the calls below (NULL: not observed). */
+	/*
+	 * A capture begins (path NULL when no file is written): a context for
+	 * the calls below (NULL: not observed).
+	 */
 	void *(*open)(void *ctx, pid_t pid, const char *path, const struct mp_record *header);
 	void (*record)(void *sctx, const struct mp_record *rec);
 	/* The capture is complete (info->failed: its file could not be written). */
 	void (*close)(void *sctx, const struct mp_capture_info *info);
 	void *ctx;
+	/*
+	 * Optional (NULL): the stream ended (the process is gone, replaced
+	 * itself, or stopped tracking) and every record of it has been seen;
+	 * close comes later, with the capture complete. A live view learns here
+	 * that its process ended.
+	 */
+	void (*ended)(void *sctx);
 };
 
 struct mp_collect_opts {
-	const char *output;      /* capture of the main process; others get .<pid> */
+	/*
+	 * Capture of the main process; others get .<pid>. NULL: no capture is
+	 * written (the observer sees every stream: memprof live).
+	 */
+	const char *output;
 	int output_fd;           /* already created output (or -1 to create it) */
 	bool force;              /* overwrite existing files */
 	bool symbolize;          /* write SYMBOL records */

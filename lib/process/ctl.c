@@ -1,6 +1,7 @@
 /* Asking a tracker through its control socket. */
 #include <config.h>
 #include "lib/process/ctl.h"
+#include "lib/process/collect.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,16 +62,12 @@ static int dial(const char *path)
 	return fd;
 }
 
-int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
-		   struct strbuf *err)
+int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];
 	unsigned long uid = 0;
 	long nspid = pid;
 	int fd, e;
-	size_t got = 0;
-	struct pollfd p;
-	struct timespec start, now;
 
 	if (proc_ids(pid, &uid, &nspid) < 0) {
 		strbuf_addf(err, "no process %d", (int)pid);
@@ -117,6 +115,16 @@ int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+int mp_ctl_answer(pid_t pid, int fd, int timeout_ms, struct strbuf *reply, struct strbuf *err)
+{
+	char buf[4096];
+	size_t got = 0;
+	struct pollfd p;
+	struct timespec start, now;
+
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	p.fd = fd;
 	p.events = POLLIN;
@@ -154,4 +162,65 @@ int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf
 	}
 	strbuf_addf(err, "the tracker of process %d answered nothing it should ('%s')", (int)pid, buf);
 	return -1;
+}
+
+int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
+		   struct strbuf *err)
+{
+	int fd = mp_ctl_send(pid, request, err);
+	if (fd < 0)
+		return -1;
+	return mp_ctl_answer(pid, fd, timeout_ms, reply, err);
+}
+
+int mp_ctl_stream_socket(pid_t pid, char *dir, size_t dirlen, char *path, size_t pathlen,
+			 struct strbuf *err)
+{
+	char root_tmp[48], base[64];
+	unsigned long uid = 0, gid = 0;
+	long nspid;
+	struct stat ours, theirs;
+	const char *prefix = "";
+	char line[512];
+	FILE *f;
+	int fd;
+
+	if (proc_ids(pid, &uid, &nspid) < 0) {
+		strbuf_addf(err, "no process %d", (int)pid);
+		return -1;
+	}
+	/* The tracker answers its own user and root only (as mp_ctl_send() finds). */
+	if (geteuid() != 0 && uid != (unsigned long)geteuid()) {
+		strbuf_addf(err, "cannot reach the tracker of process %d: it runs as user %lu, and "
+			    "only that user or root may control it", (int)pid, uid);
+		return -1;
+	}
+	snprintf(line, sizeof(line), "/proc/%d/status", (int)pid);
+	f = fopen(line, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long real, eff;
+		if (sscanf(line, "Gid: %lu %lu", &real, &eff) == 2)
+			gid = eff;
+	}
+	if (f)
+		fclose(f);
+	/*
+	 * The tracker connects to the path in its own mount namespace: a
+	 * container, or a service with a /tmp of its own, gets the socket in
+	 * its /tmp, made through /proc/PID/root.
+	 */
+	snprintf(root_tmp, sizeof(root_tmp), "/proc/%d/root", (int)pid);
+	snprintf(base, sizeof(base), "%s/tmp", root_tmp);
+	if (stat("/tmp", &ours) == 0 && stat(base, &theirs) == 0 &&
+	    (ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino))
+		prefix = root_tmp;
+	else
+		snprintf(base, sizeof(base), "/tmp");
+	fd = mp_collector_socket(base, "memprof-live", (uid_t)uid, (gid_t)gid, dir, dirlen, path,
+				 pathlen, err);
+	if (fd < 0)
+		return -1;
+	if (*prefix)
+		memmove(path, path + strlen(prefix), strlen(path + strlen(prefix)) + 1);
+	return fd;
 }

@@ -19,5 +19,24 @@
  */
 int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
 		   struct strbuf *err);
+/*
+ * mp_ctl_request() in two halves, for a caller that must serve something
+ * else while the tracker works (memprof live: the tracker connects to its
+ * collector before it answers). mp_ctl_send() returns the connection, or -1
+ * as mp_ctl_request(); mp_ctl_answer() reads the answer from it once it is
+ * readable, closes it, and returns as mp_ctl_request().
+ */
+int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err);
+int mp_ctl_answer(pid_t pid, int fd, int timeout_ms, struct strbuf *reply, struct strbuf *err);
+/*
+ * The socket the tracker of pid streams to for `memprof live` (its "stream
+ * PATH" request): a private directory in /tmp as the process sees it (its
+ * own /tmp through /proc/PID/root, when that is not ours), given to the
+ * process's user. Returns the listening socket, the directory to remove
+ * afterwards in dir (as we see it) and the socket's path as the tracker
+ * sees it in path; -1 with a one-line message in err.
+ */
+int mp_ctl_stream_socket(pid_t pid, char *dir, size_t dirlen, char *path, size_t pathlen,
+			 struct strbuf *err);
 
 #endif

@@ -6,6 +6,8 @@
  * user can enter; a request from another user (root excepted) is refused.
  * One thread of ours (all signals blocked) answers, one request per
  * connection: a line in, a line out ("ok ..." or "error ...").
+ * `memprof live PID` asks "stream PATH": a session streaming to the view's
+ * collector at PATH, not a capture, which ends when the view does.
  */
 #include <config.h>
 
@@ -56,7 +58,19 @@ static void add_num(char *buf, size_t cap, size_t *n, uint64_t v)
 
 static void status(char *r, size_t cap, size_t *n)
 {
-	if (mp_state == MP_STATE_ON) {
+	const char *live = mp_session_live_path();
+	if (mp_state == MP_STATE_ON && live) {
+		uint64_t tenths = mp_stream_since_start_us() / 100000;
+		add(r, cap, n, "ok streaming to a live view (memprof live) at '");
+		add(r, cap, n, live);
+		add(r, cap, n, "' for ");
+		add_num(r, cap, n, tenths / 10);
+		add(r, cap, n, ".");
+		add_num(r, cap, n, tenths % 10);
+		add(r, cap, n, " s, ");
+		add_num(r, cap, n, mp_st.capture_no);
+		add(r, cap, n, mp_st.capture_no == 1 ? " capture written" : " captures written");
+	} else if (mp_state == MP_STATE_ON) {
 		add(r, cap, n, "ok recording");
 		if (mp_cfg.direct) {
 			add(r, cap, n, " into '");
@@ -85,11 +99,57 @@ static void status(char *r, size_t cap, size_t *n)
 	add(r, cap, n, "\n");
 }
 
+/* What is recording, for a refused request: "already recording into 'FILE'" and the like. */
+static void recording(char *r, size_t cap, size_t *n)
+{
+	const char *live = mp_session_live_path();
+	if (live) {
+		add(r, cap, n, "error a live view (memprof live) is watching this process, at '");
+		add(r, cap, n, live);
+		add(r, cap, n, "'\n");
+	} else if (mp_cfg.direct) {
+		add(r, cap, n, "error already recording into '");
+		add(r, cap, n, mp_direct_path());
+		add(r, cap, n, "'\n");
+	} else {
+		add(r, cap, n, "error already recording for the collector at '");
+		add(r, cap, n, mp_cfg.socket_path);
+		add(r, cap, n, "'\n");
+	}
+}
+
+/* "stream PATH": a session for the live view whose collector listens at PATH (memprof live). */
+static void stream(const char *path, char *r, size_t cap, size_t *n)
+{
+	int e = mp_session_start_live(path);
+	switch (e) {
+	case 0:
+		add(r, cap, n, "ok streaming to '");
+		add(r, cap, n, path);
+		add(r, cap, n, "'\n");
+		break;
+	case -EALREADY: recording(r, cap, n); break;
+	case -EBUSY: add(r, cap, n, "error the last capture is still being finished\n"); break;
+	case -EINVAL:
+		add(r, cap, n, "error invalid socket path '");
+		add(r, cap, n, path);
+		add(r, cap, n, "'\n");
+		break;
+	default:
+		add(r, cap, n, "error cannot stream to '");
+		add(r, cap, n, path);
+		add(r, cap, n, "'\n");
+		break;
+	}
+}
+
 static void serve(const char *req, char *r, size_t cap)
 {
 	size_t n = 0;
 	int e;
-	if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
+	if (!strncmp(req, "stream ", 7)) {
+		stream(req + 7, r, cap, &n);
+	} else if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
 		bool aggregate = req[5] != '\0';
 		if (aggregate && mp_cfg.direct) {
 			add(r, cap, &n, "error this tracker writes its own capture, with every event; "
@@ -108,15 +168,19 @@ static void serve(const char *req, char *r, size_t cap)
 				add(r, cap, &n, "'");
 			}
 			add(r, cap, &n, "\n");
+		} else if (e == -EALREADY) {
+			recording(r, cap, &n);
 		} else {
-			add(r, cap, &n, e == -EALREADY ? "error already recording\n"
-				     : e == -EBUSY   ? "error the last capture is still being finished\n"
-						     : "error the capture could not be started: see the "
-						       "program's standard error\n");
+			add(r, cap, &n, e == -EBUSY ? "error the last capture is still being finished\n"
+						    : "error the capture could not be started: see the "
+						      "program's standard error\n");
 		}
 	} else if (!strcmp(req, "stop")) {
 		if (mp_state != MP_STATE_ON) {
 			add(r, cap, &n, "error not recording\n");
+		} else if (mp_session_live_path()) {
+			mp_session_stop(NULL);
+			add(r, cap, &n, "ok stopped streaming to the live view\n");
 		} else {
 			char path[4096] = "";
 			if (mp_cfg.direct)
@@ -136,6 +200,9 @@ static void serve(const char *req, char *r, size_t cap)
 		e = mp_session_snapshot(&num, path, sizeof(path));
 		if (e == -ENOENT) {
 			add(r, cap, &n, "error not recording\n");
+		} else if (e == -EPERM) {
+			add(r, cap, &n, "error a live view (memprof live) is watching this process: there "
+					"is no capture to snapshot\n");
 		} else if (e) {
 			add(r, cap, &n, "error the snapshot could not be written: ");
 			add(r, cap, &n, strerror(-e));
@@ -168,7 +235,7 @@ static void handle(int fd)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct pollfd p = { fd, POLLIN, 0 };
-	char req[64], reply[4200];
+	char req[256], reply[4200];
 	size_t got = 0;
 	reply[0] = '\0';
 	/* The directory keeps other users out; this is the second lock. */

@@ -203,6 +203,8 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	/* A live view shows the parent only: the child gets the configuration back, paused. */
+	int was_live = mp_session_forked();
 	mp_control_forked();
 	if (!fork_locked) {
 		/* A paused tracker's followed child waits, paused, for its own memprof ctl. */
@@ -218,6 +220,12 @@ static void atfork_child(void)
 	mp_stream_forked();
 	mp_threads_forked();
 	mp_timer_forked();
+	if (was_live) {
+		mp_state = MP_STATE_OFF;
+		if (configured && mp_cfg.follow_fork)
+			mp_control_start();
+		goto out;
+	}
 	if (!mp_cfg.follow_fork) {
 		mp_state = MP_STATE_OFF;
 		goto out;

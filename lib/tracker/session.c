@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +19,12 @@
 
 static int session_lock;
 static unsigned snapshots;
+/* A live view's session: where it streams, and the configuration it replaced. */
+static struct {
+	int on, direct;
+	char path[sizeof(mp_cfg.socket_path)];
+	char socket_path[sizeof(mp_cfg.socket_path)];
+} live;
 
 int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 {
@@ -44,6 +52,16 @@ void mp_new_stream_state(void)
 }
 
 
+/* Whether the previous session's timer has ended (it sees the stop at its next tick). */
+static int timer_gone(void)
+{
+	for (int i = 0; i < 200 && mp_timer_running(); i++) {
+		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ms10, NULL);
+	}
+	return !mp_timer_running();
+}
+
 int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *ops,
 		     void (*prelude)(void))
 {
@@ -53,12 +71,7 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
 		r = -EALREADY;
 		goto out;
 	}
-	/* The previous session's timer sees the stop at its next tick. */
-	for (int i = 0; i < 200 && mp_timer_running(); i++) {
-		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ms10, NULL);
-	}
-	if (mp_timer_running()) {
+	if (!timer_gone()) {
 		r = -EBUSY;
 		goto out;
 	}
@@ -84,6 +97,20 @@ out:
 	return r;
 }
 
+/* The live view's session is over: its configuration goes back (under the session's lock). */
+static void end_live(void)
+{
+	if (!live.on)
+		return;
+	/* A stream lost before the stop (the view died) still holds its socket. */
+	if (mp_st.sink_fd >= 0)
+		mp_stream_detach();
+	mp_cfg.direct = live.direct;
+	memcpy(mp_cfg.socket_path, live.socket_path, sizeof(mp_cfg.socket_path));
+	mp_st.quiet = 0;
+	live.on = 0;
+}
+
 void mp_session_stop(void (*before)(void))
 {
 	struct mp_wring *w;
@@ -105,8 +132,93 @@ void mp_session_stop(void (*before)(void))
 		mp_direct_stop();
 	mp_stream_detach();
 out:
+	end_live();
 	mp_unlock(&session_lock);
 	mp_in_hook--;
+}
+
+/* ---- a live view's session (memprof live) ---- */
+
+/* The view asks for the end with one byte on the stream's socket; its end means the same. */
+static int live_stop_asked(void)
+{
+	char c;
+	ssize_t n;
+	if (mp_st.sink_fd < 0)
+		return 1;
+	n = recv(mp_st.sink_fd, &c, 1, MSG_DONTWAIT);
+	if (n < 0)
+		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+	return 1;
+}
+
+static void live_modules_added(void)
+{
+}
+
+static void live_stop(void)
+{
+	mp_session_stop(NULL);
+}
+
+static const struct mp_timer_ops live_ops = { live_stop_asked, live_modules_added, live_stop };
+
+int mp_session_start_live(const char *path)
+{
+	int r = 0;
+	if (path[0] != '/' || strlen(path) >= sizeof(mp_cfg.socket_path))
+		return -EINVAL;
+	mp_in_hook++;
+	mp_lock(&session_lock);
+	if (mp_state == MP_STATE_ON) {
+		r = -EALREADY;
+		goto out;
+	}
+	if (!timer_gone()) {
+		r = -EBUSY;
+		goto out;
+	}
+	live.on = 1;
+	live.direct = mp_cfg.direct;
+	memcpy(live.socket_path, mp_cfg.socket_path, sizeof(live.socket_path));
+	memset(live.path, 0, sizeof(live.path));
+	strcpy(live.path, path);
+	mp_cfg.direct = 0;
+	memcpy(mp_cfg.socket_path, live.path, sizeof(mp_cfg.socket_path));
+	mp_st.quiet = 1;
+	mp_new_stream_state();
+	if (mp_st.statm_fd < 0)
+		mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	/* Not a capture of the process's: not numbered, and forks are not followed into it. */
+	if (mp_session_open_stream(mp_st.mode, 0, 0)) {
+		end_live();
+		r = -ECONNREFUSED;
+		goto out;
+	}
+	mp_state = MP_STATE_ON;
+	mp_timer_start(&live_ops);
+out:
+	mp_unlock(&session_lock);
+	mp_in_hook--;
+	return r;
+}
+
+const char *mp_session_live_path(void)
+{
+	return live.on ? live.path : NULL;
+}
+
+int mp_session_forked(void)
+{
+	int was = live.on;
+	session_lock = 0;
+	if (was) {
+		mp_cfg.direct = live.direct;
+		memcpy(mp_cfg.socket_path, live.socket_path, sizeof(mp_cfg.socket_path));
+		mp_st.quiet = 0;
+		live.on = 0;
+	}
+	return was;
 }
 
 int mp_session_snapshot(unsigned *number, char *path, size_t pathlen)
@@ -116,6 +228,10 @@ int mp_session_snapshot(unsigned *number, char *path, size_t pathlen)
 	mp_lock(&session_lock);
 	if (mp_state != MP_STATE_ON) {
 		r = -ENOENT;
+		goto out;
+	}
+	if (live.on) {
+		r = -EPERM; /* a live view's stream is no capture */
 		goto out;
 	}
 	*number = ++snapshots;

@@ -33,6 +33,24 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
  * connection closed.
  */
 void mp_session_stop(void (*before)(void)) MP_HIDDEN;
+/*
+ * Start a live view's session (memprof live, through the control socket):
+ * a stream to the collector listening at path (absolute), whatever mp_cfg
+ * says, which is not a numbered capture; it ends when the collector asks
+ * (one byte on the connection) or goes away, and the configuration it
+ * replaced comes back. Nothing is said on standard error. 0, or -EALREADY
+ * (tracking), -EBUSY (a stop is still finishing), -EINVAL (path unusable),
+ * -ECONNREFUSED (no stream could be opened).
+ */
+int mp_session_start_live(const char *path) MP_HIDDEN;
+/* Where the live view's session streams to, or NULL when the session is not one. */
+const char *mp_session_live_path(void) MP_HIDDEN;
+/*
+ * In a forked child: the session's lock is free, and when the parent's
+ * session was a live view's, its configuration is restored (the child is
+ * not shown). Returns whether it was.
+ */
+int mp_session_forked(void) MP_HIDDEN;
 /* A new stream: its own trace tree and modules; call before mp_session_open_stream(). */
 void mp_new_stream_state(void) MP_HIDDEN;
 /*

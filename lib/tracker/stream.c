@@ -40,7 +40,7 @@ static void release_retired(void);
 
 void mp_stream_stop(const char *a, const char *b, const char *c)
 {
-	if (mp_state == MP_STATE_ON && a)
+	if (mp_state == MP_STATE_ON && a && !mp_st.quiet)
 		mp_write_stderr(a, b, c);
 	mp_state = MP_STATE_OFF;
 	*mp_live = 0;
@@ -150,6 +150,7 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 		}
 		mp_st.shm_file = want;
 	}
+	w->h = h;
 	w->ctl = mp_shm_ctl(mp_st.shm, h, idx);
 	w->data = mp_shm_data(mp_st.shm, h, idx);
 	w->mask = h->ring_size - 1;
@@ -162,9 +163,8 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 	return 0;
 }
 
-static void ring_doorbell(void)
+static void ring_doorbell(struct mp_shm_header *h)
 {
-	struct mp_shm_header *h = mp_st.h;
 	if (__atomic_load_n(&h->reader_state, __ATOMIC_ACQUIRE) != MP_READER_SLEEPING)
 		return;
 	__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_RELEASE);
@@ -178,14 +178,13 @@ void mp_stream_half_full(struct mp_wring *w)
 	w->tail = __atomic_load_n(&w->ctl->tail, __ATOMIC_ACQUIRE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (w->head - w->tail >= size / 2)
-		ring_doorbell();
+		ring_doorbell(w->h);
 	w->half_mark = w->head + size / 4;
 }
 
 /* Whether the collector still reads (it may have been killed): checked while waiting. */
-static int reader_alive(uint64_t waited_ns)
+static int reader_alive(struct mp_shm_header *h, uint64_t waited_ns)
 {
-	struct mp_shm_header *h = mp_st.h;
 	int32_t pid = __atomic_load_n(&h->reader_pid, __ATOMIC_ACQUIRE);
 	char c;
 	if (__atomic_load_n(&h->reader_state, __ATOMIC_ACQUIRE) == MP_READER_GONE)
@@ -224,12 +223,12 @@ int mp_stream_wait_room(struct mp_wring *w, size_t n)
 		lo = (uint32_t)__atomic_load_n(&w->ctl->tail, __ATOMIC_ACQUIRE);
 		if (mp_wring_room(w, n) == 0)
 			break;
-		__atomic_add_fetch(&mp_st.h->doorbell, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &mp_st.h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
+		__atomic_add_fetch(&w->h->doorbell, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &w->h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 		if (!start)
 			start = mp_now_ns(CLOCK_MONOTONIC);
 		if (syscall(SYS_futex, (uint32_t *)&w->ctl->tail, FUTEX_WAIT, lo, &to, NULL, 0) < 0 &&
-		    errno == ETIMEDOUT && !reader_alive(mp_now_ns(CLOCK_MONOTONIC) - start)) {
+		    errno == ETIMEDOUT && !reader_alive(w->h, mp_now_ns(CLOCK_MONOTONIC) - start)) {
 			mp_stream_stop("lost the connection to the collector", "; tracking stopped", NULL);
 			errno = saved;
 			return -1;
@@ -249,7 +248,7 @@ int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len)
 	if (len > MP_RING_MAX_RECORD || (mp_wring_room(w, room) && mp_stream_wait_room(w, room)))
 		return -1;
 	p = mp_wring_at(w, room);
-	key = mp_wring_begin(w, mp_st.h, mp_st.clock);
+	key = mp_wring_begin(w, w->h, mp_st.clock);
 	if (unlikely(!*mp_live) && w != closer) {
 		mp_wring_abandon(w);
 		return -1;
@@ -401,8 +400,9 @@ static int open_socket(void)
 		return -1;
 	memcpy(sa.sun_path, mp_cfg.socket_path, sizeof(sa.sun_path));
 	if (connect(mp_st.sink_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		mp_write_stderr("cannot connect to the collector at '", mp_cfg.socket_path,
-				"'; the program runs untracked");
+		if (!mp_st.quiet)
+			mp_write_stderr("cannot connect to the collector at '", mp_cfg.socket_path,
+					"'; the program runs untracked");
 		close(mp_st.sink_fd);
 		mp_st.sink_fd = -1;
 		return -1;
@@ -453,8 +453,9 @@ int mp_stream_create(void)
 {
 	release_retired();
 	if (setup_live() || shm_create()) {
-		mp_write_stderr("cannot create the tracker's rings; the program runs untracked", NULL,
-				NULL);
+		if (!mp_st.quiet)
+			mp_write_stderr("cannot create the tracker's rings; the program runs untracked",
+					NULL, NULL);
 		return -1;
 	}
 	mp_st.gen++;
@@ -471,8 +472,9 @@ int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from)
 	if (open_socket())
 		return -1;
 	if (send_all(header, mp_stream_header(header, mode, flags, forked_from))) {
-		mp_write_stderr("lost the connection to the collector", "; the program runs untracked",
-				NULL);
+		if (!mp_st.quiet)
+			mp_write_stderr("lost the connection to the collector",
+					"; the program runs untracked", NULL);
 		return -1;
 	}
 	return 0;

@@ -37,6 +37,11 @@ struct mp_stream {
 	int statm_fd;
 	unsigned mode;                 /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_ATTACH */
 	unsigned capture_no;           /* captures started in this process (memprof ctl start) */
+	/*
+	 * A live view's stream (memprof live): what goes wrong with it is told
+	 * to the view, never on the program's standard error.
+	 */
+	int quiet;
 	long page_size;
 	char exe_path[4096];
 };

@@ -154,6 +154,12 @@ static inline uint64_t mp_shm_key(struct mp_shm_header *h, int clock)
  * full).
  */
 struct mp_wring {
+	/*
+	 * The header of the ring's own mapping: a writer that comes late to a
+	 * stream that was detached meanwhile (whose mapping stays mapped) must
+	 * not follow the tracker to the next one, or to none.
+	 */
+	struct mp_shm_header *h;
 	struct mp_ring_ctl *ctl;
 	uint8_t *data;
 	uint64_t mask;              /* ring_size - 1 */

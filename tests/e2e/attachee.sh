@@ -18,7 +18,9 @@ start_target() {
 send_cmd() {
 	local n
 	n=$(grep -c '^ok ' target.out)
-	echo "$1" > cmds
+	# (Opening the FIFO waits for a reader: a target that died fails the test, never hangs it.)
+	timeout 60 sh -c 'echo "$1" > cmds' _ "$1" ||
+		fail_ "the target did not take '$1' (is it alive?): $(tail -2 target.err)"
 	for i in $(seq 400); do
 		[ "$(grep -c '^ok ' target.out)" -gt "$n" ] && break
 		sleep 0.025

@@ -35,6 +35,11 @@ E2E_TESTS = \
 	%reldir%/inject-gdb.sh \
 	%reldir%/inject-repeat.sh \
 	%reldir%/layout.sh \
+	%reldir%/live-basic.sh \
+	%reldir%/live-ctl.sh \
+	%reldir%/live-errors.sh \
+	%reldir%/live-run.sh \
+	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/reports-run.sh \
@@ -82,6 +87,7 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
+	%reldir%/live-lib.sh \
 	%reldir%/inject-init.sh \
 	%reldir%/reports.sh \
 	%reldir%/speedscope_check.py \

@@ -9,6 +9,7 @@ UNIT_TESTS += \
 	%reldir%/test-fields \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
+	%reldir%/test-live \
 	%reldir%/test-procmaps \
 	%reldir%/test-rangemap \
 	%reldir%/test-readahead \
@@ -47,6 +48,9 @@ tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_inject_SOURCES = %reldir%/test-inject.c
 tests_unit_test_inject_LDADD = $(UNIT_LDADD)
 tests_unit_test_inject_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_live_SOURCES = %reldir%/test-live.c
+tests_unit_test_live_LDADD = $(UNIT_LDADD)
+tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
 tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
 tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
