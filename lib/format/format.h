@@ -50,6 +50,8 @@ enum mp_tag {
 	MP_TAG_EXIT = 0x8c,          /* fields */
 	MP_TAG_MESSAGE = 0x8d,       /* fields */
 	MP_TAG_SNAPSHOT = 0x8e,      /* fields: a snapshot was asked for here (tracker to collector) */
+	MP_TAG_PYFRAME = 0x8f,       /* ip, function, file, line, column: an interpreter frame
+					(tracker to collector; lib/format/pyframe.h) */
 	MP_TAG_ALLOC_X = 0x90,       /* kind, then as ALLOC */
 	MP_TAG_FREE_X = 0x91,        /* kind, then as FREE */
 	MP_TAG_FREE_RANGE_X = 0x92,  /* kind, then as FREE_RANGE */
@@ -118,6 +120,7 @@ enum mp_header_flags {
 	MP_HF_SYMBOLIZED = 1 << 1, /* the collector adds SYMBOL records */
 	MP_HF_FORK_CHILD = 1 << 2,
 	MP_HF_RESTARTED = 1 << 3,  /* a later capture of a process (memprof ctl PID start) */
+	MP_HF_PYTHON_FRAMES = 1 << 5, /* stacks show Python frames for the interpreter's (pyframe.h) */
 };
 
 /* TRAILER fields. */

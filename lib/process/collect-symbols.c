@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/format/pyframe.h"
 #include "lib/util/xalloc.h"
 
 /* Append s (which the list then owns) to a list of distinct strings, or free it if there. */
@@ -94,6 +95,30 @@ bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 	for (; s->sym_warned < nw; s->sym_warned++)
 		symbol_problem(c, lines[s->sym_warned]);
 	return true;
+}
+
+void mp_collect_pyframe(struct mp_collector *c, struct stream *s, const uint8_t *data, size_t len)
+{
+	struct mp_pyframe f;
+	struct mp_frame frame;
+	if (mp_dec_pyframe(data, len, &f) || !mp_intmap_put(&s->seen_ips, f.ip, 1))
+		return; /* malformed, or described already */
+	/* The strings' interned texts stand for them in `strings`, which is keyed by address. */
+	frame.function = intern(c, s, mp_strtab_get(&s->pystrings,
+				mp_strtab_intern(&s->pystrings, f.function, f.function_len)));
+	frame.file = intern(c, s, mp_strtab_get(&s->pystrings,
+			    mp_strtab_intern(&s->pystrings, f.file, f.file_len)));
+	frame.line = f.line;
+	frame.column = f.column;
+	mp_writer_symbol(&s->w, f.ip, 0, 0, &frame, 1);
+	if (s->obs) {
+		struct mp_record rec = { .type = MP_REC_SYMBOL };
+		rec.u.symbol.ip = f.ip;
+		rec.u.symbol.nframes = 1;
+		rec.u.symbol.frames = &frame;
+		mp_collect_observe(c, s, &rec);
+	}
+	s->info.symbols++;
 }
 
 void mp_collect_retry_pending(struct mp_collector *c, struct stream *s)

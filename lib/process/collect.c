@@ -29,6 +29,8 @@
 
 #include "lib/process/collect-private.h"
 
+#include "lib/format/pyframe.h"
+
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 {
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
@@ -62,6 +64,7 @@ static void stream_free(struct stream *s)
 		mp_symbols_free(s->sym);
 	mp_intmap_release(&s->seen_ips);
 	mp_intmap_release(&s->strings);
+	mp_strtab_release(&s->pystrings);
 	free(s->pending);
 	free(s);
 }
@@ -102,6 +105,7 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	s->memfd = -1;
 	s->pidfd = -1;
 	mp_decoder_init(&s->dec);
+	mp_strtab_init(&s->pystrings);
 	ALLOC_GROW(c->streams, c->nstreams + 1, c->streams_alloc);
 	c->streams[c->nstreams++] = s;
 }
@@ -310,9 +314,17 @@ static void process(struct mp_collector *c, struct stream *s)
 				s->exit_status = (int)rec.u.marker.status;
 			}
 			break;
+		case MP_REC_UNKNOWN:
+			if (rec.u.unknown.tag != MP_TAG_PYFRAME)
+				break;
+			/* The tracker's description of a Python frame: a symbol like any other. */
+			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+			chunk = pos + (size_t)n;
+			mp_collect_pyframe(c, s, rec.u.unknown.data, rec.u.unknown.len);
+			break;
 		case MP_REC_TRACE:
 			s->info.traces++;
-			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED &&
+			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED && !mp_pyip_is(rec.u.trace.ip) &&
 			    mp_intmap_put(&s->seen_ips, rec.u.trace.ip, 1)) {
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 				chunk = pos + (size_t)n;
