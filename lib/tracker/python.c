@@ -23,8 +23,16 @@ int mp_py_on;
 volatile int mp_py_quiet;
 struct mp_pylayout mp_pyl;
 
-/* The interpreter's functions we call: both only read its state, and never allocate. */
-static int (*py_is_initialized)(void);
+/*
+ * _PyRuntime's _initialized and initialized: the interpreter's state can be
+ * read once the first is set (the runtime exists, with the key of its
+ * thread states), which comes before the interpreter runs any code; the
+ * second is set when its start-up is done and goes back to 0 when it begins
+ * to finalize. In 3.11 to 3.13 they stand 24 and 8 bytes before
+ * _PyRuntime._finalizing.
+ */
+static const volatile int *py_runtime_initialized, *py_initialized;
+/* The calling thread's thread state (a pthread_getspecific): it never allocates. */
 static void *(*py_this_tstate)(void);
 static int py_seen_initialized;
 static const char *py_note; /* why Python frames are off, for the capture */
@@ -61,7 +69,7 @@ static void layout_311_312(unsigned minor)
  * 3.13 publishes its layout at the start of _PyRuntime (_Py_DebugOffsets,
  * "xdebugpy"): read where 3.13's own header puts each offset. 0 or -1.
  */
-static int layout_313(const uint8_t *rt, unsigned long version)
+static int layout_313(const uint8_t *rt, unsigned long version, long *finalizing)
 {
 	uint64_t v;
 #define DBG(off) (memcpy(&v, rt + (off), 8), (long)v)
@@ -69,6 +77,7 @@ static int layout_313(const uint8_t *rt, unsigned long version)
 		return -1;
 	if (DBG(16))
 		return -1; /* free-threaded build: another object layout */
+	*finalizing = DBG(32);
 	mp_pyl.ts_frame = DBG(184);
 	mp_pyl.ts_thread_id = DBG(192);
 	mp_pyl.ts_cframe = mp_pyl.cf_frame = mp_pyl.cf_prev = mp_pyl.fr_entry = -1;
@@ -92,13 +101,16 @@ static int layout_313(const uint8_t *rt, unsigned long version)
 #undef DBG
 	/* Anything beyond a few cache lines is not a layout we read. */
 	return mp_pyl.ts_frame > 0 && mp_pyl.ts_frame < 4096 && mp_pyl.co_code > 0 &&
-	       mp_pyl.co_code < 4096 && mp_pyl.fr_owner < 256 ? 0 : -1;
+	       mp_pyl.co_code < 4096 && mp_pyl.fr_owner < 256 && *finalizing >= 24 &&
+	       *finalizing < 4096 ? 0 : -1;
 }
 
 /* The interpreter in this process, if it is one we read: 0, or -1 with py_note. */
 static int find_python(void)
 {
 	const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
+	const uint8_t *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	long finalizing = 24;
 	unsigned minor;
 	if (!version) {
 		if (dlsym(RTLD_DEFAULT, "Py_Initialize"))
@@ -106,12 +118,11 @@ static int find_python(void)
 				  "interpreter's own frames";
 		return -1;
 	}
-	py_is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
 	py_this_tstate = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	mp_pyl.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
 	mp_pyl.str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	mp_pyl.bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
-	if (!py_is_initialized || !py_this_tstate || !mp_pyl.code_type || !mp_pyl.str_type ||
+	if (!rt || !py_this_tstate || !mp_pyl.code_type || !mp_pyl.str_type ||
 	    !mp_pyl.bytes_type) {
 		py_note = "Python frames are off: the interpreter does not export what they need";
 		return -1;
@@ -124,15 +135,17 @@ static int find_python(void)
 	mp_pyl.minor = minor;
 	if (minor == 11 || minor == 12) {
 		layout_311_312(minor);
-		return 0;
+	} else if (minor == 13) {
+		if (layout_313(rt, *version, &finalizing)) {
+			py_note = "Python frames are off: this Python 3.13 does not publish a layout "
+				  "they read (a free-threaded build?)";
+			return -1;
+		}
 	}
-	if (minor == 13) {
-		const uint8_t *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
-		if (rt && !layout_313(rt, *version))
-			return 0;
-		py_note = "Python frames are off: this Python 3.13 does not publish a layout they read "
-			  "(a free-threaded build?)";
-		return -1;
+	if (minor >= 11 && minor <= 13) {
+		py_runtime_initialized = (const volatile int *)(rt + finalizing - 24);
+		py_initialized = (const volatile int *)(rt + finalizing - 8);
+		return 0;
 	}
 	py_note = minor < 11 ? "Python frames need Python 3.11 or later: stacks show the "
 			       "interpreter's own frames"
@@ -469,19 +482,23 @@ int mp_py_walk(struct mp_tstate *ts)
 {
 	struct mp_pybuf *b;
 	const char *tstate;
-	if (unlikely(!py_is_initialized())) {
-		if (py_seen_initialized && !mp_py_quiet) {
+	if (likely(*py_initialized)) {
+		if (unlikely(!py_seen_initialized))
+			py_seen_initialized = 1;
+		if (unlikely(mp_py_quiet))
+			mp_py_quiet = 0; /* initialized again (a program that embeds Python) */
+	} else if (py_seen_initialized) {
+		if (!mp_py_quiet) {
 			struct mp_wring *w = mp_thread_ring();
 			mp_py_quiet = 1;
 			if (w)
 				mp_py_message(w, 1, "the Python interpreter began to finalize: tracking "
 						    "ended there");
 		}
-		return py_seen_initialized ? -1 : 0;
+		return -1;
+	} else if (!*py_runtime_initialized) {
+		return 0; /* too early: the thread states' key may not exist yet */
 	}
-	py_seen_initialized = 1;
-	if (unlikely(mp_py_quiet))
-		mp_py_quiet = 0; /* initialized again (a program that embeds Python) */
 	tstate = py_this_tstate();
 	/* A thread that never ran Python, or whose state is not its own. */
 	if (!tstate || mp_py_word(tstate, mp_pyl.ts_thread_id) != ts->pthread)

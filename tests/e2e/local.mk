@@ -35,6 +35,7 @@ E2E_TESTS = \
 	%reldir%/layout.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/python-frames.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-allocs.sh \
