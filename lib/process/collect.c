@@ -301,6 +301,13 @@ static void process(struct mp_collector *c, struct stream *s)
 		case MP_REC_DETACH:
 			s->detach_seen = true;
 			break;
+		case MP_REC_MESSAGE:
+			/* The tracker's warnings (Python frames it could not give) reach the user too. */
+			if ((rec.u.marker.has & MP_HAS_TEXT) && (rec.u.marker.has & MP_HAS_LEVEL) &&
+			    rec.u.marker.level >= 2)
+				mp_collect_warn(c, "%.*s (process %d)", (int)rec.u.marker.text_len,
+						rec.u.marker.text, (int)s->pid);
+			break;
 		case MP_REC_SNAPSHOT:
 			/* Asked for with memprof ctl: the capture so far, as one of its own. */
 			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);

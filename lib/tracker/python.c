@@ -382,26 +382,38 @@ static inline void walk_init(struct walk *w, struct mp_pybuf *b)
 static inline void push_frame(struct walk *w, const char *fr)
 {
 	struct mp_pykey *k = &w->k[w->n++];
-	k->frame = (uint64_t)(uintptr_t)fr;
 	k->code = mp_py_word(fr, w->code);
 	k->instr = mp_py_word(fr, w->instr);
 }
 
+/* One frame's term of the Python stack's hash: its ip at a position from the outermost. */
+static inline void hash_term(uint64_t ip, uint64_t pos, const uint64_t outer[2], uint64_t h[2])
+{
+	uint64_t x = ip ^ (pos * 0x165667b19e3779f9ull), y = x * 0x9e3779b97f4a7c15ull,
+		 z = x * 0xbf58476d1ce4e5b9ull;
+	h[0] = outer[0] + (y ^ (y >> 29));
+	h[1] = outer[1] + (z ^ (z >> 31));
+}
+
 /*
- * The walk's ips: the outermost frames that are where the last walk found
- * them, running the same code at the same instruction, keep their ips (a
- * code object cannot be replaced under a frame that runs it); the others
- * get their code object's number and instruction offset.
+ * The walk's ips: the outermost frames that run the same code at the same
+ * instruction as those of the last walk at the same depth keep their ips
+ * and hashes (the ip is the code object's number and the instruction's
+ * offset, and a code object cannot be replaced while a frame runs it); the
+ * others get their code object's number and their hash.
  */
 static void resolve(struct mp_pybuf *b)
 {
 	const struct mp_pykey *k = b->key[b->cur], *pk = b->key[!b->cur];
-	uint64_t *ip = b->ips[b->cur];
-	const uint64_t *pip = b->ips[!b->cur];
+	uint64_t *ip = b->ips[b->cur], (*hash)[2] = b->hashes[b->cur];
+	const uint64_t *pip = b->ips[!b->cur], (*phash)[2] = b->hashes[!b->cur];
+	static const uint64_t zero[2];
 	int i = b->n - 1, j = b->nprev - 1;
-	while (i >= 0 && j >= 0 && k[i].frame == pk[j].frame && k[i].code == pk[j].code &&
-	       k[i].instr == pk[j].instr)
-		ip[i--] = pip[j--];
+	while (i >= 0 && j >= 0 && k[i].instr == pk[j].instr && k[i].code == pk[j].code) {
+		ip[i] = pip[j];
+		hash[i][0] = phash[j][0];
+		hash[i--][1] = phash[j--][1];
+	}
 	for (; i >= 0; i--) {
 		const char *code = (const char *)(uintptr_t)k[i].code;
 		/* 3.11 and 3.12 point before the next instruction, 3.13 at it: the same line either way. */
@@ -409,8 +421,10 @@ static void resolve(struct mp_pybuf *b)
 		/* Number 0 (not a code object, or no room for a number): shown as a bare address. */
 		uint32_t id = mp_py_is(code, mp_pyl.code_type) ? code_id(code) : 0;
 		ip[i] = mp_pyip(id, unit < 0 ? 0 : unit > MP_PYIP_OFFSET_MAX ? MP_PYIP_OFFSET_MAX : (uint32_t)unit);
+		hash_term(ip[i], (uint64_t)(b->n - 1 - i), i + 1 < b->n ? hash[i + 1] : zero, hash[i]);
 	}
 	b->ip = ip;
+	b->hash = hash;
 	b->nprev = b->n;
 	b->cur = !b->cur;
 }
@@ -418,30 +432,37 @@ static void resolve(struct mp_pybuf *b)
 /*
  * 3.11: the chain of _PyCFrame, one on the C stack of each C-level call of
  * the evaluation loop; each names its innermost frame, and its frames go
- * back to the one marked is_entry.
+ * back to the one marked is_entry, whose previous frame is the next
+ * _PyCFrame's innermost (the evaluation loop links them so on entry). That
+ * frame ends the group without a look at is_entry, which often lies in
+ * another cache line than the fields the walk reads.
  */
 static void walk_cframes(const char *tstate, struct mp_pybuf *b)
 {
 	const char *cf = (const char *)(uintptr_t)mp_py_word(tstate, mp_pyl.ts_cframe);
 	long cf_frame = mp_pyl.cf_frame, cf_prev = mp_pyl.cf_prev;
+	const char *fr = cf ? (const char *)(uintptr_t)mp_py_word(cf, cf_frame) : NULL;
 	struct walk w;
 	walk_init(&w, b);
 	for (int guard = 0; cf && b->ngroups < MP_PY_MAX_GROUPS && guard < 4 * MP_PY_MAX_GROUPS; guard++) {
-		const char *fr = (const char *)(uintptr_t)mp_py_word(cf, cf_frame);
+		const char *next = (const char *)(uintptr_t)mp_py_word(cf, cf_prev);
+		const char *stop = next ? (const char *)(uintptr_t)mp_py_word(next, cf_frame) : NULL;
 		struct mp_pygroup *g = &b->g[b->ngroups];
 		g->anchor = (uint64_t)(uintptr_t)cf;
 		g->start = w.n;
-		while (fr && w.n < MP_PY_MAX_FRAMES) {
-			int entry = ((const uint8_t *)fr)[w.entry] != 0;
+		for (; fr && fr != stop && w.n < MP_PY_MAX_FRAMES; fr = (const char *)(uintptr_t)mp_py_word(fr, w.prev)) {
 			push_frame(&w, fr);
-			if (entry)
+			/* A chain not linked as expected: the entry mark ends the group. */
+			if (unlikely(stop == NULL) && ((const uint8_t *)fr)[w.entry]) {
+				fr = NULL;
 				break;
-			fr = (const char *)(uintptr_t)mp_py_word(fr, w.prev);
+			}
 		}
 		g->len = w.n - g->start;
 		if (g->len)
 			b->ngroups++;
-		cf = (const char *)(uintptr_t)mp_py_word(cf, cf_prev);
+		cf = next;
+		fr = stop;
 	}
 	b->n = w.n;
 }
@@ -545,21 +566,18 @@ int mp_py_match(struct mp_pybuf *b, const uint64_t *sp, size_t stride, int n)
 	return placed;
 }
 
-void mp_py_hash(const struct mp_pybuf *b, uint64_t h[2])
+void mp_py_hash(const struct mp_pybuf *b, int n, uint64_t h[2])
 {
-	uint64_t h0 = h[0], h1 = h[1];
+	/* The Python frames (kept from walk to walk), then where each group goes. */
+	uint64_t h0 = h[0] + b->hash[0][0], h1 = h[1] + b->hash[0][1];
 	for (int g = 0; g < b->ngroups; g++) {
 		const struct mp_pygroup *gr = &b->g[g];
-		uint64_t pos;
-		if (gr->native < 0)
-			continue;
-		pos = ((uint64_t)gr->native + 1) * 0xc2b2ae3d27d4eb4full;
-		for (int i = 0; i < gr->len; i++) {
-			uint64_t x = b->ip[gr->start + i] ^ (pos += 0x165667b19e3779f9ull);
-			uint64_t y = x * 0x9e3779b97f4a7c15ull, z = x * 0xbf58476d1ce4e5b9ull;
-			h0 += y ^ (y >> 29);
-			h1 += z ^ (z >> 31);
-		}
+		/* Native frames counted from the outermost: the same wherever the innermost are. */
+		uint64_t where = gr->native < 0 ? 0 : (uint64_t)(n - gr->native);
+		uint64_t x = (where << 40) ^ ((uint64_t)(b->n - gr->start) << 20) ^ (uint64_t)gr->len;
+		uint64_t y = x * 0xc2b2ae3d27d4eb4full, z = x * 0x94d049bb133111ebull;
+		h0 += y ^ (y >> 31);
+		h1 += z ^ (z >> 29);
 	}
 	h[0] = h0 ? h0 : 1;
 	h[1] = h1;

@@ -40,24 +40,27 @@ struct mp_pygroup {
 	int native;        /* the native frame it replaces (innermost first), or -1 */
 };
 
-/* A Python frame as the walk finds it: where it is, its code object and instruction. */
+/* A Python frame as the walk finds it: its code object and instruction. */
 struct mp_pykey {
-	uint64_t frame, code, instr;
+	uint64_t code, instr;
 };
 
 /*
  * Per thread (struct mp_tstate), made on the thread's first Python event.
  * The frames of the last walk are kept: those from the outermost on that
- * are where they were, with the same code and instruction, keep their ips
- * (a thread allocating in a loop mostly changes its innermost frames).
+ * run the same code at the same instruction keep their ips and the hash of
+ * the stack up to them (a thread allocating in a loop mostly changes its
+ * innermost frames).
  */
 struct mp_pybuf {
 	int n, ngroups;
 	uint64_t *ip;              /* this walk's ips, innermost first: ips[cur] */
+	uint64_t (*hash)[2];       /* the hash of the frames from the outermost to each: hashes[cur] */
 	int cur, nprev;
 	struct mp_pygroup g[MP_PY_MAX_GROUPS];
 	struct mp_pykey key[2][MP_PY_MAX_FRAMES];
 	uint64_t ips[2][MP_PY_MAX_FRAMES];
+	uint64_t hashes[2][MP_PY_MAX_FRAMES][2];
 	/* The libunwind walk (no frames of our walker): return addresses and stack pointers. */
 	uint64_t nip[MP_PY_MAX_NATIVE], sp[MP_PY_MAX_NATIVE];
 };
@@ -93,8 +96,8 @@ int mp_py_walk(struct mp_tstate *ts) MP_HIDDEN;
  * are sp[0], sp[stride], ... Returns the number of Python frames placed.
  */
 int mp_py_match(struct mp_pybuf *b, const uint64_t *sp, size_t stride, int n) MP_HIDDEN;
-/* Mix the placed Python frames into a native stack's hash. */
-void mp_py_hash(const struct mp_pybuf *b, uint64_t h[2]) MP_HIDDEN;
+/* Mix the Python frames, and where they are placed, into the hash of n native frames. */
+void mp_py_hash(const struct mp_pybuf *b, int n, uint64_t h[2]) MP_HIDDEN;
 /*
  * The whole stack, innermost first, into out (at most cap entries): the
  * native return addresses ip[0], ip[stride], ... with the placed groups

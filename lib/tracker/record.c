@@ -141,7 +141,7 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 			return 0;
 		if (likely(!truncated) &&
 		    likely(fast_stack_hash(ts, site->frames, site->n, stable, site->h) == 0)) {
-			mp_py_hash(b, site->h);
+			mp_py_hash(b, site->n, site->h);
 			site->hashed = 1;
 			mp_smap_prefetch(site->h);
 			return 1;

@@ -36,6 +36,7 @@ E2E_TESTS = \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/python-frames.sh \
+	%reldir%/python-shapes.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-allocs.sh \

@@ -9,6 +9,7 @@ UNIT_TESTS += \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
 	%reldir%/test-procmaps \
+	%reldir%/test-python \
 	%reldir%/test-rangemap \
 	%reldir%/test-readahead \
 	%reldir%/test-render-html \
@@ -46,6 +47,9 @@ tests_unit_test_inject_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
 tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
 tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_python_SOURCES = %reldir%/test-python.c
+tests_unit_test_python_LDADD = $(UNIT_LDADD)
+tests_unit_test_python_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rangemap_SOURCES = %reldir%/test-rangemap.c
 tests_unit_test_rangemap_LDADD = $(UNIT_LDADD)
 tests_unit_test_rangemap_CFLAGS = $(UNIT_CFLAGS)
