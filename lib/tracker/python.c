@@ -157,8 +157,17 @@ static int find_python(void)
 int mp_py_setup(void)
 {
 	static int found = -2;
-	if (found == -2)
+	if (found == -2) {
 		found = find_python();
+		/*
+		 * A symbol not found left an error with the C library, which the next
+		 * dl call of the program would free (a free of a block allocated before
+		 * tracking) and dlerror() would return: the first call returns it, the
+		 * second frees it, unrecorded, as the caller is inside the tracker.
+		 */
+		dlerror();
+		dlerror();
+	}
 	__atomic_store_n(&mp_py_on, found == 0 && mp_cfg.python_frames, __ATOMIC_RELEASE);
 	return mp_py_on;
 }
