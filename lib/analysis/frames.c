@@ -34,12 +34,12 @@ static bool is_runtime_module(const char *name)
 {
 	static const char *const prefixes[] = {
 		"libc.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libc++", "libmemprof",
-		"libpython", "python",
+		"libpython3", "python3",
 	};
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return true;
-	return false;
+	return !strcmp(name, "python");
 }
 
 /* ---- locations ---------------------------------------------------------- */

@@ -383,7 +383,7 @@ static inline void walk_init(struct walk *w, struct mp_pybuf *b)
 	w->prev = mp_pyl.fr_prev;
 	w->entry = mp_pyl.fr_entry;
 	w->owner = mp_pyl.fr_owner;
-	w->k = b->key[b->cur];
+	w->k = b->key;
 	w->n = 0;
 }
 
@@ -413,29 +413,30 @@ static inline void hash_term(uint64_t ip, uint64_t pos, const uint64_t outer[2],
  */
 static void resolve(struct mp_pybuf *b)
 {
-	const struct mp_pykey *k = b->key[b->cur], *pk = b->key[!b->cur];
-	uint64_t *ip = b->ips[b->cur], (*hash)[2] = b->hashes[b->cur];
-	const uint64_t *pip = b->ips[!b->cur], (*phash)[2] = b->hashes[!b->cur];
+	const struct mp_pykey *k = b->key;
+	struct mp_pyent *e = b->ent;
 	static const uint64_t zero[2];
-	int i = b->n - 1, j = b->nprev - 1;
-	while (i >= 0 && j >= 0 && k[i].instr == pk[j].instr && k[i].code == pk[j].code) {
-		ip[i] = pip[j];
-		hash[i][0] = phash[j][0];
-		hash[i--][1] = phash[j--][1];
-	}
-	for (; i >= 0; i--) {
-		const char *code = (const char *)(uintptr_t)k[i].code;
+	int n = b->n, d = 0;
+	while (d < n && d < b->nent && k[n - 1 - d].instr == e[d].key.instr &&
+	       k[n - 1 - d].code == e[d].key.code)
+		d++;
+	for (; d < n; d++) {
+		const char *code = (const char *)(uintptr_t)k[n - 1 - d].code;
 		/* 3.11 and 3.12 point before the next instruction, 3.13 at it: the same line either way. */
-		int64_t unit = ((int64_t)k[i].instr - (int64_t)(uintptr_t)(code + mp_pyl.co_code)) / 2;
+		int64_t unit = ((int64_t)k[n - 1 - d].instr - (int64_t)(uintptr_t)(code + mp_pyl.co_code)) / 2;
 		/* Number 0 (not a code object, or no room for a number): shown as a bare address. */
 		uint32_t id = mp_py_is(code, mp_pyl.code_type) ? code_id(code) : 0;
-		ip[i] = mp_pyip(id, unit < 0 ? 0 : unit > MP_PYIP_OFFSET_MAX ? MP_PYIP_OFFSET_MAX : (uint32_t)unit);
-		hash_term(ip[i], (uint64_t)(b->n - 1 - i), i + 1 < b->n ? hash[i + 1] : zero, hash[i]);
+		e[d].key = k[n - 1 - d];
+		e[d].ip = mp_pyip(id, unit < 0 ? 0 : unit > MP_PYIP_OFFSET_MAX ? MP_PYIP_OFFSET_MAX : (uint32_t)unit);
+		hash_term(e[d].ip, (uint64_t)d, d ? e[d - 1].hash : zero, e[d].hash);
 	}
-	b->ip = ip;
-	b->hash = hash;
-	b->nprev = b->n;
-	b->cur = !b->cur;
+	b->nent = n;
+}
+
+/* The ip of the walk's frame i (innermost first). */
+static inline uint64_t frame_ip(const struct mp_pybuf *b, int i)
+{
+	return b->ent[b->n - 1 - i].ip;
 }
 
 /*
@@ -444,7 +445,8 @@ static void resolve(struct mp_pybuf *b)
  * back to the one marked is_entry, whose previous frame is the next
  * _PyCFrame's innermost (the evaluation loop links them so on entry). That
  * frame ends the group without a look at is_entry, which often lies in
- * another cache line than the fields the walk reads.
+ * another cache line than the fields the walk reads. A chain linked any
+ * other way would only put frames in the wrong group: the walk is bounded.
  */
 static void walk_cframes(const char *tstate, struct mp_pybuf *b)
 {
@@ -459,14 +461,9 @@ static void walk_cframes(const char *tstate, struct mp_pybuf *b)
 		struct mp_pygroup *g = &b->g[b->ngroups];
 		g->anchor = (uint64_t)(uintptr_t)cf;
 		g->start = w.n;
-		for (; fr && fr != stop && w.n < MP_PY_MAX_FRAMES; fr = (const char *)(uintptr_t)mp_py_word(fr, w.prev)) {
+		/* The outermost call's frames end the chain (the root _PyCFrame has none). */
+		for (; fr && fr != stop && w.n < MP_PY_MAX_FRAMES; fr = (const char *)(uintptr_t)mp_py_word(fr, w.prev))
 			push_frame(&w, fr);
-			/* A chain not linked as expected: the entry mark ends the group. */
-			if (unlikely(stop == NULL) && ((const uint8_t *)fr)[w.entry]) {
-				fr = NULL;
-				break;
-			}
-		}
 		g->len = w.n - g->start;
 		if (g->len)
 			b->ngroups++;
@@ -541,7 +538,6 @@ int mp_py_walk(struct mp_tstate *ts)
 		ts->py = b;
 	}
 	b->n = b->ngroups = 0;
-	b->ip = b->ips[b->cur];
 	if (mp_pyl.ts_cframe < 0)
 		walk_frames((const char *)(uintptr_t)mp_py_word(tstate, mp_pyl.ts_frame), b);
 	else if (mp_pyl.fr_entry >= 0)
@@ -578,7 +574,7 @@ int mp_py_match(struct mp_pybuf *b, const uint64_t *sp, size_t stride, int n)
 void mp_py_hash(const struct mp_pybuf *b, int n, uint64_t h[2])
 {
 	/* The Python frames (kept from walk to walk), then where each group goes. */
-	uint64_t h0 = h[0] + b->hash[0][0], h1 = h[1] + b->hash[0][1];
+	uint64_t h0 = h[0] + b->ent[b->n - 1].hash[0], h1 = h[1] + b->ent[b->n - 1].hash[1];
 	for (int g = 0; g < b->ngroups; g++) {
 		const struct mp_pygroup *gr = &b->g[g];
 		/* Native frames counted from the outermost: the same wherever the innermost are. */
@@ -602,7 +598,7 @@ int mp_py_splice(const struct mp_pybuf *b, const uint64_t *ip, size_t stride, in
 		while (g < b->ngroups && b->g[g].native == k) {
 			const struct mp_pygroup *gr = &b->g[g++];
 			for (int i = 0; i < gr->len && m < cap; i++)
-				out[m++] = (void *)(uintptr_t)b->ip[gr->start + i];
+				out[m++] = (void *)(uintptr_t)frame_ip(b, gr->start + i);
 			replaced = 1;
 		}
 		if (!replaced)

@@ -45,22 +45,25 @@ struct mp_pykey {
 	uint64_t code, instr;
 };
 
+/* A Python frame of the stack, by its depth from the outermost: its ip and the stack's hash to it. */
+struct mp_pyent {
+	struct mp_pykey key;
+	uint64_t ip, hash[2];
+};
+
 /*
  * Per thread (struct mp_tstate), made on the thread's first Python event.
- * The frames of the last walk are kept: those from the outermost on that
- * run the same code at the same instruction keep their ips and the hash of
- * the stack up to them (a thread allocating in a loop mostly changes its
- * innermost frames).
+ * The frames are kept by depth from the outermost from one walk to the
+ * next: those that run the same code at the same instruction as last time
+ * keep their ip and hash untouched (a thread allocating in a loop mostly
+ * changes its innermost frames), the others are written anew.
  */
 struct mp_pybuf {
-	int n, ngroups;
-	uint64_t *ip;              /* this walk's ips, innermost first: ips[cur] */
-	uint64_t (*hash)[2];       /* the hash of the frames from the outermost to each: hashes[cur] */
-	int cur, nprev;
+	int n, ngroups;            /* this walk's frames and groups */
+	int nent;                  /* frames in ent[] (the last walk's) */
 	struct mp_pygroup g[MP_PY_MAX_GROUPS];
-	struct mp_pykey key[2][MP_PY_MAX_FRAMES];
-	uint64_t ips[2][MP_PY_MAX_FRAMES];
-	uint64_t hashes[2][MP_PY_MAX_FRAMES][2];
+	struct mp_pykey key[MP_PY_MAX_FRAMES];  /* this walk's frames, innermost first */
+	struct mp_pyent ent[MP_PY_MAX_FRAMES];
 	/* The libunwind walk (no frames of our walker): return addresses and stack pointers. */
 	uint64_t nip[MP_PY_MAX_NATIVE], sp[MP_PY_MAX_NATIVE];
 };

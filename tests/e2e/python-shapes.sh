@@ -64,6 +64,10 @@ def child_work():
     keep.append(bytearray(210000))
 
 
+def données_λ():
+    keep.append(bytearray(230000))
+
+
 consume()
 asyncio.run(coro_alloc())
 threads = [threading.Thread(target=thread_work) for _ in range(4)]
@@ -73,6 +77,7 @@ for t in threads:
     t.join()
 recurse(int(sys.argv[1]))
 use_sqlite()
+données_λ()
 pid = os.fork()
 if pid == 0:
     child_work()
@@ -103,6 +108,9 @@ for py in $pythons; do
 	# The four threads' allocations, each with its thread's Python frames.
 	"$MEMPROF" parse --stacks s$v.bin > p$v || fail_ "$v: parse"
 	expect_count 4 '^ALLOC thread=[1-9][0-9]* .*size=15000[01] .*"thread_work"' p$v
+	# A name that is not ASCII comes out in UTF-8.
+	grep -qE '^ALLOC .*size=23000[01] .*"données_λ","<module>"' p$v ||
+		fail_ "$v: the non-ASCII function name: $(grep -m1 'size=23000' p$v)"
 	# Deeper than --max-depth: cut at the root, innermost frames kept.
 	mp run -q -f --max-depth 40 -o d$v.bin "$py" shapes.py 200
 	expect_rc 0 "python $v shapes.py 200 --max-depth 40"
