@@ -371,7 +371,7 @@ void mp_py_forked(void)
  * the keys, which the compiler must assume could change mp_pyl.
  */
 struct walk {
-	long code, instr, prev, entry, owner;
+	long code, instr, prev, owner;
 	struct mp_pykey *k;
 	int n;
 };
@@ -381,7 +381,6 @@ static inline void walk_init(struct walk *w, struct mp_pybuf *b)
 	w->code = mp_pyl.fr_code;
 	w->instr = mp_pyl.fr_instr;
 	w->prev = mp_pyl.fr_prev;
-	w->entry = mp_pyl.fr_entry;
 	w->owner = mp_pyl.fr_owner;
 	w->k = b->key;
 	w->n = 0;
@@ -407,9 +406,12 @@ static inline void hash_term(uint64_t ip, uint64_t pos, const uint64_t outer[2],
 /*
  * The walk's ips: the outermost frames that run the same code at the same
  * instruction as those of the last walk at the same depth keep their ips
- * and hashes (the ip is the code object's number and the instruction's
- * offset, and a code object cannot be replaced while a frame runs it); the
- * others get their code object's number and their hash.
+ * and hashes (an ip is the code object's number and the instruction's
+ * offset); the others get their code object's number and their hash. The
+ * one way this can name a frame wrongly: between two allocations of the
+ * thread, its code object freed and another made at the same address, run
+ * at the same depth and the same instruction address; the frame then keeps
+ * the first one's name and line.
  */
 static void resolve(struct mp_pybuf *b)
 {
