@@ -24,6 +24,7 @@ import types
 MODE_LABEL = {
     "native": "untracked",
     "memprof": "memprof run",
+    "memprof-nopy": "--no-py-frames",
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
 }
@@ -139,10 +140,35 @@ for i in range(n):
 print(total)
 """
 
+# Python frames' cost: allocations made 12 to 23 Python calls deep (a list of
+# 100 ints, a dict of 30 to 37 keys and a 600-character str per object, each
+# past pymalloc's 512 bytes, so a malloc of its own; with PYTHONMALLOC=malloc
+# every object is).
+PY_DEEP = r"""
+import sys
+class Record:
+    def __init__(self, i, depth):
+        self.values = list(range(i % 50, i % 50 + 100))
+        self.index = {"k%d" % j: j for j in range(i % 8 + 30)}
+        self.text = "%d:%d" % (i, depth) * 60
+def level(depth, i):
+    if depth == 0:
+        return [Record(i + k, depth) for k in range(4)]
+    return level(depth - 1, i)
+def run(n):
+    total = 0
+    for i in range(n):
+        for r in level(12 + i % 12, i):
+            total += len(r.values) + len(r.index) + len(r.text)
+    return total
+print(run(int(sys.argv[1])))
+"""
+
 # heaptrack 1.4 writes the command line into its stream unescaped, so a newline
 # in an argument makes its interpreter fail ("failed to parse line"): pass the
 # program as one line.
 PY_ONE_LINE = "exec(%r)" % PY_DICTS
+PY_DEEP_LINE = "exec(%r)" % PY_DEEP
 
 
 # ---- workloads ---------------------------------------------------------------
@@ -169,6 +195,9 @@ def workloads(cfg):
     pairs = str(cfg.pairs or (300000 if q else 5000000))
     synth = ["native", "memprof", "heaptrack-raw"]
     real = ["native", "memprof", "heaptrack-raw", "heaptrack"]
+    # Python programs also run without Python frames: what they cost
+    pyreal = ["native", "memprof", "memprof-nopy", "heaptrack-raw", "heaptrack"]
+    pydeep = ["native", "memprof", "memprof-nopy"]
     rows, text_kib, xz_kib = (15000, 3072, 256) if q else (150000, 24576, 2048)
     sql = os.path.join(cfg.workdir, "input-%d-rows.sql" % rows)
     text = os.path.join(cfg.workdir, "input-%d-KiB-seed7.txt" % text_kib)
@@ -188,8 +217,14 @@ def workloads(cfg):
                  ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3", real,
                  stdin=sql, make_input=lambda: gen_sql(sql, rows)),
         Workload("python3", "python3 -c: build and drop dicts (PYTHONHASHSEED=0)",
-                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py, real,
+                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py, pyreal,
                  env={"PYTHONHASHSEED": "0"}),
+        Workload("python3-deep", "python3 -c: objects built 12 to 23 Python calls deep",
+                 [py, "-s", "-c", PY_DEEP_LINE, "4000" if q else "40000"], py, pydeep,
+                 env={"PYTHONHASHSEED": "0"}),
+        Workload("python3-deep-malloc", "the same with PYTHONMALLOC=malloc (--trace-python-allocators)",
+                 [py, "-s", "-c", PY_DEEP_LINE, "1000" if q else "10000"], py, pydeep,
+                 env={"PYTHONHASHSEED": "0", "PYTHONMALLOC": "malloc"}),
         Workload("gzip", "gzip -6 -c < %d KiB of generated text" % text_kib,
                  ["/bin/gzip", "-6", "-c"], "/bin/gzip", real,
                  stdin=text, make_input=lambda: gen_text(text, text_kib << 10)),
@@ -279,9 +314,11 @@ def run_mode(cfg, w, mode, rep):
     cap = None
     if mode == "native":
         argv = w.argv
-    elif mode == "memprof":
+    elif mode in ("memprof", "memprof-nopy"):
         cap = os.path.join(cfg.workdir, tag + ".mprof")
         argv = [cfg.memprof, "run", "-q", "-f", "-o", cap] + w.argv
+        if mode == "memprof-nopy":
+            argv[2:2] = ["--no-python-frames"]
     elif mode == "heaptrack-raw":
         base = os.path.join(cfg.workdir, tag)
         cap = base + ".raw.zst"
@@ -463,9 +500,9 @@ def bench_workload(cfg, w, log):
             this[mode] = m
         native = this["native"]
         runs["native"].append(native)
-        for mode in [x for x in ("memprof", "heaptrack-raw", "heaptrack") if x in this]:
+        for mode in [x for x in ("memprof", "memprof-nopy", "heaptrack-raw", "heaptrack") if x in this]:
             m = this[mode]
-            if mode == "memprof":
+            if mode in ("memprof", "memprof-nopy"):
                 for warning in check_run(w, mode, m, native):
                     note = "memprof run -q printed on %s: %s" % (w.name, warning)
                     if note not in notes:
@@ -583,6 +620,12 @@ def summarize(results):
     runs, _, _ = get("light")
     if runs.get("memprof") and runs.get("native"):
         s["light_overhead"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+    for wname, key in (("python3", "py_frames_dicts"), ("python3-deep", "py_frames_deep"),
+                       ("python3-deep-malloc", "py_frames_malloc")):
+        runs, _, _ = get(wname)
+        if runs.get("memprof") and runs.get("memprof-nopy"):
+            s[key] = med(ratios(runs["memprof"], runs["memprof-nopy"], "wall_s"))
+            s[key + "_cpu"] = med(ratios(runs["memprof"], runs["memprof-nopy"], "target_cpu_s"))
     return s
 
 
@@ -624,6 +667,12 @@ def print_tables(reps, wls, results, out):
                 "" if mode == "native" else fmt_ratio(ratios(rs, native, "target_cpu_s")),
                 "" if mode == "native" else fmt_ratio(ratios(rs, native, "target_rss_mb"))))
             first = False
+        if runs.get("memprof") and runs.get("memprof-nopy"):
+            p("%-13s %-16s wall %s   cpu %s   prog cpu %s" % (
+                "", "py/no-py frames",
+                fmt_ratio(ratios(runs["memprof"], runs["memprof-nopy"], "wall_s")),
+                fmt_ratio(ratios(runs["memprof"], runs["memprof-nopy"], "cpu_s")),
+                fmt_ratio(ratios(runs["memprof"], runs["memprof-nopy"], "target_cpu_s"))))
         for other in ("heaptrack-raw", "heaptrack"):
             if runs.get("memprof") and runs.get(other):
                 p("%-13s %-16s wall %s   cpu %s   target RSS %s" % (
@@ -761,7 +810,9 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptra
                 "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
                 "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "pprof_vs_stats", "light_overhead",
                 "cpu_vs_native",
-                "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
+                "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t",
+                "py_frames_dicts", "py_frames_deep", "py_frames_malloc", "py_frames_dicts_cpu",
+                "py_frames_deep_cpu", "py_frames_malloc_cpu"]
 
 
 def report(info, reps, quick, elapsed, wls, results):

@@ -167,6 +167,8 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		strbuf_addf(&config, "clock=%s\n", getenv("MEMPROF_CLOCK"));
 	if (getenv("MEMPROF_RING_KB"))
 		strbuf_addf(&config, "ring_kb=%s\n", getenv("MEMPROF_RING_KB"));
+	if (!o->t.python_frames)
+		strbuf_addstr(&config, "python=0\n");
 	io.pid = pid;
 	io.library = tracker;
 	io.entry = "memprof_attach";

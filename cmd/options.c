@@ -244,6 +244,7 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 	case MP_OPT_NO_SYMBOLS: t->symbols = false; return true;
 	case MP_OPT_KEEP_ADDRESSES: t->keep_addresses = true; return true;
 	case MP_OPT_AGGREGATE: t->aggregate = true; return true;
+	case MP_OPT_NO_PYTHON_FRAMES: t->python_frames = false; return true;
 	default: return false;
 	}
 }

@@ -28,13 +28,15 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG, OPT_PAUSED, OPT_LIVE };
+enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG, OPT_PAUSED, OPT_LIVE, OPT_PYTHON_ALLOCATORS };
 
 static const struct mp_opt opts[] = {
 	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
 	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
 	{ 'q', 'q', "quiet", NULL, "print nothing but errors" },
 	MP_TRACK_OPT_ENTRIES("track forked children and programs they run, each into FILE.<pid>"),
+	{ OPT_PYTHON_ALLOCATORS, 0, "trace-python-allocators", NULL,
+	  "run a Python program with PYTHONMALLOC=malloc: every object allocation tracked on its own" },
 	{ OPT_PAUSED, 0, "paused", NULL,
 	  "start with tracking off: 'memprof ctl PID start' starts a capture, stop ends it" },
 	{ OPT_LIVE, 0, "live", NULL,
@@ -58,7 +60,7 @@ static const struct mp_cmd_spec spec = {
 
 struct run_opts {
 	struct mp_track_opts t;
-	bool paused, live;
+	bool paused, live, python_allocators;
 	/* --reporter: its argv, the name first, the capture to be appended. */
 	const struct mp_reporter *reporter;
 	char **rargv;
@@ -243,6 +245,13 @@ static void set_env(const struct run_opts *o, const char *sock)
 		setenv("MEMPROF_PAUSED", "1", 1);
 	else
 		unsetenv("MEMPROF_PAUSED");
+	if (!o->t.python_frames)
+		setenv("MEMPROF_PYTHON_FRAMES", "0", 1);
+	else
+		unsetenv("MEMPROF_PYTHON_FRAMES");
+	/* The interpreter's small-object allocator off: each object is a malloc of its own. */
+	if (o->python_allocators)
+		setenv("PYTHONMALLOC", "malloc", 1);
 	/* Records keyed by the time-stamp counter need a barrier only the collector can ask for. */
 	if (!mp_merge_can_fence())
 		setenv("MEMPROF_CLOCK", "counter", 1);
@@ -657,6 +666,7 @@ int cmd_run(int argc, char **argv)
 		case OPT_REPORTER: reporter_name = g.arg; break;
 		case OPT_PAUSED: o.paused = true; break;
 		case OPT_LIVE: o.live = true; break;
+		case OPT_PYTHON_ALLOCATORS: o.python_allocators = true; break;
 		case OPT_REPORTER_ARG:
 			o.rargv = xreallocarray(o.rargv, (size_t)o.rargc + 4, sizeof(*o.rargv));
 			o.rargv[++o.rargc] = (char *)g.arg;

@@ -25,15 +25,21 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/*
+ * Modules whose frames are never an allocation's site: the C runtime, and
+ * the Python interpreter (the executable or libpython), so that a Python
+ * program's allocations are placed at the Python line that made them.
+ */
 static bool is_runtime_module(const char *name)
 {
 	static const char *const prefixes[] = {
 		"libc.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libc++", "libmemprof",
+		"libpython3", "python3",
 	};
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return true;
-	return false;
+	return !strcmp(name, "python");
 }
 
 /* ---- locations ---------------------------------------------------------- */

@@ -69,13 +69,14 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 		    mode_name(h->mode));
 	mp_format_time(out, h->start_time_us);
 	strbuf_addf(out, " page_size=%" PRIu64 " max_depth=%" PRIu64 " interval_ms=%" PRIu64
-		    " flags=%s%s%s%s%s machine=%s pointer_size=%" PRIu64,
+		    " flags=%s%s%s%s%s%s machine=%s pointer_size=%" PRIu64,
 		    h->page_size, h->max_depth, h->interval_ms,
 		    h->flags & MP_HF_SYMBOLIZED ? "symbolized" : "raw",
 		    h->flags & MP_HF_FOLLOW_FORK ? ",follow-fork" : "",
 		    h->flags & MP_HF_FORK_CHILD ? ",fork-child" : "",
 		    h->flags & MP_HF_RESTARTED ? ",restarted" : "",
 		    h->flags & MP_HF_AGGREGATED ? ",aggregated" : "",
+		    h->flags & MP_HF_PYTHON_FRAMES ? ",python-frames" : "",
 		    mp_machine_name(h->machine), h->pointer_size);
 	if (h->forked_from)
 		strbuf_addf(out, " forked_from=%" PRIu64, h->forked_from);

@@ -50,6 +50,8 @@ enum mp_tag {
 	MP_TAG_EXIT = 0x8c,          /* fields */
 	MP_TAG_MESSAGE = 0x8d,       /* fields */
 	MP_TAG_SNAPSHOT = 0x8e,      /* fields: a snapshot was asked for here (tracker to collector) */
+	MP_TAG_PYFRAME = 0x8f,       /* ip, function, file, line, column: an interpreter frame
+					(tracker to collector; lib/format/pyframe.h) */
 	/* Aggregated captures (lib/format/aggregate.h), all keyed: */
 	MP_TAG_AGG_SLOT = 0x93,      /* one stack, thread and kind: allocated, at the peak, leaked */
 	MP_TAG_AGG_TOTALS = 0x94,    /* the capture's totals */
@@ -125,6 +127,7 @@ enum mp_header_flags {
 	MP_HF_SYMBOLIZED = 1 << 1, /* the collector adds SYMBOL records */
 	MP_HF_FORK_CHILD = 1 << 2,
 	MP_HF_RESTARTED = 1 << 3,  /* a later capture of a process (memprof ctl PID start) */
+	MP_HF_PYTHON_FRAMES = 1 << 5, /* stacks show Python frames for the interpreter's (pyframe.h) */
 	/*
 	 * Aggregated (memprof run --aggregate): totals per stack, thread and kind
 	 * instead of events; in a tracker's stream, a request for one.

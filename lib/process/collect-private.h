@@ -15,6 +15,7 @@
 #include "lib/process/drain.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/hash.h"
+#include "lib/util/strtab.h"
 
 #define READ_CHUNK (1u << 20)
 
@@ -36,6 +37,7 @@ struct stream {
 	size_t sym_warned;
 	struct mp_intmap seen_ips;   /* ips already symbolized or pending */
 	struct mp_intmap strings;    /* interned string pointer -> id in this file */
+	struct mp_strtab pystrings;  /* the text of Python frames' names, interned for `strings` */
 	uint64_t *pending;           /* ips no known module contained yet */
 	size_t npending, pending_alloc;
 	struct mp_capture_info info;
@@ -80,6 +82,8 @@ void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
+/* Write the SYMBOL record a PYFRAME record's payload (data, len) describes into s's capture. */
+void mp_collect_pyframe(struct mp_collector *c, struct stream *s, const uint8_t *data, size_t len);
 /* Symbolize the ips that no module contained before, keeping those still unknown. */
 void mp_collect_retry_pending(struct mp_collector *c, struct stream *s);
 

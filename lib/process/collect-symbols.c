@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/format/pyframe.h"
 #include "lib/util/xalloc.h"
 
 /* Append s (which the list then owns) to a list of distinct strings, or free it if there. */
@@ -59,6 +60,21 @@ static void symbol_problem(struct mp_collector *c, const char *line)
 	mp_collect_warn(c, "%s", line);
 }
 
+/* A SYMBOL record, into the capture and to its observer. */
+static void write_symbol(struct mp_collector *c, struct stream *s, uint64_t ip, uint64_t module,
+			 uint64_t offset, const struct mp_frame *frames, size_t n)
+{
+	struct mp_record rec = { .type = MP_REC_SYMBOL };
+	mp_writer_symbol(&s->w, ip, module, offset, frames, n);
+	rec.u.symbol.ip = ip;
+	rec.u.symbol.module = module;
+	rec.u.symbol.offset = offset;
+	rec.u.symbol.nframes = n;
+	rec.u.symbol.frames = frames;
+	mp_collect_observe(c, s, &rec);
+	s->info.symbols++;
+}
+
 /* Write the SYMBOL record of ip; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 {
@@ -76,21 +92,27 @@ bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 		frames[i].line = sym.frames[i].line;
 		frames[i].column = sym.frames[i].column;
 	}
-	mp_writer_symbol(&s->w, ip, sym.module_id, sym.offset, frames, n);
-	if (s->obs) {
-		struct mp_record rec = { .type = MP_REC_SYMBOL };
-		rec.u.symbol.ip = ip;
-		rec.u.symbol.module = sym.module_id;
-		rec.u.symbol.offset = sym.offset;
-		rec.u.symbol.nframes = n;
-		rec.u.symbol.frames = frames;
-		mp_collect_observe(c, s, &rec);
-	}
-	s->info.symbols++;
+	write_symbol(c, s, ip, sym.module_id, sym.offset, frames, n);
 	nw = mp_symbols_warnings(s->sym, &lines);
 	for (; s->sym_warned < nw; s->sym_warned++)
 		symbol_problem(c, lines[s->sym_warned]);
 	return true;
+}
+
+void mp_collect_pyframe(struct mp_collector *c, struct stream *s, const uint8_t *data, size_t len)
+{
+	struct mp_pyframe f;
+	struct mp_frame frame;
+	if (mp_dec_pyframe(data, len, &f) || !mp_intmap_put(&s->seen_ips, f.ip, 1))
+		return; /* malformed, or described already */
+	/* The strings' interned texts stand for them in `strings`, which is keyed by address. */
+	frame.function = intern(c, s, mp_strtab_get(&s->pystrings,
+				mp_strtab_intern(&s->pystrings, f.function, f.function_len)));
+	frame.file = intern(c, s, mp_strtab_get(&s->pystrings,
+			    mp_strtab_intern(&s->pystrings, f.file, f.file_len)));
+	frame.line = f.line;
+	frame.column = f.column;
+	write_symbol(c, s, f.ip, 0, 0, &frame, 1);
 }
 
 void mp_collect_retry_pending(struct mp_collector *c, struct stream *s)

@@ -29,6 +29,8 @@
 
 #include "lib/process/collect-private.h"
 
+#include "lib/format/pyframe.h"
+
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 {
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
@@ -62,6 +64,7 @@ static void stream_free(struct stream *s)
 		mp_symbols_free(s->sym);
 	mp_intmap_release(&s->seen_ips);
 	mp_intmap_release(&s->strings);
+	mp_strtab_release(&s->pystrings);
 	free(s->pending);
 	if (s->agg) {
 		mp_analysis_release(s->agg);
@@ -106,6 +109,7 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	s->memfd = -1;
 	s->pidfd = -1;
 	mp_decoder_init(&s->dec);
+	mp_strtab_init(&s->pystrings);
 	ALLOC_GROW(c->streams, c->nstreams + 1, c->streams_alloc);
 	c->streams[c->nstreams++] = s;
 }
@@ -354,6 +358,13 @@ static void process(struct mp_collector *c, struct stream *s)
 		case MP_REC_DETACH:
 			s->detach_seen = true;
 			break;
+		case MP_REC_MESSAGE:
+			/* The tracker's warnings (Python frames it could not give) reach the user too. */
+			if ((rec.u.marker.has & MP_HAS_TEXT) && (rec.u.marker.has & MP_HAS_LEVEL) &&
+			    rec.u.marker.level >= 2)
+				mp_collect_warn(c, "%.*s (process %d)", (int)rec.u.marker.text_len,
+						rec.u.marker.text, (int)s->pid);
+			break;
 		case MP_REC_SNAPSHOT:
 			/* Asked for with memprof ctl: the capture so far, as one of its own. */
 			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
@@ -367,9 +378,17 @@ static void process(struct mp_collector *c, struct stream *s)
 				s->exit_status = (int)rec.u.marker.status;
 			}
 			break;
+		case MP_REC_UNKNOWN:
+			if (rec.u.unknown.tag != MP_TAG_PYFRAME)
+				break;
+			/* The tracker's description of a Python frame: a symbol like any other. */
+			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+			chunk = pos + (size_t)n;
+			mp_collect_pyframe(c, s, rec.u.unknown.data, rec.u.unknown.len);
+			break;
 		case MP_REC_TRACE:
 			s->info.traces++;
-			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED &&
+			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED && !mp_pyip_is(rec.u.trace.ip) &&
 			    mp_intmap_put(&s->seen_ips, rec.u.trace.ip, 1)) {
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 				chunk = pos + (size_t)n;

@@ -18,6 +18,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/got.h"
 #include "lib/tracker/lifecycle.h"
+#include "lib/tracker/python.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/timer.h"
 #include "lib/tracker/stream.h"
@@ -27,7 +28,7 @@
 struct mp_attach_cfg {
 	char socket_path[108];
 	unsigned interval_ms, max_depth, ring_kb;
-	int follow_fork, libunwind_only, clock;
+	int follow_fork, libunwind_only, clock, no_python_frames;
 };
 
 struct mp_marker_baseline {
@@ -113,6 +114,8 @@ static int attach_start(const struct mp_attach_cfg *ac)
 	mp_cfg.interval_ms = ac->interval_ms ? ac->interval_ms : 10;
 	mp_cfg.max_depth = ac->max_depth && ac->max_depth <= MP_MAX_DEPTH_LIMIT ? ac->max_depth : 128;
 	mp_cfg.follow_fork = ac->follow_fork;
+	mp_cfg.python_frames = !ac->no_python_frames;
+	mp_py_setup();
 	mp_cfg.libunwind_only = ac->libunwind_only;
 	mp_cfg.clock = ac->clock;
 	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
@@ -153,6 +156,8 @@ static int parse_config(const char *arg, struct mp_attach_cfg *c)
 										 : MP_CFG_CLOCK_AUTO;
 			} else if (klen == 7 && !strncmp(arg, "ring_kb", 7)) {
 				c->ring_kb = (unsigned)num;
+			} else if (klen == 6 && !strncmp(arg, "python", 6)) {
+				c->no_python_frames = vlen == 1 && v[0] == '0';
 			}
 		}
 		arg = eol ? eol + 1 : NULL;

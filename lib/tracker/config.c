@@ -36,6 +36,7 @@ int mp_config_read(void)
 	mp_cfg.paused = mp_env_u64("MEMPROF_PAUSED", 0) != 0;
 	mp_cfg.control = mp_env_u64("MEMPROF_CONTROL", 1) != 0;
 	mp_cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
+	mp_cfg.python_frames = mp_env_u64("MEMPROF_PYTHON_FRAMES", 1) != 0;
 	mp_cfg.libunwind_only = unwind && !strcmp(unwind, "libunwind");
 	mp_cfg.clock = !clock ? MP_CFG_CLOCK_AUTO
 		       : !strcmp(clock, "counter") ? MP_CFG_CLOCK_COUNTER
@@ -77,6 +78,7 @@ static const char *const own_vars[] = {
 	"MEMPROF_SOCKET=", "MEMPROF_OUTPUT=", "MEMPROF_FORCE=", "MEMPROF_FOLLOW_FORK=",
 	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=", "MEMPROF_UNWIND=",
 	"MEMPROF_CLOCK=", "MEMPROF_RING_KB=", "MEMPROF_PAUSED=", "MEMPROF_CONTROL=",
+	"MEMPROF_PYTHON_FRAMES=",
 };
 
 static int own_var(const char *entry)

@@ -19,6 +19,7 @@ struct mp_config {
 	unsigned ring_kb;        /* each thread's ring (MEMPROF_RING_KB) */
 	int paused;              /* MEMPROF_PAUSED=1: no capture until memprof ctl PID start */
 	int control;             /* the control socket (MEMPROF_CONTROL=0: none) */
+	int python_frames;       /* MEMPROF_PYTHON_FRAMES=0: the interpreter's own frames */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char output[4096];
 };

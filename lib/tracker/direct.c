@@ -17,6 +17,7 @@
 
 #include "lib/tracker/config.h"
 #include "lib/tracker/direct.h"
+#include "lib/tracker/python.h"
 #include "lib/tracker/stream.h"
 #include "lib/transport/merge.h"
 
@@ -108,7 +109,21 @@ static void count_record(const uint8_t *p, size_t n)
 
 static int drain_out(void *ctx, const uint8_t *p, size_t n)
 {
-	(void)ctx;
+	if (p[0] == MP_TAG_PYFRAME) {
+		/* For the collector to turn into symbols: here, that is us. */
+		uint64_t len = 0;
+		unsigned shift = 0;
+		size_t i = 1;
+		while (i < n && shift < 64) {
+			len |= (uint64_t)(p[i] & 0x7f) << shift;
+			shift += 7;
+			if (!(p[i++] & 0x80))
+				break;
+		}
+		if (len <= n - i)
+			mp_py_direct_symbols(p + i, (size_t)len, drain_out, ctx);
+		return 0;
+	}
 	if (p[0] != MP_TAG_THREAD_SWITCH)
 		count_record(p, n);
 	if (drain.len + n > DRAIN_BUF) {
@@ -373,6 +388,7 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 	}
 	drain.len = 0;
 	drain.n_allocs = drain.n_frees = drain.bytes = drain.n_traces = drain.n_records = 0;
+	mp_py_direct_reset();
 	mp_merge_init(&drain.m, mp_st.shm, mp_st.shm_file, drain.r, drain.heap);
 	/* We are our own reader. */
 	mp_st.h->reader_pid = (int32_t)getpid();

@@ -23,6 +23,7 @@
 #include "lib/tracker/direct.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
+#include "lib/tracker/python.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
@@ -71,6 +72,7 @@ void mp_init_stage1(void)
 	}
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	mp_modules_reset();
+	mp_py_setup();
 	mp_st.mode = mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN;
 	configured = 1;
 	/* Paused: the hooks pass everything through until memprof ctl PID start. */
@@ -184,6 +186,7 @@ static void atfork_prepare(void)
 	if (fork_locked) {
 		mp_modules_lock();
 		mp_stacks_lock();
+		mp_py_codes_lock();
 		mp_threads_lock();
 		mp_direct_lock();
 		mp_stream_lock_all();
@@ -196,6 +199,7 @@ static void atfork_parent(void)
 		mp_stream_unlock_all();
 		mp_direct_unlock();
 		mp_threads_unlock();
+		mp_py_codes_unlock();
 		mp_stacks_unlock();
 		mp_modules_unlock();
 	}
@@ -214,6 +218,7 @@ static void atfork_child(void)
 	}
 	mp_modules_reinit_lock();
 	mp_stacks_forked();
+	mp_py_forked();
 	mp_in_hook++;
 	/* The parent's rings and connection stay the parent's: the child never writes to them. */
 	mp_direct_forked();

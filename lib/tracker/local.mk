@@ -11,6 +11,8 @@ libmemprof_la_SOURCES = \
 	%reldir%/hooks.c %reldir%/hooks.h \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
 	%reldir%/modules.c %reldir%/modules.h \
+	%reldir%/pydescribe.c %reldir%/pyline.h \
+	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
 	%reldir%/session.c %reldir%/session.h \
@@ -20,6 +22,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/timer.c %reldir%/timer.h \
 	%reldir%/unwind.c %reldir%/unwind.h \
 	%reldir%/util.c \
+	lib/format/pyframe.h \
 	lib/transport/merge.c lib/transport/merge.h \
 	lib/transport/ring.h
 # end of libmemprof_la_SOURCES

@@ -11,6 +11,7 @@
 
 #include "lib/tracker/config.h"
 #include "lib/tracker/modules.h"
+#include "lib/tracker/python.h"
 #include "lib/tracker/record.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
@@ -110,6 +111,60 @@ static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int
 	return 0;
 }
 
+/* How many of the cached stack's frames the stack in ts->scratch (depth frames) starts with. */
+static int cached_prefix(const struct mp_tstate *ts, int depth)
+{
+	int k = 0;
+	if (likely(ts->cache_gen == mp_st.gen)) {
+		int m = depth < ts->depth ? depth : ts->depth;
+		while (k < m && ts->ips[k] == ts->scratch[k])
+			k++;
+	}
+	return k;
+}
+
+/*
+ * A stack with Python frames (ts->py). From our walker, the Python frames
+ * take their places among its frames and the whole stack is hashed: the
+ * stack map knows it as any other, and on a miss mp_record_alloc_at() builds
+ * it. From libunwind, or deeper than --max-depth, it is built here. Returns
+ * 0 when no Python frame found its place: the stack is native only.
+ */
+static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int truncated)
+{
+	struct mp_pybuf *b = ts->py;
+	int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, m, depth;
+	const size_t stride = sizeof(struct mp_uframe) / sizeof(uint64_t);
+	site->truncated = (int8_t)truncated;
+	if (site->n >= 0) {
+		if (!mp_py_match(b, &site->frames[0].cfa, stride, site->n))
+			return 0;
+		if (likely(!truncated) &&
+		    likely(fast_stack_hash(ts, site->frames, site->n, stable, site->h) == 0)) {
+			mp_py_hash(b, site->n, site->h);
+			site->hashed = 1;
+			mp_smap_prefetch(site->h);
+			return 1;
+		}
+		m = mp_py_splice(b, &site->frames[0].ra, stride, site->n, ts->raw, cap);
+		mp_unwind_forget(ts->uw);
+	} else {
+		int n = mp_py_unwind(b, cap);
+		if (!mp_py_match(b, b->sp, 1, n)) {
+			for (m = 0; m < n; m++)
+				ts->raw[m] = (void *)(uintptr_t)b->nip[m];
+		} else {
+			m = mp_py_splice(b, b->nip, 1, n, ts->raw, cap);
+		}
+		truncated = 0;
+	}
+	depth = mp_stack_from_ips(ts, m, truncated);
+	site->n = -1;
+	site->depth = depth;
+	site->k = cached_prefix(ts, depth);
+	return 1;
+}
+
 void mp_record_site(struct mp_site *site)
 {
 	int saved = errno;
@@ -121,17 +176,31 @@ void mp_record_site(struct mp_site *site)
 	site->depth = site->k = 0;
 	site->h[0] = site->h[1] = 0;
 	site->frames = NULL;
+	site->py = site->hashed = 0;
 	if (unlikely(!ts))
 		goto out;
+	if (unlikely(mp_py_on)) {
+		int np = mp_py_walk(ts);
+		if (unlikely(np < 0)) {
+			site->ts = NULL; /* the interpreter is finalizing: nothing is recorded */
+			goto out;
+		}
+		site->py = np > 0;
+	}
 	if (likely(ts->uw != NULL))
 		site->n = mp_unwind(ts->uw, &site->frames, &stable, &truncated);
+	if (unlikely(site->py)) {
+		if (py_site(ts, site, stable, truncated))
+			goto out;
+		site->py = 0;
+	}
 	if (likely(site->n >= 0 && !truncated) &&
 	    likely(fast_stack_hash(ts, site->frames, site->n, stable, site->h) == 0)) {
 		/* The allocation runs while the stack map's slot comes into the cache. */
 		mp_smap_prefetch(site->h);
 	} else {
 		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
-		int depth, k = 0;
+		int depth;
 		if (site->n >= 0) {
 			int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, m = 0;
 			for (int i = 0; i < site->n && m < cap; i++)
@@ -143,13 +212,8 @@ void mp_record_site(struct mp_site *site)
 		if (ts->uw)
 			mp_unwind_forget(ts->uw);
 		site->n = -1;
-		if (likely(ts->cache_gen == mp_st.gen)) {
-			int m = depth < ts->depth ? depth : ts->depth;
-			while (k < m && ts->ips[k] == ts->scratch[k])
-				k++;
-		}
 		site->depth = depth;
-		site->k = k;
+		site->k = cached_prefix(ts, depth);
 	}
 out:
 	errno = saved;
@@ -169,7 +233,19 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	/* The thread's ring first: new stacks write their TRACE records into it. */
 	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
 		goto out;
-	if (likely(site->n >= 0)) {
+	if (unlikely(site->py) && site->hashed) {
+		/* With Python frames: a known stack, or built whole and then known. */
+		node = mp_smap_get(site->h);
+		if (!node) {
+			int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, depth;
+			int m = mp_py_splice(ts->py, &site->frames[0].ra,
+					     sizeof(struct mp_uframe) / sizeof(uint64_t), site->n, ts->raw, cap);
+			depth = mp_stack_from_ips(ts, m, site->truncated);
+			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
+			if (node)
+				mp_smap_learn(site->h, node);
+		}
+	} else if (likely(site->n >= 0)) {
 		/* A known stack (no lock), or new frames for the tree (under its lock). */
 		node = mp_smap_get(site->h);
 		if (unlikely(!node))
@@ -197,8 +273,11 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size)
 static void record_free(unsigned kind, void *addr, int ranged, size_t size)
 {
 	int saved = errno;
-	struct mp_tstate *ts = mp_thread_get();
+	struct mp_tstate *ts;
 	uint8_t *p, *start;
+	if (unlikely(mp_py_quiet))
+		return; /* the interpreter is finalizing: nothing is recorded */
+	ts = mp_thread_get();
 	if (unlikely(!ts))
 		goto out;
 	p = event_begin(ts, &start);

@@ -11,6 +11,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/direct.h"
 #include "lib/tracker/modules.h"
+#include "lib/tracker/python.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
@@ -29,6 +30,8 @@ static struct {
 int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 {
 	struct mp_wring *w;
+	if (mp_py_on)
+		flags |= MP_HF_PYTHON_FRAMES;
 	if (mp_stream_create())
 		return -1;
 	if (mp_cfg.direct ? mp_direct_open(mode, flags, forked_from)
@@ -39,8 +42,10 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 	mp_stream_start();
 	/* A first sample at time 0: even a program that ends at once has a start and an end. */
 	w = mp_thread_ring();
-	if (w)
+	if (w) {
 		mp_stream_tick(w);
+		mp_py_stream_started(w);
+	}
 	return 0;
 }
 

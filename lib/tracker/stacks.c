@@ -5,7 +5,9 @@
 #include <sys/mman.h>
 
 #include "lib/tracker/config.h"
+#include "lib/format/pyframe.h"
 #include "lib/tracker/modules.h"
+#include "lib/tracker/python.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 
@@ -75,13 +77,16 @@ static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 	for (j = tt_hash(parent, ip) & (tt_size - 1); tt[j].index; j = (j + 1) & (tt_size - 1))
 		if (tt[j].ip == ip && tt[j].parent == parent)
 			return tt[j].index;
+	/* A Python frame's description comes before the first node that uses it. */
+	if (mp_pyip_is(ip) && mp_py_describe(&ts->ring, ip))
+		return 0;
 	tt[j].ip = ip;
 	tt[j].parent = parent;
 	tt[j].index = ++tt_count;
 	if (mp_stream_put(&ts->ring, rec, (size_t)(mp_enc_trace(rec, tt_count, parent, ip, &last_trace_ip) - rec)))
 		return 0; /* tracking stopped: no event will name the node */
 	/* Code outside every known module means the loader mapped something new. */
-	if (ip != MP_IP_TRUNCATED && !mp_modules_contains(ip))
+	if (ip != MP_IP_TRUNCATED && !mp_pyip_is(ip) && !mp_modules_contains(ip))
 		mp_modules_mark_dirty();
 	return tt_count;
 }
@@ -141,6 +146,15 @@ void mp_stacks_reset(void)
 		memset(tt, 0, tt_size * sizeof(*tt));
 	tt_count = 0;
 	last_trace_ip = 0;
+	mp_py_stream_reset();
+	mp_unlock(&tree_lock);
+}
+
+void mp_smap_learn(const uint64_t h[2], uint32_t node)
+{
+	mp_lock(&tree_lock);
+	if (!mp_smap_get(h))
+		smap_put(h, node);
 	mp_unlock(&tree_lock);
 }
 

@@ -80,6 +80,8 @@ uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k) MP_HIDDEN;
  * Returns the leaf's node, or 0 when the tree is full or tracking stopped.
  */
 uint32_t mp_fast_stack_node(struct mp_tstate *ts, struct mp_uframe *f, int n, const uint64_t h[2]) MP_HIDDEN;
+/* The stack map learns that the stack hashed h has the leaf node `node` (taking the tree's lock). */
+void mp_smap_learn(const uint64_t h[2], uint32_t node) MP_HIDDEN;
 /* Room for the first nodes; 0 or -1. */
 int mp_stacks_grow(void) MP_HIDDEN;
 /* A new stream numbers its nodes afresh. */

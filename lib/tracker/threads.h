@@ -18,6 +18,7 @@
 #define MP_OWN_FRAMES 16 /* room for the tracker's own frames at the top of a stack */
 
 struct mp_unwinder;
+struct mp_pybuf;
 
 struct mp_tstate {
 	struct mp_tstate *next;       /* all live threads, under the threads' lock */
@@ -40,6 +41,7 @@ struct mp_tstate {
 	uint64_t *scratch;         /* the stack being recorded, root first */
 	void **raw;                /* unwinder output, innermost first */
 	struct mp_unwinder *uw;    /* our stack walker (NULL: libunwind only) */
+	struct mp_pybuf *py;       /* its Python frames (python.h), made on its first Python event */
 };
 
 extern __thread struct mp_tstate *mp_tls_ts MP_IE_TLS MP_HIDDEN;

@@ -42,6 +42,8 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/python-frames.sh \
+	%reldir%/python-shapes.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-aggregate.sh \

@@ -11,6 +11,7 @@ UNIT_TESTS += \
 	%reldir%/test-inject \
 	%reldir%/test-live \
 	%reldir%/test-procmaps \
+	%reldir%/test-python \
 	%reldir%/test-rangemap \
 	%reldir%/test-readahead \
 	%reldir%/test-render-html \
@@ -54,6 +55,9 @@ tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
 tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
 tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_python_SOURCES = %reldir%/test-python.c
+tests_unit_test_python_LDADD = $(UNIT_LDADD)
+tests_unit_test_python_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_rangemap_SOURCES = %reldir%/test-rangemap.c
 tests_unit_test_rangemap_LDADD = $(UNIT_LDADD)
 tests_unit_test_rangemap_CFLAGS = $(UNIT_CFLAGS)
