@@ -21,13 +21,18 @@ import sys
 import time
 import types
 
+import html_scale
+
 MODE_LABEL = {
     "native": "untracked",
     "memprof": "memprof run",
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
 }
-ANALYSIS_LABEL = {"stats": "memprof stats", "heaptrack_print": "heaptrack_print"}
+ANALYSIS_LABEL = {"stats": "memprof stats", "flamegraph": "memprof flamegraph", "table": "memprof table",
+                  "heaptrack_print": "heaptrack_print"}
+# The reporters timed on every capture; heaptrack_print on heaptrack's.
+REPORTERS = ("stats", "flamegraph", "table")
 # heaptrack's live interpreter can grow without bound (bench/README.md): cap the
 # address space of its whole process tree so that a blow-up fails the run
 # instead of the machine.
@@ -166,13 +171,16 @@ def workloads(cfg):
     q = cfg.quick
     heavy = os.path.join(cfg.builddir, "bench", "alloc-heavy")
     light = os.path.join(cfg.builddir, "bench", "alloc-light")
+    mapstr = os.path.join(cfg.builddir, "bench", "map-strings")
     pairs = str(cfg.pairs or (300000 if q else 5000000))
     synth = ["native", "memprof", "heaptrack-raw"]
     real = ["native", "memprof", "heaptrack-raw", "heaptrack"]
     rows, text_kib, xz_kib = (15000, 3072, 256) if q else (150000, 24576, 2048)
+    map_rounds, sort_kib = ("1", 1024) if q else ("4", 8192)
     sql = os.path.join(cfg.workdir, "input-%d-rows.sql" % rows)
     text = os.path.join(cfg.workdir, "input-%d-KiB-seed7.txt" % text_kib)
     xz_text = os.path.join(cfg.workdir, "input-%d-KiB-seed8.txt" % xz_kib)
+    sort_text = os.path.join(cfg.workdir, "input-%d-KiB-seed9.txt" % sort_kib)
     py = "/usr/bin/python3"
     w = [
         Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
@@ -196,6 +204,11 @@ def workloads(cfg):
         Workload("xz", "xz -T1 -3 -c < %d KiB of generated text" % xz_kib,
                  ["/usr/bin/xz", "-T1", "-3", "-c"], "/usr/bin/xz", real,
                  stdin=xz_text, make_input=lambda: gen_text(xz_text, xz_kib << 10, seed=8)),
+        Workload("map", "C++ std::map<std::string, std::string> of 64,000 entries, %s rounds" % map_rounds,
+                 [mapstr, "-n", "64000", "-r", map_rounds], mapstr, real),
+        Workload("sort", "sort < %d KiB of generated text" % sort_kib,
+                 ["/usr/bin/sort"], "/usr/bin/sort", real,
+                 stdin=sort_text, make_input=lambda: gen_text(sort_text, sort_kib << 10, seed=9)),
     ]
     if cfg.only:
         names = cfg.only.split(",")
@@ -418,9 +431,15 @@ def heaptrack_failure(m, native, memprof_run):
 def run_analysis(cfg, w, rep, caps):
     """memprof stats and heaptrack_print on this repetition's captures, alternating."""
     res = {}
-    jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]])]
+    html = os.path.join(cfg.workdir, "%s.%d.html" % (w.name, rep))
+    jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]]),
+            ("flamegraph", [cfg.memprof, "flamegraph", "-f", "-o", html, caps["memprof"]]),
+            ("table", [cfg.memprof, "table", "-f", "-o", html, caps["memprof"]])]
     if "heaptrack" in caps:
         jobs.append(("heaptrack_print", ["heaptrack_print", caps["heaptrack"]]))
+    # each repetition starts with another one, heaptrack_print first every other time
+    k = rep % len(jobs)
+    jobs = jobs[k:] + jobs[:k]
     if rep % 2:
         jobs.reverse()
     for name, argv in jobs:
@@ -429,7 +448,11 @@ def run_analysis(cfg, w, rep, caps):
             raise BenchError("%s failed on %s's capture (exit %d, signal %d): %s"
                              % (ANALYSIS_LABEL[name], w.name, m["exit"], m["signal"],
                                 open(m["err"]).read()[-500:]))
+        if name in ("flamegraph", "table"):
+            m["html_bytes"] = os.path.getsize(html)
         res[name] = m
+    if os.path.exists(html):
+        os.unlink(html)
     return res
 
 
@@ -444,7 +467,7 @@ def heaptrack_print_allocs(path):
 def bench_workload(cfg, w, log):
     """All repetitions of one workload: {mode: [runs]}, {reporter: [runs]}, notes."""
     runs = {m: [] for m in w.modes}
-    analysis = {"stats": [], "heaptrack_print": []}
+    analysis = {name: [] for name in REPORTERS + ("heaptrack_print",)}
     notes = []
     modes = list(w.modes)
     # one untimed run first, so that the program and its input are in the page cache
@@ -487,7 +510,7 @@ def bench_workload(cfg, w, log):
         caps = {k: v["capture"] for k, v in this.items() if k in ("memprof", "heaptrack") and k in modes}
         if "memprof" in caps:
             for name, m in run_analysis(cfg, w, rep, caps).items():
-                m["events"] = this["memprof" if name == "stats" else "heaptrack"]["events"]
+                m["events"] = this["heaptrack" if name == "heaptrack_print" else "memprof"]["events"]
                 if name == "heaptrack_print":
                     m["allocs_printed"] = heaptrack_print_allocs(m["out"])
                 analysis[name].append(m)
@@ -579,11 +602,20 @@ def summarize(results):
     runs, _, _ = get("light")
     if runs.get("memprof") and runs.get("native"):
         s["light_overhead"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+    # issue 16: the worst program's median ratio against heaptrack
+    cap, rep = [], []
+    for name, (runs, analysis, _) in results.items():
+        r = vs_heaptrack(runs, analysis)
+        if r.get("capture") and r["capture"][1]:
+            cap.append(med(r["capture"][1]))
+        rep += [med(r[k]) for k in REPORTERS if r.get(k)]
+    s["capture_vs_heaptrack_max"] = max(cap) if cap else None
+    s["reporters_vs_heaptrack_print_max"] = max(rep) if rep else None
     return s
 
 
 RUN_ROW = "%-13s %-16s %8s %8s %9s %8s %7s %10s  %-20s %-20s %-20s %-20s"
-ANALYSIS_ROW = "%-13s %-16s %8s %8s %9s %10s %10s  %-20s %-20s"
+ANALYSIS_ROW = "%-13s %-18s %8s %8s %9s %10s %10s  %-20s %-20s %8s"
 
 
 def print_tables(reps, wls, results, out):
@@ -627,24 +659,26 @@ def print_tables(reps, wls, results, out):
                     fmt_ratio(ratios(runs["memprof"], runs[other], "wall_s")),
                     fmt_ratio(ratios(runs["memprof"], runs[other], "cpu_s")),
                     fmt_ratio(ratios(runs["memprof"], runs[other], "target_rss_mb"))))
-    header("Analysis of the captures (memprof stats on the memprof capture, heaptrack_print on heaptrack's)",
+    header("Analysis of the captures (memprof's reporters on the memprof capture, heaptrack_print on heaptrack's)",
            ANALYSIS_ROW, "workload", "reporter", "wall s", "cpu s", "peak MB", "events", "s/Mevent",
-           "wall vs heaptrack_print", "mem vs heaptrack_print")
+           "wall vs heaptrack_print", "mem vs heaptrack_print", "HTML KB")
     for w, (_, analysis, _) in done:
         first = True
-        for name in ("stats", "heaptrack_print"):
+        for name in REPORTERS + ("heaptrack_print",):
             rs = analysis.get(name)
             if not rs:
                 continue
-            both = name == "stats" and analysis.get("heaptrack_print")
+            both = name != "heaptrack_print" and analysis.get("heaptrack_print")
             p(ANALYSIS_ROW % (
                 w.name if first else "", ANALYSIS_LABEL[name],
                 fmt(med([m["wall_s"] for m in rs]), 3), fmt(med([m["cpu_s"] for m in rs]), 3),
                 fmt(med([m["tree_rss_mb"] for m in rs]), 1), "%d" % med([m["events"] for m in rs]),
                 fmt(med([m["wall_s"] / m["events"] * 1e6 for m in rs if m["events"]]), 3),
                 fmt_ratio(ratios(rs, analysis["heaptrack_print"], "wall_s")) if both else "",
-                fmt_ratio(ratios(rs, analysis["heaptrack_print"], "tree_rss_mb")) if both else ""))
+                fmt_ratio(ratios(rs, analysis["heaptrack_print"], "tree_rss_mb")) if both else "",
+                fmt(med([m["html_bytes"] / 1024 for m in rs if "html_bytes" in m]) if "html_bytes" in rs[0] else None, 0)))
             first = False
+    against_heaptrack(done, p)
     p()
     p("Allocation counts (memprof capture / heaptrack file, allocations only, first repetition):")
     for w, (runs, analysis, _) in done:
@@ -662,6 +696,38 @@ def print_tables(reps, wls, results, out):
         p("Notes:")
         for n in notes:
             p("  - " + n)
+
+
+def vs_heaptrack(runs, analysis):
+    """Per-repetition ratios against heaptrack of one workload: the capture's
+    bytes (against heaptrack's interpreted file, else its raw one), and each
+    reporter's wall time against heaptrack_print's."""
+    r = {}
+    other = "heaptrack" if runs.get("heaptrack") else "heaptrack-raw"
+    if runs.get("memprof") and runs.get(other):
+        r["capture"] = (other, ratios(runs["memprof"], runs[other], "capture_bytes"))
+    for name in REPORTERS:
+        if analysis.get(name) and analysis.get("heaptrack_print"):
+            r[name] = ratios(analysis[name], analysis["heaptrack_print"], "wall_s")
+    return r
+
+
+def against_heaptrack(done, p):
+    """The issue-16 table: memprof against heaptrack, program by program."""
+    row = "%-13s %-26s %-20s %-20s %-20s"
+    p()
+    p("Against heaptrack (medians of per-repetition ratios [min-max]; capture bytes against heaptrack's file,")
+    p("interpreted where heaptrack 1.4 can interpret the program, else --raw; reporters' wall time against heaptrack_print)")
+    p(row % ("workload", "capture bytes", "stats", "flamegraph", "table"))
+    p("-" * len(row % ("", "", "", "", "")))
+    for w, (runs, analysis, _) in done:
+        r = vs_heaptrack(runs, analysis)
+        if not r:
+            continue
+        cap = r.get("capture")
+        p(row % (w.name, "%s%s" % (fmt_ratio(cap[1]), " (raw)" if cap and cap[0] == "heaptrack-raw" else "")
+                 if cap else "-", fmt_ratio(r.get("stats")), fmt_ratio(r.get("flamegraph")),
+                 fmt_ratio(r.get("table"))))
 
 
 def machine_info():
@@ -703,21 +769,27 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds allowed for one run")
     ap.add_argument("--json", help="also write every measurement to this file")
     ap.add_argument("--report", metavar="JSON", help="print the tables of a --json file again; run nothing")
+    ap.add_argument("--html-pairs", type=int, help="alloc-heavy pairs of the HTML-at-scale capture "
+                    "(default 25000000: 50 million events; 1000000 with --quick; 0: none)")
     cfg = ap.parse_args()
     if cfg.report:
         with open(cfg.report) as f:
             d = json.load(f)
         wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
         results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
-        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results)
+        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"))
         return
     cfg.builddir = os.path.abspath(cfg.builddir)
+    cfg.srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if cfg.html_pairs is None:
+        cfg.html_pairs = 1000000 if cfg.quick else 25000000
     cfg.reps = cfg.reps or (2 if cfg.quick else 5)
     cfg.workdir = os.path.abspath(cfg.workdir or os.path.join(cfg.builddir, "bench-work"))
     cfg.memprof = os.path.join(cfg.builddir, "memprof")
     cfg.launch = os.path.join(cfg.builddir, "bench", "launch")
     for path in (cfg.memprof, cfg.launch, os.path.join(cfg.builddir, "bench", "alloc-heavy"),
-                 os.path.join(cfg.builddir, "bench", "alloc-light")):
+                 os.path.join(cfg.builddir, "bench", "alloc-light"),
+                 os.path.join(cfg.builddir, "bench", "map-strings")):
         if not os.access(path, os.X_OK):
             die("'%s' is not built: run 'make bench'" % path)
     if cfg.heaptrack and not (shutil.which("heaptrack") and shutil.which("heaptrack_print")
@@ -741,11 +813,18 @@ def main():
             results[w.name] = bench_workload(cfg, w, log)
     except BenchError as e:
         die("FAILED: %s\nbench: a benchmark of a broken run is worthless: no figures" % e)
+    scale = None
+    if cfg.html_pairs and not cfg.only:
+        try:
+            scale = html_scale.run(cfg, launch, log, cfg.html_pairs)
+        except (RuntimeError, BenchError) as e:
+            die("FAILED: the HTML reports at scale: %s" % e)
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
-    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results)
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale)
     if cfg.json:
         dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
+                "html_scale": scale,
                 "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
                                        "analysis": results[w.name][1], "notes": results[w.name][2]}
                               for w in wls}}
@@ -756,10 +835,11 @@ def main():
 SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
                 "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
                 "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
-                "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t"]
+                "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t",
+                "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max"]
 
 
-def report(info, reps, quick, elapsed, wls, results):
+def report(info, reps, quick, elapsed, wls, results, scale=None):
     """Print the header, the tables and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
@@ -768,7 +848,13 @@ def report(info, reps, quick, elapsed, wls, results):
     for w in wls:
         print("  %-13s %s" % (w.name, w.desc))
     print_tables(reps, wls, results, sys.stdout)
+    if scale:
+        html_scale.print_table(scale, lambda *a: print(*a))
     s = summarize(results)
+    if scale:
+        rs = scale["reports"].values()
+        s["html_mb_max"] = max(r["html_bytes"] for r in rs) / 1e6
+        s["html_load_s_max"] = max((r.get("load_ms", 0) for r in rs), default=0) / 1e3 or None
     print()
     print(" ".join("%s=%s" % (k, "na" if s.get(k) is None else "%.3g" % s[k]) for k in SUMMARY_KEYS))
     return s

@@ -1,0 +1,98 @@
+"""The HTML reports of a big capture (issue 16), for bench/run.py.
+
+Captures `alloc-heavy` with PAIRS malloc/free pairs (the default, 25 million
+pairs, makes 50 million events: the most stacks and sizes of the bench set),
+has memprof write its flame graph, temporal flame graph (peak and leaks) and
+table, and loads each page in headless Chromium with the browser tests'
+harness (tests/browser/cdp.py). Reports, for each page: memprof's wall time
+and peak memory, the page's size, the time from navigation to the page's
+first draw (best of three loads) and the JavaScript heap then.
+"""
+import os
+import subprocess
+import sys
+
+REPORTS = [
+    ("flamegraph", ["flamegraph"]),
+    ("flamegraph --temporal", ["flamegraph", "--temporal"]),
+    ("flamegraph --temporal --leaks", ["flamegraph", "--temporal", "--leaks"]),
+    ("table", ["table"]),
+]
+
+
+def browser_module(srcdir):
+    """tests/browser's harness, or None (with the reason) when Chromium is missing."""
+    sys.path.insert(0, os.path.join(srcdir, "tests", "browser"))
+    try:
+        import cdp  # noqa: F401
+    except ImportError as e:
+        return None, str(e)
+    if not cdp.find_chromium():
+        return None, "chromium is not installed"
+    return cdp, None
+
+
+def load(cdp, browser, path, runs=3):
+    """Best of a few loads: (first draw ms after navigation start, JS heap MB then)."""
+    import pathlib
+    best = None
+    for _ in range(runs):
+        page = browser.open(pathlib.Path(path).as_uri())
+        page.wait_for("window.memprofDebug && document.readyState === 'complete'",
+                      what="the page to initialise", timeout=120)
+        page.check(allowed_requests=(pathlib.Path(path).as_uri(),))
+        first = page.evaluate("memprofDebug.timings().firstDraw")
+        heap = page.evaluate("performance.memory ? performance.memory.usedJSHeapSize : 0") / 1e6
+        browser.send("Target.closeTarget", {"targetId": page.target})
+        if best is None or first < best[0]:
+            best = (first, heap)
+    return best
+
+
+def run(cfg, launch, log, pairs):
+    """Capture, report and load; returns {report: {...}} and the capture's figures."""
+    heavy = os.path.join(cfg.builddir, "bench", "alloc-heavy")
+    cap = os.path.join(cfg.workdir, "scale.mprof")
+    log("html at scale: capturing alloc-heavy -n %d (%d events)" % (pairs, 2 * pairs))
+    m = launch(cfg, [cfg.memprof, "run", "-q", "-f", "-o", cap, heavy, "-n", str(pairs), "-t", "1"],
+               "scale.capture")
+    if m["exit"] != 0:
+        raise RuntimeError("memprof run of alloc-heavy failed: %s" % open(m["err"]).read()[-300:])
+    info = {"pairs": pairs, "events": 2 * pairs, "capture_bytes": os.path.getsize(cap), "reports": {}}
+    pages = []
+    for name, args in REPORTS:
+        html = os.path.join(cfg.workdir, "scale.%s.html" % "-".join(a.strip("-") for a in args))
+        r = launch(cfg, [cfg.memprof] + args + ["-f", "-o", html, cap], "scale." + args[0])
+        if r["exit"] != 0:
+            raise RuntimeError("memprof %s failed: %s" % (name, open(r["err"]).read()[-300:]))
+        info["reports"][name] = {"wall_s": r["wall_s"], "rss_mb": r["tree_rss_mb"],
+                                 "html_bytes": os.path.getsize(html)}
+        pages.append((name, html))
+        log("  %s: %.2f s, %.1f MB of HTML" % (name, r["wall_s"], os.path.getsize(html) / 1e6))
+    cdp, why = browser_module(cfg.srcdir)
+    if cdp is None:
+        info["browser"] = "not measured: %s" % why
+    else:
+        with cdp.Browser(artifacts=os.path.join(cfg.workdir, "chromium"), timeout=120, limit=1200) as b:
+            info["browser"] = b.version
+            for name, html in pages:
+                first, heap = load(cdp, b, html)
+                info["reports"][name].update(load_ms=first, js_heap_mb=heap)
+    if not cfg.keep:
+        for _, html in pages:
+            os.unlink(html)
+        os.unlink(cap)
+    return info
+
+
+def print_table(info, p):
+    p()
+    p("HTML reports of a %d-event capture (alloc-heavy -n %d, %.1f MB; %s)"
+      % (info["events"], info["pairs"], info["capture_bytes"] / 1e6, info.get("browser", "?")))
+    row = "%-30s %8s %9s %10s %12s %12s"
+    p(row % ("report", "wall s", "peak MB", "HTML MB", "load ms", "JS heap MB"))
+    p("-" * len(row % ("", "", "", "", "", "")))
+    for name, r in info["reports"].items():
+        p(row % (name, "%.2f" % r["wall_s"], "%.1f" % r["rss_mb"], "%.2f" % (r["html_bytes"] / 1e6),
+                 "%.0f" % r["load_ms"] if "load_ms" in r else "-",
+                 "%.0f" % r["js_heap_mb"] if "js_heap_mb" in r else "-"))
