@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "lib/format/encode.h"
+#include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
 /* A bounds-checked cursor: err is set to SHORT on overrun, BAD on an invalid varint. */
@@ -69,6 +71,27 @@ static inline __attribute__((always_inline)) uint64_t get_u(struct cur *c)
 	}
 	return get_u_slow(c);
 }
+
+static inline int64_t get_s(struct cur *c)
+{
+	return mp_unzigzag(get_u(c));
+}
+
+/*
+ * Between decode.c (sized records) and decode-events.c (mp_decode(), the
+ * event records): a failure with its message in d->err (returns -1); the
+ * per-thread table grown for an index (-1 when out of range); a sized
+ * record's name; a sized record's payload at c; an event's fields.
+ */
+struct mp_decoder;
+struct mp_record;
+ssize_t mp_decode_fail(struct mp_decoder *d, const char *fmt, ...) MP_PRINTF(2, 3);
+int mp_decode_grow_threads(struct mp_decoder *d, uint64_t index);
+const char *mp_decode_tag_name(unsigned tag);
+ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struct mp_record *rec);
+void mp_decode_event(struct mp_decoder *d, struct cur *c, int cls, struct mp_record *rec,
+		     uint64_t *new_addr, uint64_t *new_stack);
+ssize_t mp_decode_check_stack(struct mp_decoder *d, const struct mp_record *rec);
 
 /*
  * A scratch buffer of at least n bytes whose old contents do not matter

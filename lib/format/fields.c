@@ -11,38 +11,80 @@
 
 #include "lib/format/encode.h"
 #include "lib/format/format.h"
+#include "lib/util/hash.h"
 #include "lib/util/xalloc.h"
 
-/* What follows a tag below 0x80: up to three fields, each a stream (an address is one field). */
-enum { F_END = -1, F_ADDR = -2 };
-struct layout {
-	signed char f[3];
+/*
+ * What follows a tag below 0x80: up to three fields. A field is a varint
+ * going to one stream, an address (one or two varints, to MP_FS_ADDRS), or
+ * a number in byte planes: n bytes, little-endian, byte i going to stream
+ * base + min(i, 2), where n is fixed by the tag or is a count byte (1..8)
+ * going to MP_FS_TAGS first.
+ */
+enum { H_END, H_VARINT, H_ADDR, H_PLANES, H_COUNTED };
+struct field {
+	unsigned char how, stream, n;
 };
+struct layout {
+	struct field f[3];
+};
+#define VARINT(st) { H_VARINT, (st), 0 }
+#define ADDR { H_ADDR, MP_FS_ADDRS, 0 }
+#define END { H_END, 0, 0 }
+
+/* The frees of format 3.0 with a number in byte planes: 0x0c (near), 0x74 (age), 0x78, 0x7c. */
+static int planes_layout(unsigned tag, struct layout *l)
+{
+	unsigned base, k = tag & 3;
+	if (tag >= MP_TAG_FREE_NEAR_N && tag < MP_TAG_FREE_NEAR_N + 4)
+		base = MP_FS_NEAR0;
+	else if (tag >= MP_TAG_FREE_AGE_N && tag < MP_TAG_FREE_AGE_N + 4)
+		base = MP_FS_AGE0;
+	else if (tag >= MP_TAG_REALLOC_NEAR_N && tag < MP_TAG_REALLOC_NEAR_N + 4)
+		base = MP_FS_NEAR0;
+	else if (tag >= MP_TAG_REALLOC_AGE_N && tag < MP_TAG_REALLOC_AGE_N + 4)
+		base = MP_FS_AGE0;
+	else
+		return 0;
+	*l = (struct layout){ { END, END, END } };
+	l->f[0] = k == 3 ? (struct field){ H_COUNTED, (unsigned char)base, 0 }
+			 : (struct field){ H_PLANES, (unsigned char)base, (unsigned char)(k + 1) };
+	return 1;
+}
 
 /* The layout of an event record's tag; false for tags that are not defined. */
 static int layout_of(unsigned tag, struct layout *l)
 {
 	static const struct layout by_class[5] = {
-		{ { F_ADDR, MP_FS_SIZES, MP_FS_STACKS } },  /* 0x10 ALLOC */
-		{ { F_ADDR, F_END, F_END } },                /* 0x20 FREE */
-		{ { F_ADDR, MP_FS_SIZES, F_END } },          /* 0x30 FREE_RANGE */
-		{ { MP_FS_SIZES, MP_FS_STACKS, F_END } },    /* 0x40 ALLOC_SEQ */
-		{ { MP_FS_AGES, F_END, F_END } },            /* 0x50 FREE_SEQ */
+		{ { ADDR, VARINT(MP_FS_SIZES), VARINT(MP_FS_STACKS) } },  /* 0x10 ALLOC */
+		{ { ADDR, END, END } },                                  /* 0x20 FREE */
+		{ { ADDR, VARINT(MP_FS_SIZES), END } },                  /* 0x30 FREE_RANGE */
+		{ { VARINT(MP_FS_SIZES), VARINT(MP_FS_STACKS), END } },  /* 0x40 ALLOC_SEQ */
+		{ { VARINT(MP_FS_AGES), END, END } },                    /* 0x50 FREE_SEQ */
 	};
 	switch (tag) {
 	case MP_TAG_THREAD_SWITCH:
-		*l = (struct layout){ { MP_FS_OTHER, F_END, F_END } };
+		*l = (struct layout){ { VARINT(MP_FS_OTHER), END, END } };
 		return 1;
 	case MP_TAG_TRACE:
 	case MP_TAG_TICK:
-		*l = (struct layout){ { MP_FS_OTHER, MP_FS_OTHER, F_END } };
+	case MP_TAG_TICK_DELTA:
+		*l = (struct layout){ { VARINT(MP_FS_OTHER), VARINT(MP_FS_OTHER), END } };
+		return 1;
+	case MP_TAG_ALLOC_REF_N:
+		*l = (struct layout){ { VARINT(MP_FS_TAGS), END, END } };
 		return 1;
 	default:
 		if (tag >= MP_TAG_ALLOC && tag < MP_TAG_FREE_SEQ + 16) {
 			*l = by_class[(tag >> 4) - 1];
 			return 1;
 		}
-		return 0;
+		if ((tag >= MP_TAG_ALLOC_REF && tag < MP_TAG_ALLOC_REF + MP_REF_IN_TAG) ||
+		    (tag >= MP_TAG_FREE_NEAR_LIT && tag < MP_TAG_FREE_AGE_LIT + 4)) {
+			*l = (struct layout){ { END, END, END } };
+			return 1;
+		}
+		return planes_layout(tag, l);
 	}
 }
 
@@ -84,17 +126,9 @@ static inline __attribute__((always_inline)) int copy_varint(struct src *s, uint
 	return -1;
 }
 
-/* A field: an address is one varint, or two when the first has its low bit set. */
-static inline __attribute__((always_inline)) int copy_field(struct src *s, int field, uint8_t **out,
-							    const uint8_t *out_end)
-{
-	uint64_t v;
-	if (copy_varint(s, out, out_end, &v) < 0)
-		return -1;
-	if (field == F_ADDR && (v & 1))
-		return copy_varint(s, out, out_end, &v);
-	return 0;
-}
+/* n raw bytes, byte i from/to stream base + min(i, 2). */
+struct route;
+static int copy_planes(const struct route *r, unsigned base, unsigned n);
 
 /*
  * Where the fields of one record come from and go to, by stream: splitting
@@ -132,10 +166,43 @@ static int move_record(const struct route *r, unsigned tag)
 	}
 	if (!layout_of(tag, &l))
 		return 1;
-	for (int k = 0; k < 3 && l.f[k] != F_END; k++) {
-		int st = l.f[k] == F_ADDR ? MP_FS_ADDRS : l.f[k];
-		if (copy_field(r->from[st], l.f[k], r->to[st], r->to_end[st]) < 0)
+	for (int k = 0; k < 3 && l.f[k].how != H_END; k++) {
+		const struct field *f = &l.f[k];
+		unsigned st = f->stream;
+		uint64_t v;
+		switch (f->how) {
+		case H_PLANES:
+			if (copy_planes(r, st, f->n) < 0)
+				return -1;
+			break;
+		case H_COUNTED:
+			/* The count goes with the tags: a one-byte varint of 1 to 8. */
+			if (copy_varint(r->from[MP_FS_TAGS], r->to[MP_FS_TAGS], r->to_end[MP_FS_TAGS], &v) < 0 ||
+			    v < 1 || v > 8 || copy_planes(r, st, (unsigned)v) < 0)
+				return -1;
+			break;
+		default:
+			if (copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
+				return -1;
+			/* An address is one varint, or two when the first has its low bit set. */
+			if (f->how == H_ADDR && (v & 1) &&
+			    copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int copy_planes(const struct route *r, unsigned base, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned st = base + (i < 2 ? i : 2);
+		struct src *x = r->from[st];
+		uint8_t **o = r->to[st];
+		if (x->p >= x->end || *o >= r->to_end[st])
 			return -1;
+		*(*o)++ = *x->p++;
 	}
 	return 0;
 }
@@ -177,11 +244,44 @@ void mp_fields_grow(struct mp_fields *f, int stream, size_t n)
 	f->alloc[stream] = a;
 }
 
+/*
+ * A TICK (its tag already in the tag stream, at tag) as a TICK_DELTA when
+ * the last tick's RSS is known, the change is whole pages and its number is
+ * no longer than the RSS's. Returns 0, or -1 when the record is cut short.
+ */
+static int tick_delta(const struct route *r, uint8_t *tag, bool *known, uint64_t *last)
+{
+	struct src *in = r->from[MP_FS_OTHER];
+	uint8_t **o = r->to[MP_FS_OTHER], scratch[2 * MP_VARINT_MAX], *s = scratch;
+	const uint8_t *s_end = scratch + sizeof(scratch);
+	uint64_t dt, rss, change = 0;
+	bool delta;
+	if (copy_varint(in, &s, s_end, &dt) < 0 || copy_varint(in, &s, s_end, &rss) < 0)
+		return -1;
+	delta = *known && !((rss - *last) % MP_TICK_RSS_UNIT);
+	if (delta) {
+		change = mp_zigzag((int64_t)(rss - *last) / MP_TICK_RSS_UNIT);
+		delta = mp_uvarint_len(change) <= mp_uvarint_len(rss);
+	}
+	*known = true;
+	*last = rss;
+	if (!delta) {
+		memcpy(*o, scratch, (size_t)(s - scratch));
+		*o += s - scratch;
+		return 0;
+	}
+	*tag = MP_TAG_TICK_DELTA;
+	*o = mp_put_uvarint(mp_put_uvarint(*o, dt), change);
+	return 0;
+}
+
 int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 {
 	struct src in = { raw, raw + len };
 	uint8_t *end[MP_FS_COUNT];
 	struct route r;
+	bool known = f->tick_known;
+	uint64_t last = f->tick_rss;
 
 	/* No stream grows by more than the records' length: make that room once. */
 	for (int i = 0; i < MP_FS_COUNT; i++) {
@@ -192,12 +292,20 @@ int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 	}
 	while (in.p < in.end) {
 		unsigned tag = *in.p++;
-		*end[MP_FS_TAGS]++ = (uint8_t)tag;
+		uint8_t *at = end[MP_FS_TAGS]++;
+		*at = (uint8_t)tag;
+		if (tag == MP_TAG_TICK && f->tick_deltas) {
+			if (tick_delta(&r, at, &known, &last) < 0)
+				return -1;
+			continue;
+		}
 		if (move_record(&r, tag))
 			return -1; /* the lengths are set only for whole records: f is unchanged */
 	}
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		f->len[i] = (size_t)(end[i] - f->p[i]);
+	f->tick_known = known;
+	f->tick_rss = last;
 	return 0;
 }
 
@@ -205,6 +313,15 @@ int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
 {
 	mp_fields_reset(f);
 	return mp_fields_append(f, raw, len);
+}
+
+uint32_t mp_block_checksum(uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], size_t raw_len)
+{
+	uint64_t h = raw_len;
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		if (n[i])
+			h = mp_hash_words(h, s[i], n[i]);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- joining ------------------------------------------------------------ */
@@ -265,10 +382,17 @@ static inline __attribute__((always_inline)) int fast_record(struct src *in, uns
 		e = fast_varint(&in[MP_FS_AGES], e);
 		break;
 	case 0:
+		if (tag >= MP_TAG_FREE_NEAR_LIT && tag < MP_TAG_FREE_AGE_LIT + 4)
+			break; /* 3.0 frees with the number in the tag */
 		if (tag != MP_TAG_THREAD_SWITCH || !has(&in[MP_FS_OTHER], MP_VARINT_MAX))
 			return 0;
 		e = fast_varint(&in[MP_FS_OTHER], e);
 		break;
+	case MP_TAG_ALLOC_REF >> 4:
+	case (MP_TAG_ALLOC_REF >> 4) + 1:
+		if (tag < MP_TAG_ALLOC_REF + MP_REF_IN_TAG)
+			break; /* 3.0 allocations of a class in the tag */
+		return 0;
 	default:
 		return 0;
 	}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lib/format/decode.h"
+#include "lib/format/fields.h"
 #include "lib/util/strbuf.h"
 
 enum mp_read_status {
@@ -35,6 +36,7 @@ struct mp_reader {
 	size_t block_pos, block_len, block_alloc;
 	uint64_t block_offset; /* file offset of the BLOCK record */
 	void *dctx;
+	void *sdctx[MP_FS_COUNT]; /* codec 3: each field stream's zstd stream, continued block to block */
 	struct mp_decoder dec;
 	char **strings;        /* string table, by id */
 	size_t nstrings, strings_alloc;

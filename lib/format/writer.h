@@ -7,6 +7,7 @@
 #ifndef MEMPROF_LIB_FORMAT_WRITER_H
 #define MEMPROF_LIB_FORMAT_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,9 +38,18 @@ struct mp_writer {
 	struct mp_fields fields;      /* the block being built, as field streams */
 	struct mp_intmap serials;     /* MP_WRITER_SERIALS: live heap address -> serial */
 	uint64_t n_seq;               /* serial numbers given */
+	uint64_t last_freed;          /* the serial freed by number last */
+	struct mp_class *classes;     /* allocation classes (kind, size, stack) defined so far */
+	size_t nclasses, classes_alloc;
+	struct mp_idxset class_set;   /* class -> its number */
+	/* Once every class is defined: lookups and hits in this window, and the lookup stride. */
+	uint32_t class_lookups, class_hits, class_stride, class_skipped;
+	struct mp_intmap sym_base;    /* module id -> ip - offset of its latest SYMBOL */
 	size_t hot_check;             /* when the tag stream is this long, check the block's size */
-	void *cctx;
+	void *cctx;                   /* one-frame blocks */
+	void *scctx[MP_FS_COUNT];     /* the field streams' zstd streams, continued block to block */
 	int errnum;            /* first write error, sticky */
+	bool closing;          /* the last flush: nothing waits */
 	/* Encoder state, for records written through the event functions. */
 	struct mp_enc_thread *threads;
 	size_t nthreads;
@@ -66,7 +76,9 @@ void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t);
 /*
  * Append already-encoded records (a tracker's stream after its preamble and
  * header). A writer fed this way must not also use the event functions
- * below, whose delta state would disagree with the stream's.
+ * below, whose delta state would disagree with the stream's; and the
+ * records must hold no STRING nor SYMBOL, which 3.0 numbers and encodes
+ * from the writer's own state (mp_writer_string(), mp_writer_symbol()).
  */
 void mp_writer_raw(struct mp_writer *w, const void *records, size_t len);
 
