@@ -30,8 +30,8 @@ MODE_LABEL = {
     "heaptrack": "heaptrack",
 }
 ANALYSIS_LABEL = {"stats": "memprof stats", "flamegraph": "memprof flamegraph", "table": "memprof table",
-                  "heaptrack_print": "heaptrack_print"}
-# The reporters timed on every capture; heaptrack_print on heaptrack's.
+                  "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
+# The reporters timed on every capture against heaptrack_print on heaptrack's (issue 16).
 REPORTERS = ("stats", "flamegraph", "table")
 # heaptrack's live interpreter can grow without bound (bench/README.md): cap the
 # address space of its whole process tree so that a blow-up fails the run
@@ -429,12 +429,14 @@ def heaptrack_failure(m, native, memprof_run):
 
 
 def run_analysis(cfg, w, rep, caps):
-    """memprof stats and heaptrack_print on this repetition's captures, alternating."""
+    """memprof stats, memprof transform pprof and heaptrack_print on this repetition's captures,
+    alternating."""
     res = {}
     html = os.path.join(cfg.workdir, "%s.%d.html" % (w.name, rep))
     jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]]),
             ("flamegraph", [cfg.memprof, "flamegraph", "-f", "-o", html, caps["memprof"]]),
-            ("table", [cfg.memprof, "table", "-f", "-o", html, caps["memprof"]])]
+            ("table", [cfg.memprof, "table", "-f", "-o", html, caps["memprof"]]),
+            ("pprof", [cfg.memprof, "transform", "-f", "-o", os.devnull, "pprof", caps["memprof"]])]
     if "heaptrack" in caps:
         jobs.append(("heaptrack_print", ["heaptrack_print", caps["heaptrack"]]))
     # each repetition starts with another one, heaptrack_print first every other time
@@ -467,7 +469,7 @@ def heaptrack_print_allocs(path):
 def bench_workload(cfg, w, log):
     """All repetitions of one workload: {mode: [runs]}, {reporter: [runs]}, notes."""
     runs = {m: [] for m in w.modes}
-    analysis = {name: [] for name in REPORTERS + ("heaptrack_print",)}
+    analysis = {name: [] for name in REPORTERS + ("pprof", "heaptrack_print")}
     notes = []
     modes = list(w.modes)
     # one untimed run first, so that the program and its input are in the page cache
@@ -579,6 +581,8 @@ def summarize(results):
         s["bytes_per_event"] = med([m["capture_bytes"] / m["events"] for m in runs["memprof"]])
         s["stats_s_per_mevent"] = med([m["wall_s"] / m["events"] * 1e6 for m in analysis["stats"] if m["events"]])
         s["stats_rss_mb"] = med([m["tree_rss_mb"] for m in analysis["stats"]])
+        if analysis.get("pprof"):
+            s["pprof_vs_stats"] = med(ratios(analysis["pprof"], analysis["stats"], "wall_s"))
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
         s["heaptrack_overhead"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
@@ -664,11 +668,11 @@ def print_tables(reps, wls, results, out):
            "wall vs heaptrack_print", "mem vs heaptrack_print", "HTML KB")
     for w, (_, analysis, _) in done:
         first = True
-        for name in REPORTERS + ("heaptrack_print",):
+        for name in REPORTERS + ("pprof", "heaptrack_print"):
             rs = analysis.get(name)
             if not rs:
                 continue
-            both = name != "heaptrack_print" and analysis.get("heaptrack_print")
+            both = name in REPORTERS and analysis.get("heaptrack_print")
             p(ANALYSIS_ROW % (
                 w.name if first else "", ANALYSIS_LABEL[name],
                 fmt(med([m["wall_s"] for m in rs]), 3), fmt(med([m["cpu_s"] for m in rs]), 3),
@@ -834,7 +838,8 @@ def main():
 
 SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
                 "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
-                "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "light_overhead", "cpu_vs_native",
+                "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "pprof_vs_stats", "light_overhead",
+                "cpu_vs_native",
                 "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t",
                 "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max"]
 

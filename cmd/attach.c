@@ -21,6 +21,7 @@
 #include "lib/process/attachctl.h"
 #include "lib/process/collect.h"
 #include "lib/process/inject.h"
+#include "lib/transport/merge.h"
 #include "lib/util/paths.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
@@ -159,6 +160,13 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		    o->t.max_depth, o->t.follow_fork);
 	if (getenv("MEMPROF_UNWIND"))
 		strbuf_addf(&config, "unwind=%s\n", getenv("MEMPROF_UNWIND"));
+	/* As for memprof run: the time-stamp clock only where we can make the barrier it needs. */
+	if (!mp_merge_can_fence())
+		strbuf_addstr(&config, "clock=counter\n");
+	else if (getenv("MEMPROF_CLOCK"))
+		strbuf_addf(&config, "clock=%s\n", getenv("MEMPROF_CLOCK"));
+	if (getenv("MEMPROF_RING_KB"))
+		strbuf_addf(&config, "ring_kb=%s\n", getenv("MEMPROF_RING_KB"));
 	io.pid = pid;
 	io.library = tracker;
 	io.entry = "memprof_attach";

@@ -17,6 +17,7 @@
 
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
@@ -25,6 +26,7 @@ __sighandler_t mp_saved_sigpipe_handler(void);
 int cmd_stats(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
+int cmd_transform(int argc, char **argv);
 
 /* The HTML reporters. */
 int cmd_flamegraph(int argc, char **argv);

@@ -14,6 +14,8 @@ static const struct mp_opt opts[] = {
 	  "add the memory over time: the graph shows the peak (or the leaks) of a time window" },
 	{ MP_OPT_INVERTED, 0, "inverted", NULL, "put the allocating functions at the root" },
 	MP_HTML_SPLIT_THREADS_OPT,
+	{ MP_OPT_DIFF, 0, "diff", "BASE",
+	  "a differential flame graph of FILE against the capture BASE: growth red, shrinkage blue" },
 	{ MP_OPT_MAX_RECORDS, 0, "max-memory-records", "N",
 	  "at most N points of memory over time (and time windows; default 10000)" },
 	MP_REPORT_NO_MMAP_OPT,
@@ -24,7 +26,7 @@ static const struct mp_cmd_spec spec = {
 	.name = "flamegraph",
 	.synopsis = "[-o FILE] [-f] [--leaks | --temporary-allocations | "
 		    "--temporary-allocation-threshold N] [--temporal] [--inverted] "
-		    "[--split-threads] [--max-memory-records N] [--no-mmap] FILE",
+		    "[--split-threads] [--diff BASE] [--max-memory-records N] [--no-mmap] FILE",
 	.summary = "Write an HTML flame graph of the memory at the peak (or leaked, or temporary).",
 	.opts = opts,
 	.min_args = 1,

@@ -53,6 +53,7 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 		case MP_OPT_TEMPORAL: args->html.temporal = true; break;
 		case MP_OPT_INVERTED: args->html.inverted = true; break;
 		case MP_OPT_SPLIT_THREADS: args->split_threads = true; break;
+		case MP_OPT_DIFF: args->diff_base = g.arg; break;
 		case MP_OPT_MAX_RECORDS:
 			if (mp_opt_uint_check("--max-memory-records", g.arg, 2, UINT32_MAX,
 					      &args->max_memory_records, &msg) < 0)
@@ -66,6 +67,12 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	if (!ret && args->html.temporal && args->view.view == MP_VIEW_TEMPORARY) {
 		strbuf_addf(&msg, "options '--temporal' and '%s' cannot be combined",
 			    args->view.view_opt);
+		ret = usage(spec, err, msg.buf);
+	}
+	/* A differential graph compares two whole captures, threads merged. */
+	if (!ret && args->diff_base && (args->html.temporal || args->split_threads)) {
+		strbuf_addf(&msg, "options '--diff' and '%s' cannot be combined",
+			    args->html.temporal ? "--temporal" : "--split-threads");
 		ret = usage(spec, err, msg.buf);
 	}
 	if (!ret) {
@@ -108,6 +115,8 @@ char *mp_html_output_path(const struct mp_html_args *args)
 {
 	if (args->output)
 		return xstrdup(args->output);
+	if (args->diff_base)
+		return mp_report_output_path(args->capture, "flamegraph-diff", ".html");
 	return mp_report_output_path(args->capture, mp_html_report_name(args->html.report), ".html");
 }
 
@@ -115,11 +124,12 @@ int mp_html_run(const struct mp_html_args *args, FILE *msgs)
 {
 	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_html_opts html = args->html;
-	struct mp_analysis a;
+	struct mp_analysis a, base;
 	struct strbuf page = STRBUF_INIT, err = STRBUF_INIT, dir = STRBUF_INIT;
 	char *path = mp_html_output_path(args);
 	const char *slash = strrchr(args->capture, '/');
 	int status = MP_EXIT_FAILURE;
+	bool loaded;
 
 	/* Before a long analysis: a report that would not be written. */
 	if (!args->force && access(path, F_OK) == 0) {
@@ -130,8 +140,19 @@ int mp_html_run(const struct mp_html_args *args, FILE *msgs)
 	opts.flags = (args->split_threads ? MP_ANALYSIS_SPLIT_THREADS : 0) |
 		     (html.temporal ? MP_ANALYSIS_TEMPORAL : 0);
 	opts.max_memory_records = (size_t)args->max_memory_records;
-	if (mp_report_load(&a, args->capture, &args->view, &opts)) {
+	/* Both analyses are released whatever happens, so the base is always made. */
+	loaded = !args->diff_base || mp_report_load(&base, args->diff_base, &args->view, &opts);
+	if (!loaded)
+		mp_analysis_init(&a, &opts);
+	else if (!args->diff_base)
+		mp_analysis_init(&base, &opts);
+	if (loaded && mp_report_load(&a, args->capture, &args->view, &opts)) {
 		html.capture = slash ? slash + 1 : args->capture;
+		if (args->diff_base) {
+			slash = strrchr(args->diff_base, '/');
+			html.base = &base;
+			html.base_capture = slash ? slash + 1 : args->diff_base;
+		}
 		strbuf_addf(&dir, "%s/templates", mp_datadir());
 		if (mp_html_render(&a, &html, dir.buf, &page, &err) < 0 ||
 		    mp_report_write_file(path, page.buf, page.len, args->force, &err) < 0) {
@@ -143,6 +164,7 @@ int mp_html_run(const struct mp_html_args *args, FILE *msgs)
 		}
 	}
 	mp_analysis_release(&a);
+	mp_analysis_release(&base);
 	strbuf_release(&page);
 	strbuf_release(&err);
 	strbuf_release(&dir);

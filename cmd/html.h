@@ -21,6 +21,7 @@ enum {
 	MP_OPT_INVERTED,
 	MP_OPT_SPLIT_THREADS,
 	MP_OPT_MAX_RECORDS,
+	MP_OPT_DIFF,
 };
 
 /* Entries for the option tables of both reporters. */
@@ -39,6 +40,7 @@ struct mp_html_args {
 	const char *output;             /* -o, or NULL for the default name */
 	bool force;
 	const char *capture;            /* the operand */
+	const char *diff_base;          /* flamegraph --diff BASE, or NULL */
 };
 
 /*
@@ -58,7 +60,10 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
 		  char **argv, const char *capture, struct strbuf *err);
 
-/* The report's path: -o, else memprof-<report>-<name>.html next to the capture (a new string). */
+/*
+ * The report's path: -o, else memprof-<report>-<name>.html next to the
+ * capture (memprof-flamegraph-diff-<name>.html for --diff; a new string).
+ */
 char *mp_html_output_path(const struct mp_html_args *args);
 
 /*

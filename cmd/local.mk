@@ -14,6 +14,10 @@ memprof_SOURCES += \
 	%reldir%/stats.c \
 	%reldir%/summary.c \
 	%reldir%/tree.c
+# the exports for other tools, and comparing captures
+memprof_SOURCES += \
+	%reldir%/diff.c \
+	%reldir%/transform.c
 # the HTML reporters
 memprof_SOURCES += \
 	%reldir%/flamegraph.c \

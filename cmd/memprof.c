@@ -26,12 +26,14 @@ struct mp_cmd {
 static const struct mp_cmd commands[] = {
 	{ "attach", cmd_attach, "start tracking every allocation inside a running process" },
 	{ "detach", cmd_detach, "stop the tracking 'memprof attach' started" },
+	{ "diff", cmd_diff, "show what changed between two captures, by allocation site" },
 	{ "flamegraph", cmd_flamegraph, "write an HTML flame graph of a capture" },
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
 	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },
 	{ "summary", cmd_summary, "show which functions hold the memory, as a table" },
 	{ "table", cmd_table, "write an HTML table of the allocation sites of a capture" },
+	{ "transform", cmd_transform, "write a capture for other tools: pprof, speedscope, folded, csv" },
 	{ "tree", cmd_tree, "show the call tree of the biggest allocations" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -259,6 +259,8 @@ struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const cha
 	co.keep_addresses = t->keep_addresses;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
+	if (!c)
+		die_errno("cannot set up the collector");
 	mp_collector_listen(c, listen_fd);
 	return c;
 }

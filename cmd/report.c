@@ -3,14 +3,17 @@
 #include <stdio.h>
 #include "cmd/report.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/report/report.h"
 #include "lib/util/hash.h"
 #include "lib/report/progress.h"
 #include "lib/util/strbuf.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/usage.h"
+#include "lib/util/xalloc.h"
 
 static int set_view(struct mp_report_args *args, enum mp_view view, const char *opt,
 		    struct strbuf *err)
@@ -54,6 +57,50 @@ bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *arg
 		mp_usage_error(spec, "%s", err.buf);
 	strbuf_release(&err);
 	return r > 0;
+}
+
+bool mp_report_json_option(struct mp_report_json *j, int id, const char *arg)
+{
+	if (id == MP_OPT_JSON)
+		j->json = true;
+	else if (id == 'o')
+		j->output = arg;
+	else if (id == 'f')
+		j->force = true;
+	else
+		return false;
+	return true;
+}
+
+void mp_report_json_check(const struct mp_cmd_spec *spec, const struct mp_report_json *j)
+{
+	if (!j->json && (j->output || j->force))
+		mp_usage_error(spec, "option '%s' needs --json", j->output ? "--output" : "--force");
+}
+
+char *mp_report_json_path(const struct mp_report_json *j, char *default_path)
+{
+	if (!j->output)
+		return default_path;
+	free(default_path);
+	return xstrdup(j->output);
+}
+
+int mp_report_json_write(const struct mp_report_json *j, const char *path,
+			 const struct strbuf *json)
+{
+	struct strbuf err = STRBUF_INIT;
+	int status = MP_EXIT_OK;
+	if (!strcmp(path, "-")) {
+		fwrite(json->buf, 1, json->len, stdout);
+	} else if (mp_report_write_file(path, json->buf, json->len, j->force, &err) < 0) {
+		error("%s", err.buf);
+		status = MP_EXIT_FAILURE;
+	} else {
+		printf("Wrote %s\n", path);
+	}
+	strbuf_release(&err);
+	return status;
 }
 
 /*

@@ -32,6 +32,36 @@ enum {
 #define MP_REPORT_NO_MMAP_OPT                                                                  \
 	{ MP_OPT_NO_MMAP, 0, "no-mmap", NULL, "leave mmap, mremap and munmap out" }
 
+/*
+ * The JSON file of a text reporter (stats, diff): --json, -o FILE (- for
+ * standard output) and -f, as entries of its option table, and their values.
+ */
+enum { MP_OPT_JSON = MP_OPT_NO_MMAP + 1 };
+#define MP_REPORT_JSON_OPTS(what, default_name)                                                 \
+	{ MP_OPT_JSON, 0, "json", NULL, "write " what " as JSON to a file instead" },           \
+	{ 'o', 'o', "output", "FILE",                                                          \
+	  "the JSON file, - for standard output (default: " default_name ")" },                \
+	{ 'f', 'f', "force", NULL, "overwrite the JSON file if it exists" }
+
+struct mp_report_json {
+	bool json, force;
+	const char *output;             /* -o, or NULL */
+};
+
+/* Handle --json, -o or -f; true when id was one of them. */
+bool mp_report_json_option(struct mp_report_json *j, int id, const char *arg);
+/* After the options: -o or -f without --json is a usage error (exit 2). */
+void mp_report_json_check(const struct mp_cmd_spec *spec, const struct mp_report_json *j);
+/* The JSON file: -o, else default_path, which it takes over (a new string either way). */
+char *mp_report_json_path(const struct mp_report_json *j, char *default_path);
+/*
+ * Write json to path ("-": standard output), never over a file without -f,
+ * then "Wrote PATH" on standard output. Errors are printed; returns the
+ * exit status.
+ */
+int mp_report_json_write(const struct mp_report_json *j, const char *path,
+			 const struct strbuf *json);
+
 struct mp_report_args {
 	enum mp_view view;              /* MP_VIEW_PEAK unless an option chose another */
 	const char *view_opt;           /* the option that chose it, for conflicts */

@@ -22,6 +22,7 @@
 #include "lib/process/collect.h"
 #include "lib/util/paths.h"
 #include "lib/process/target.h"
+#include "lib/transport/merge.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
@@ -156,6 +157,9 @@ static void set_env(const struct run_opts *o, const char *sock)
 		setenv("MEMPROF_FOLLOW_FORK", "1", 1);
 	else
 		unsetenv("MEMPROF_FOLLOW_FORK");
+	/* Records keyed by the time-stamp counter need a barrier only the collector can ask for. */
+	if (!mp_merge_can_fence())
+		setenv("MEMPROF_CLOCK", "counter", 1);
 	free(pre);
 	free(tracker);
 }

@@ -3,12 +3,14 @@ dist_man1_MANS = \
 	%reldir%/memprof.1 \
 	%reldir%/memprof-attach.1 \
 	%reldir%/memprof-detach.1 \
+	%reldir%/memprof-diff.1 \
 	%reldir%/memprof-parse.1 \
 	%reldir%/memprof-run.1
 # the text reporters
 dist_man1_MANS += \
 	%reldir%/memprof-stats.1 \
 	%reldir%/memprof-summary.1 \
+	%reldir%/memprof-transform.1 \
 	%reldir%/memprof-tree.1
 # the HTML reporters
 dist_man1_MANS += \

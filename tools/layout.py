@@ -16,7 +16,8 @@ problems = []
 def sources(folder):
     for root, _, files in os.walk(folder):
         for f in sorted(files):
-            if f.endswith(('.c', '.h')):
+            # protoc-c's output (lib/export/profile.pb-c.*) is generated, not ours.
+            if f.endswith(('.c', '.h')) and not f.endswith(('.pb-c.c', '.pb-c.h')):
                 yield os.path.join(root, f)
 
 def includes(path):

@@ -7,12 +7,13 @@ mode=${1:-demo}
 cd "$(dirname "$0")/.."
 
 build_deps="ca-certificates build-essential autoconf automake libtool pkg-config
-	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev"
+	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
 # The tests also use oracles (heaptrack, valgrind), real programs to profile,
 # a debugger for attach, eu-addr2line to check symbols, man for --help,
-# bash-completion and a headless browser.
+# bash-completion, a headless browser and go tool pprof (reads our pprof exports).
 test_deps="man-db bash-completion valgrind heaptrack zstd gdb elfutils python3 sqlite3 gzip xz-utils
-	chromium procps psmisc"
+	chromium procps psmisc golang-go"
 
 case $mode in
 demo) deps=$build_deps ;;

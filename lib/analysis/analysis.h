@@ -322,6 +322,15 @@ uint32_t mp_analysis_parent(const struct mp_analysis *a, uint32_t node);
  */
 size_t mp_analysis_node_frames(const struct mp_analysis *a, uint32_t node, const uint32_t **locs);
 /*
+ * The instruction pointer of a trace node as recorded (a return address) in
+ * *ip and the module that contained it in *module (an index into a->modules,
+ * or MP_NONE). Returns a number from 1 that nodes share exactly when they
+ * have the same ip in the same load of its module (exporters number their
+ * addresses with it), or 0 for node 0, which has no ip.
+ */
+uint32_t mp_analysis_node_ip(const struct mp_analysis *a, uint32_t node, uint64_t *ip,
+			     uint32_t *module);
+/*
  * Append the locations of the whole stack ending at trace node `stack`,
  * innermost first, to *buf (grown as needed); returns how many.
  */

@@ -374,6 +374,21 @@ size_t mp_analysis_node_frames(const struct mp_analysis *a, uint32_t node, const
 	return info->nframes;
 }
 
+uint32_t mp_analysis_node_ip(const struct mp_analysis *a, uint32_t node, uint64_t *ip,
+			     uint32_t *module)
+{
+	const struct ipinfo *info;
+	if (!node || node > a->ntraces) {
+		*ip = 0;
+		*module = MP_NONE;
+		return 0;
+	}
+	info = &a->p->ips[a->p->traces[node].ipinfo];
+	*ip = info->ip;
+	*module = info->module;
+	return a->p->traces[node].ipinfo + 1;
+}
+
 size_t mp_analysis_stack(const struct mp_analysis *a, uint32_t stack, uint32_t **buf,
 			 size_t *alloc)
 {

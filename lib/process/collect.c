@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -19,16 +21,21 @@
 #include "lib/format/decode.h"
 #include "lib/format/format.h"
 #include "lib/format/writer.h"
+#include "lib/process/drain.h"
 #include "lib/util/hash.h"
 #include "lib/symbols/symbols.h"
+#include "lib/transport/ring.h"
 #include "lib/util/xalloc.h"
 
 #define READ_CHUNK (1u << 20)
 
 struct stream {
 	int fd;
-	bool eof, broken, finished, have_preamble, have_header, exit_seen, exit_status_known, main;
-	bool detach_failed;
+	int memfd;                   /* the tracker's rings, until the drain takes them */
+	int pidfd;                   /* readable when the process is gone, or -1 */
+	struct mp_drain *drain;      /* draining the rings, once the header is in */
+	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
+	bool exit_status_known, main, detach_failed;
 	pid_t pid;
 	int exit_status;
 	uint8_t *in;
@@ -48,6 +55,7 @@ struct stream {
 struct mp_collector {
 	struct mp_collect_opts opts;
 	int listen_fd;
+	int notify_fd;               /* an eventfd the drains write when they queue data */
 	bool detaching;
 	struct stream **streams;
 	size_t nstreams, streams_alloc;
@@ -91,6 +99,11 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
 	c->listen_fd = -1;
+	c->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->notify_fd < 0) {
+		free(c);
+		return NULL;
+	}
 	c->opts.output = xstrdup(opts->output);
 	if (opts->root)
 		c->opts.root = xstrdup(opts->root);
@@ -101,6 +114,11 @@ static void stream_free(struct stream *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->memfd >= 0)
+		close(s->memfd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	mp_drain_free(s->drain);
 	if (s->w_open)
 		mp_writer_close(&s->w);
 	free(s->in);
@@ -135,6 +153,7 @@ void mp_collector_free(struct mp_collector *c)
 	free(c->undebugged);
 	free((char *)c->opts.output);
 	free((char *)c->opts.root);
+	close(c->notify_fd);
 	free(c);
 }
 
@@ -142,6 +161,8 @@ void mp_collector_add(struct mp_collector *c, int fd)
 {
 	struct stream *s = xcalloc(1, sizeof(*s));
 	s->fd = fd;
+	s->memfd = -1;
+	s->pidfd = -1;
 	mp_decoder_init(&s->dec);
 	ALLOC_GROW(c->streams, c->nstreams + 1, c->streams_alloc);
 	c->streams[c->nstreams++] = s;
@@ -425,28 +446,136 @@ consume_all:
 	s->in_len = 0;
 }
 
-/* Read once from a ready stream; returns false at EOF. */
-static bool read_stream(struct mp_collector *c, struct stream *s)
+/* What the drain merged from the rings, into the capture. */
+static void take(struct mp_collector *c, struct stream *s)
 {
-	ssize_t n;
-	if (s->in_cap - s->in_len < READ_CHUNK) {
-		s->in_cap = s->in_len + READ_CHUNK;
-		s->in = xrealloc(s->in, s->in_cap);
+	if (!s->drain)
+		return;
+	mp_drain_take(s->drain, &s->in, &s->in_len, &s->in_cap);
+	if (s->in_len)
+		process(c, s);
+}
+
+/*
+ * The stream ended: the process is gone, replaced itself (exec), or its
+ * tracker stopped (detach). Everything its rings hold goes to the capture.
+ */
+static void end_stream(struct mp_collector *c, struct stream *s)
+{
+	if (s->eof)
+		return;
+	s->eof = true;
+	if (s->drain) {
+		mp_drain_finish(s->drain);
+		take(c, s);
+		if (mp_drain_broken(s->drain))
+			warn(c, "%u ring%s of process %d were written over (by the program?); "
+			     "their events from there on are lost", mp_drain_broken(s->drain),
+			     mp_drain_broken(s->drain) == 1 ? "" : "s", (int)s->pid);
+		if (mp_drain_late(s->drain))
+			warn(c, "%llu events of process %d came after newer ones of other threads: their "
+			     "order may be wrong", (unsigned long long)mp_drain_late(s->drain), (int)s->pid);
+		if (mp_drain_unfenced(s->drain))
+			warn(c, "membarrier(2) failed while reading process %d: events of its threads "
+			     "may be out of order", (int)s->pid);
 	}
-	do
-		n = read(s->fd, s->in + s->in_len, s->in_cap - s->in_len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == EAGAIN)
-		return true;
-	if (n <= 0) {
-		s->eof = true;
+	if (s->fd >= 0)
 		close(s->fd);
-		s->fd = -1;
+	s->fd = -1;
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->pidfd = -1;
+}
+
+/* The tracker's hello: its version and the memfd of its rings. */
+static bool read_hello(struct mp_collector *c, struct stream *s)
+{
+	struct mp_shm_hello hello;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { &hello, sizeof(hello) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+	do
+		n = recvmsg(s->fd, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	while (n < 0 && errno == EINTR);
+	cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&s->memfd, CMSG_DATA(cm), sizeof(int));
+	if (n <= 0)
+		return false; /* gone before it said anything */
+	if (n != (ssize_t)sizeof(hello) || memcmp(hello.magic, MP_HELLO_MAGIC, 8) ||
+	    hello.version != MP_SHM_VERSION || s->memfd < 0) {
+		warn(c, "process %u connected with a tracker that is not this memprof's (%s); it is "
+		     "not tracked", hello.pid, n == (ssize_t)sizeof(hello) && !memcmp(hello.magic,
+		     MP_HELLO_MAGIC, 8) ? "another version" : "no hello");
 		return false;
 	}
+	s->have_hello = true;
+	return true;
+}
+
+/* The header is in: the rings can be read, and the process watched. */
+static void start_drain(struct mp_collector *c, struct stream *s)
+{
+	struct strbuf err = STRBUF_INIT;
+	unsigned idle = s->dec.header.interval_ms && s->dec.header.interval_ms < 1000
+				? (unsigned)s->dec.header.interval_ms : 100;
+	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle, &err);
+	if (!s->drain) {
+		warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	s->memfd = -1; /* the drain's now */
+#ifdef SYS_pidfd_open
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+#endif
+	strbuf_release(&err);
+}
+
+/* Read once from a ready stream's socket: the hello, the header, or its end. */
+static void read_stream(struct mp_collector *c, struct stream *s)
+{
+	uint8_t junk[4096], *dst;
+	size_t room;
+	ssize_t n;
+	if (!s->have_hello) {
+		if (!read_hello(c, s))
+			end_stream(c, s);
+		return;
+	}
+	if (s->have_header) {
+		/* Nothing else comes this way; what does is not ours to read. */
+		dst = junk;
+		room = sizeof(junk);
+	} else {
+		if (s->in_cap - s->in_len < READ_CHUNK) {
+			s->in_cap = s->in_len + READ_CHUNK;
+			s->in = xrealloc(s->in, s->in_cap);
+		}
+		dst = s->in + s->in_len;
+		room = s->in_cap - s->in_len;
+	}
+	do
+		n = read(s->fd, dst, room);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		end_stream(c, s);
+		return;
+	}
+	if (s->have_header)
+		return;
 	s->in_len += (size_t)n;
 	process(c, s);
-	return true;
+	if (s->have_header && !s->broken)
+		start_drain(c, s);
 }
 
 size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max)
@@ -458,13 +587,15 @@ size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t m
 		fds[n].revents = 0;
 		n++;
 	}
+	if (n < max)
+		fds[n++] = (struct pollfd){ .fd = c->notify_fd, .events = POLLIN };
 	for (size_t i = 0; i < c->nstreams && n < max; i++) {
-		if (c->streams[i]->eof)
+		struct stream *s = c->streams[i];
+		if (s->eof)
 			continue;
-		fds[n].fd = c->streams[i]->fd;
-		fds[n].events = POLLIN;
-		fds[n].revents = 0;
-		n++;
+		fds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+		if (s->pidfd >= 0 && n < max)
+			fds[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 	}
 	return n;
 }
@@ -480,9 +611,24 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 				mp_collector_add(c, cfd);
 			continue;
 		}
-		for (size_t i = 0; i < c->nstreams; i++)
-			if (c->streams[i]->fd == fds[k].fd && !c->streams[i]->eof)
-				read_stream(c, c->streams[i]);
+		if (fds[k].fd == c->notify_fd) {
+			uint64_t v;
+			ssize_t r = read(c->notify_fd, &v, sizeof(v));
+			(void)r; /* reset, or already reset: every stream is looked at anyway */
+			for (size_t i = 0; i < c->nstreams; i++)
+				if (!c->streams[i]->eof)
+					take(c, c->streams[i]);
+			continue;
+		}
+		for (size_t i = 0; i < c->nstreams; i++) {
+			struct stream *s = c->streams[i];
+			if (s->eof)
+				continue;
+			if (s->fd == fds[k].fd)
+				read_stream(c, s);
+			else if (s->pidfd == fds[k].fd)
+				end_stream(c, s); /* the process is gone, whoever holds its socket */
+		}
 	}
 	return mp_collector_open_streams(c);
 }
@@ -498,16 +644,17 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	struct mp_trailer t = { 0 };
 	struct timeval tv;
 	struct stat st;
-	if (s->fd >= 0) {
-		/* Whatever is still in the socket belongs to the capture. */
+	/* What the socket still holds (a header), then everything the rings hold. */
+	if (!s->eof && s->fd >= 0 && !s->have_header) {
 		fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
-		while (s->fd >= 0) {
+		while (!s->eof && !s->have_header) {
 			size_t before = s->in_len;
-			uint64_t records = s->info.records;
-			if (!read_stream(c, s) || (s->in_len == before && s->info.records == records))
+			read_stream(c, s);
+			if (s->in_len == before)
 				break;
 		}
 	}
+	end_stream(c, s);
 	s->finished = true;
 	if (!s->w_open)
 		return;

@@ -1,8 +1,9 @@
 /*
- * The collector: receives the streams of tracked processes (one connection
- * each), symbolizes every new instruction pointer, and writes one capture per
- * process with a trailer. `memprof run` and `memprof attach` drive it from
- * their event loops.
+ * The collector: receives the streams of tracked processes (a connection
+ * each, which hands over the process's rings, lib/transport; a thread drains
+ * the rings, lib/process/drain), symbolizes every new instruction pointer,
+ * and writes one capture per process with a trailer. `memprof run` and
+ * `memprof attach` drive it from their event loops.
  */
 #ifndef MEMPROF_LIB_PROCESS_COLLECT_H
 #define MEMPROF_LIB_PROCESS_COLLECT_H
@@ -37,6 +38,7 @@ struct mp_capture_info {
 	bool failed;             /* the file could not be written: see the warnings */
 };
 
+/* A collector; NULL with errno set when it cannot be set up. */
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts);
 void mp_collector_free(struct mp_collector *c);
 
@@ -61,10 +63,12 @@ size_t mp_collector_streams(struct mp_collector *c);
  */
 void mp_collector_detach(struct mp_collector *c);
 /*
- * Poll set: mp_collector_pollfds() appends the listening socket (when given)
- * and one entry per open stream at fds[0..max) and returns how many; after
- * poll(), mp_collector_service() accepts and reads what is ready. Returns the
- * number of streams still open.
+ * Poll set: mp_collector_pollfds() appends the listening socket (when given),
+ * the drains' notification and each open stream's socket and process at
+ * fds[0..max) and returns how many; after poll(), mp_collector_service()
+ * accepts, reads and ends what is ready. Returns the number of streams still
+ * open. A stream ends when its socket closes (exit, exec, detach) or its
+ * process is gone.
  */
 size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max);
 size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, size_t n);

@@ -2,6 +2,7 @@
 lib_libmp_a_SOURCES += \
 	%reldir%/attachctl.c %reldir%/attachctl.h \
 	%reldir%/collect.c %reldir%/collect.h \
+	%reldir%/drain.c %reldir%/drain.h \
 	%reldir%/inject-gdb.c %reldir%/inject-private.h \
 	%reldir%/inject.c %reldir%/inject.h \
 	%reldir%/procmaps.c %reldir%/procmaps.h \

@@ -1,5 +1,7 @@
 # lib/report: the reporters: text and HTML rendering of an analysis (lib/report/README.md), into libmp.a.
 lib_libmp_a_SOURCES += \
+	%reldir%/diff.c %reldir%/diff.h \
+	%reldir%/difftree.c %reldir%/difftree.h \
 	%reldir%/html-template.c %reldir%/html-template.h \
 	%reldir%/json.c %reldir%/json.h \
 	%reldir%/progress.c %reldir%/progress.h \

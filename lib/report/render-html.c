@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "lib/analysis/calltree.h"
+#include "lib/report/difftree.h"
 #include "lib/report/html-template.h"
 #include "lib/report/json.h"
 #include "lib/report/report.h"
@@ -27,15 +28,22 @@ struct builder {
 	struct mp_json j;
 	struct mp_strtab strings;
 	uint32_t *loc_out;      /* analysis location -> output index, MP_NONE when not used */
-	uint32_t *locs;         /* output index -> analysis location */
+	uint32_t *locs;         /* output index -> analysis location (| BASE_LOC: of o->base) */
 	size_t nlocs;
+	uint32_t *base_loc_out; /* the same for o->base's locations */
 };
+#define BASE_LOC (1u << 31)
+
+static uint32_t out_string_of(struct builder *b, const struct mp_analysis *a,
+			      uint32_t analysis_string)
+{
+	return mp_strtab_intern(&b->strings, mp_analysis_string(a, analysis_string),
+				mp_strtab_len(&a->strings, analysis_string));
+}
 
 static uint32_t out_string(struct builder *b, uint32_t analysis_string)
 {
-	const struct mp_analysis *a = b->a;
-	return mp_strtab_intern(&b->strings, mp_analysis_string(a, analysis_string),
-				mp_strtab_len(&a->strings, analysis_string));
+	return out_string_of(b, b->a, analysis_string);
 }
 
 static uint32_t out_location(struct builder *b, uint32_t loc)
@@ -45,6 +53,16 @@ static uint32_t out_location(struct builder *b, uint32_t loc)
 		b->locs[b->nlocs++] = loc;
 	}
 	return b->loc_out[loc];
+}
+
+/* A location of the base analysis of a differential flame graph. */
+static uint32_t out_base_location(struct builder *b, uint32_t loc)
+{
+	if (b->base_loc_out[loc] == MP_NONE) {
+		b->base_loc_out[loc] = (uint32_t)b->nlocs;
+		b->locs[b->nlocs++] = loc | BASE_LOC;
+	}
+	return b->base_loc_out[loc];
 }
 
 static const char *mode_name(enum mp_view view)
@@ -63,13 +81,13 @@ static void iso_time(struct strbuf *sb, uint64_t epoch_us)
 	strbuf_addf(sb, "%s.%03uZ", buf, (unsigned)(epoch_us % 1000000 / 1000));
 }
 
-static void write_meta(struct builder *b)
+static void write_meta(struct builder *b, const char *key, const struct mp_analysis *a,
+		       const char *capture)
 {
-	const struct mp_analysis *a = b->a;
 	struct mp_json *j = &b->j;
 	struct strbuf sb = STRBUF_INIT;
 
-	mp_json_key(j, "meta");
+	mp_json_key(j, key);
 	mp_json_begin_object(j);
 	mp_json_field_strings(j, "argv", a->header.argv, a->header.argc);
 	mp_json_field_uint(j, "pid", a->header.pid);
@@ -94,8 +112,8 @@ static void write_meta(struct builder *b)
 	mp_json_field_uint(j, "leaked_bytes", a->totals.leaked_bytes);
 	mp_json_field_uint(j, "leaked_blocks", a->totals.leaked_count);
 	mp_json_field_uint(j, "unknown_frees", a->totals.n_unknown_frees);
-	if (b->o->capture)
-		mp_json_field_string(j, "capture", b->o->capture);
+	if (capture)
+		mp_json_field_string(j, "capture", capture);
 	mp_json_field_string(j, "tool", "memprof " PACKAGE_VERSION);
 	mp_json_end_object(j);
 	strbuf_release(&sb);
@@ -141,14 +159,14 @@ static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t 
 
 static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
-	const struct mp_analysis *a = b->a;
-	const struct mp_location *l = mp_analysis_location(a, b->locs[i]);
+	const struct mp_analysis *a = b->locs[i] & BASE_LOC ? b->o->base : b->a;
+	const struct mp_location *l = mp_analysis_location(a, b->locs[i] & ~BASE_LOC);
 	(void)ctx;
 	switch (c) {
-	case 0: return out_string(b, l->function);
-	case 1: return out_string(b, l->file);
+	case 0: return out_string_of(b, a, l->function);
+	case 1: return out_string_of(b, a, l->file);
 	case 2: return l->line;
-	default: return l->module == MP_NONE ? 0 : out_string(b, a->modules[l->module].path);
+	default: return l->module == MP_NONE ? 0 : out_string_of(b, a, a->modules[l->module].path);
 	}
 }
 
@@ -372,6 +390,33 @@ static void write_tree(struct builder *b, bool split)
 	mp_calltree_release(&t);
 }
 
+/* ---- the differential flame graph's tree: both captures' values per node ---- */
+
+static int64_t diff_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_difftree_node *n = &((const struct mp_difftree *)ctx)->nodes[i];
+	switch (c) {
+	case 0: return n->depth;
+	case 1: return n->loc == MP_NONE ? -1 :
+		       n->side == MP_DIFF_NEW ? (int64_t)out_location(b, n->loc) :
+						(int64_t)out_base_location(b, n->loc);
+	case 2: return (int64_t)n->self[MP_DIFF_NEW].bytes;
+	case 3: return (int64_t)n->self[MP_DIFF_NEW].count;
+	case 4: return (int64_t)n->self[MP_DIFF_BASE].bytes;
+	default: return (int64_t)n->self[MP_DIFF_BASE].count;
+	}
+}
+
+static void write_diff_tree(struct builder *b)
+{
+	static const char *const cols[] = { "depth", "location", "self_bytes", "self_count",
+					    "base_self_bytes", "base_self_count" };
+	struct mp_difftree t;
+	mp_difftree_build(&t, b->o->base, b->a, b->o->view, b->o->inverted);
+	write_columns(b, "tree", cols, NCOLS(cols), 0, t.n, diff_cell, &t);
+	mp_difftree_release(&t);
+}
+
 /* ---- the table's rows ---- */
 
 struct rows_ctx {
@@ -444,13 +489,22 @@ int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, stru
 		strbuf_addstr(err, "a temporal report needs an analysis with intervals");
 		return -1;
 	}
+	if (o->base && (!flame || o->temporal || split ||
+			(o->base->opts.flags & MP_ANALYSIS_SPLIT_THREADS))) {
+		strbuf_addstr(err, "a differential report is a flame graph of merged threads, not temporal");
+		return -1;
+	}
 	memset(&b, 0, sizeof(b));
 	b.a = a;
 	b.o = o;
 	mp_strtab_init(&b.strings);
 	b.loc_out = xcalloc(a->nlocs ? a->nlocs : 1, sizeof(*b.loc_out));
 	memset(b.loc_out, 0xff, a->nlocs * sizeof(*b.loc_out));
-	b.locs = xcalloc(a->nlocs ? a->nlocs : 1, sizeof(*b.locs));
+	b.locs = xcalloc(a->nlocs + (o->base ? o->base->nlocs : 0) + 1, sizeof(*b.locs));
+	if (o->base) {
+		b.base_loc_out = xcalloc(o->base->nlocs + 1, sizeof(*b.base_loc_out));
+		memset(b.base_loc_out, 0xff, o->base->nlocs * sizeof(*b.base_loc_out));
+	}
 	mp_json_init(&b.j, out, 0);
 
 	mp_json_begin_object(&b.j);
@@ -462,11 +516,16 @@ int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, stru
 	mp_json_field_bool(&b.j, "inverted", flame && o->inverted);
 	mp_json_field_bool(&b.j, "split_threads", split);
 	mp_json_field_bool(&b.j, "temporal", flame && o->temporal);
-	write_meta(&b);
-	if (flame)
+	write_meta(&b, "meta", a, o->capture);
+	if (o->base) {
+		mp_json_field_bool(&b.j, "diff", true);
+		write_meta(&b, "base_meta", o->base, o->base_capture);
+		write_diff_tree(&b);
+	} else if (flame) {
 		write_tree(&b, split);
-	else
+	} else {
 		write_rows(&b, split);
+	}
 	write_memory_and_threads(&b);
 	write_locations_and_strings(&b);
 	mp_json_end_object(&b.j);
@@ -474,6 +533,7 @@ int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, stru
 	mp_strtab_release(&b.strings);
 	free(b.loc_out);
 	free(b.locs);
+	free(b.base_loc_out);
 	return 0;
 }
 

@@ -31,8 +31,14 @@ struct mp_html_opts {
 	 */
 	bool temporal;
 	const char *capture;    /* meta.capture, the capture's file name; NULL: left out */
+	/*
+	 * Flame graph: a differential one, the analysis shown (the new capture)
+	 * against this one (lib/report/difftree.h); threads merged, not temporal.
+	 */
+	const struct mp_analysis *base;
+	const char *base_capture; /* base_meta.capture; NULL: left out */
 };
-#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL }
+#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL }
 
 /* The report's name ("flamegraph", "table"): its template is <name>.html. */
 const char *mp_html_report_name(enum mp_html_report report);

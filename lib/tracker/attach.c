@@ -19,12 +19,13 @@
 #include "lib/tracker/got.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/stream.h"
+#include "lib/tracker/threads.h"
 
 /* What memprof attach asks for (memprof_attach's argument). */
 struct mp_attach_cfg {
 	char socket_path[108];
-	unsigned interval_ms, max_depth;
-	int follow_fork, libunwind_only;
+	unsigned interval_ms, max_depth, ring_kb;
+	int follow_fork, libunwind_only, clock;
 };
 
 struct mp_marker_baseline {
@@ -64,19 +65,18 @@ static int attach_control(void)
 /* Stop tracking an attached process: hooks inert, GOT restored, capture finished. */
 static void attach_stop(void)
 {
+	struct mp_wring *ts;
 	mp_in_hook++;
+	ts = mp_thread_ring();
 	mp_state = MP_STATE_OFF;
-	/* Outside the main lock: restoring walks the loaded objects. */
 	mp_got_unpatch();
-	mp_lock(&mp_st.lock);
-	if (mp_st.sink_fd >= 0) {
-		mp_stream_marker_locked(MP_TAG_DETACH, MP_M_RSS, mp_stream_rss(), 0);
-		mp_stream_tick_locked();
-		mp_stream_flush_locked();
-		close(mp_st.sink_fd);
-		mp_st.sink_fd = -1;
+	/* Nothing is written after the DETACH record but the last sample. */
+	mp_stream_quiesce(ts);
+	if (ts) {
+		mp_stream_marker(ts, MP_TAG_DETACH, MP_M_RSS, mp_stream_rss(), 0);
+		mp_stream_tick(ts);
 	}
-	mp_unlock(&mp_st.lock);
+	mp_stream_detach();
 	mp_in_hook--;
 }
 
@@ -108,19 +108,20 @@ static int attach_start(const struct mp_attach_cfg *ac)
 	mp_cfg.max_depth = ac->max_depth && ac->max_depth <= MP_MAX_DEPTH_LIMIT ? ac->max_depth : 128;
 	mp_cfg.follow_fork = ac->follow_fork;
 	mp_cfg.libunwind_only = ac->libunwind_only;
-	mp_lock(&mp_st.lock);
+	mp_cfg.clock = ac->clock;
+	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
+				 !(ac->ring_kb & (ac->ring_kb - 1)) ? ac->ring_kb : MP_RING_SIZE_DEFAULT >> 10;
 	/* A new stream: its own trace tree, threads, modules and counters. */
 	mp_new_stream_state();
-	mp_unlock(&mp_st.lock);
 	if (mp_st.statm_fd < 0)
 		mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	mp_st.mode = MP_MODE_ATTACH;
-	if (mp_stream_open(MP_MODE_ATTACH, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0))
+	if (mp_open_stream(MP_MODE_ATTACH, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0))
 		return -ECONNREFUSED;
 	heap_baseline(&base);
-	mp_lock(&mp_st.lock);
 	{
-		uint8_t *rec = mp_room(128), *p;
+		uint8_t rec[128], *p;
+		struct mp_wring *ts = mp_thread_ring();
 		p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
 		p = mp_enc_field_uint(p, MP_M_TIME, 0);
 		p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
@@ -128,9 +129,12 @@ static int attach_start(const struct mp_attach_cfg *ac)
 			p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
 			p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
 		}
-		mp_commit(mp_enc_sized_end(rec, p));
+		p = mp_enc_sized_end(rec, p);
+		if (!ts || mp_stream_put(ts, rec, (size_t)(p - rec))) {
+			mp_stream_close();
+			return -ENOMEM;
+		}
 	}
-	mp_unlock(&mp_st.lock);
 	mp_register_handlers();
 	mp_state = MP_STATE_ON;
 	mp_timer_start(&attach_ops);
@@ -163,6 +167,12 @@ static int parse_config(const char *arg, struct mp_attach_cfg *c)
 				c->follow_fork = num != 0;
 			} else if (klen == 6 && !strncmp(arg, "unwind", 6)) {
 				c->libunwind_only = vlen == 9 && !strncmp(v, "libunwind", 9);
+			} else if (klen == 5 && !strncmp(arg, "clock", 5)) {
+				c->clock = vlen == 7 && !strncmp(v, "counter", 7) ? MP_CFG_CLOCK_COUNTER
+					   : vlen == 3 && !strncmp(v, "tsc", 3)   ? MP_CFG_CLOCK_TSC
+										 : MP_CFG_CLOCK_AUTO;
+			} else if (klen == 7 && !strncmp(arg, "ring_kb", 7)) {
+				c->ring_kb = (unsigned)num;
 			}
 		}
 		arg = eol ? eol + 1 : NULL;

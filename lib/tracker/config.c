@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/tracker/config.h"
+#include "lib/transport/ring.h"
 
 struct mp_config mp_cfg;
 
@@ -28,12 +29,19 @@ static int env_path(char *dst, size_t size, const char *value)
 int mp_config_read(void)
 {
 	const char *sock = mp_getenv("MEMPROF_SOCKET"), *out = mp_getenv("MEMPROF_OUTPUT");
-	const char *unwind = mp_getenv("MEMPROF_UNWIND");
+	const char *unwind = mp_getenv("MEMPROF_UNWIND"), *clock = mp_getenv("MEMPROF_CLOCK");
 	mp_cfg.interval_ms = env_in("MEMPROF_INTERVAL_MS", 10, 1, 3600 * 1000);
 	mp_cfg.max_depth = env_in("MEMPROF_MAX_DEPTH", 128, 1, MP_MAX_DEPTH_LIMIT);
 	mp_cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
 	mp_cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
 	mp_cfg.libunwind_only = unwind && !strcmp(unwind, "libunwind");
+	mp_cfg.clock = !clock ? MP_CFG_CLOCK_AUTO
+		       : !strcmp(clock, "counter") ? MP_CFG_CLOCK_COUNTER
+		       : !strcmp(clock, "tsc") ? MP_CFG_CLOCK_TSC : MP_CFG_CLOCK_AUTO;
+	/* A power of two from 4 KiB up: the smallest rings are for tests of full rings. */
+	mp_cfg.ring_kb = env_in("MEMPROF_RING_KB", MP_RING_SIZE_DEFAULT >> 10, 4, 1u << 16);
+	while (mp_cfg.ring_kb & (mp_cfg.ring_kb - 1))
+		mp_cfg.ring_kb &= mp_cfg.ring_kb - 1;
 	/* A failure leaves the tracker off, whatever mp_cfg.direct says. */
 	if (sock && *sock) {
 		mp_cfg.direct = 0;
@@ -66,6 +74,7 @@ static void env_remove_at(char **e)
 static const char *const own_vars[] = {
 	"MEMPROF_SOCKET=", "MEMPROF_OUTPUT=", "MEMPROF_FORCE=", "MEMPROF_FOLLOW_FORK=",
 	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=", "MEMPROF_UNWIND=",
+	"MEMPROF_CLOCK=", "MEMPROF_RING_KB=",
 };
 
 static int own_var(const char *entry)

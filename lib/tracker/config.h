@@ -14,11 +14,14 @@
 
 struct mp_config {
 	int follow_fork, force, direct, libunwind_only;
+	int clock;               /* MEMPROF_CLOCK: how records are ordered (enum below) */
 	unsigned interval_ms, max_depth;
+	unsigned ring_kb;        /* each thread's ring (MEMPROF_RING_KB) */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char output[4096];
 };
 extern struct mp_config mp_cfg MP_HIDDEN;
+enum { MP_CFG_CLOCK_AUTO = 0, MP_CFG_CLOCK_COUNTER, MP_CFG_CLOCK_TSC };
 
 /*
  * Read the environment into mp_cfg: 0 when it asks for tracking (a collector's

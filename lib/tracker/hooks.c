@@ -49,6 +49,7 @@ static inline size_t page_round(size_t n)
 
 MP_EXPORT void *malloc(size_t size)
 {
+	struct mp_site site;
 	void *p;
 	if (!recording()) {
 		if (unlikely(!mp_real.malloc))
@@ -56,15 +57,17 @@ MP_EXPORT void *malloc(size_t size)
 		return mp_real.malloc(size);
 	}
 	mp_in_hook = 1;
+	mp_record_site(&site);
 	p = mp_real.malloc(size);
 	if (likely(p != NULL))
-		mp_record_alloc(MP_KIND_MALLOC, p, size);
+		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
 	mp_in_hook = 0;
 	return p;
 }
 
 MP_EXPORT void *calloc(size_t nmemb, size_t size)
 {
+	struct mp_site site;
 	void *p;
 	if (!recording()) {
 		if (unlikely(!mp_real.calloc)) {
@@ -75,9 +78,10 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 		return mp_real.calloc(nmemb, size);
 	}
 	mp_in_hook = 1;
+	mp_record_site(&site);
 	p = mp_real.calloc(nmemb, size);
 	if (likely(p != NULL))
-		mp_record_alloc(MP_KIND_CALLOC, p, nmemb * size);
+		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
 	mp_in_hook = 0;
 	return p;
 }
@@ -110,16 +114,19 @@ static void *boot_realloc(void *p, size_t size)
 
 static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(void *, size_t))
 {
+	struct mp_site site;
 	void *q;
 	mp_in_hook = 1;
+	mp_record_site(&site);
 	if (p)
 		mp_record_free(kind, p);
 	q = real(p, size);
 	if (q)
-		mp_record_alloc(kind, q, size);
+		mp_record_alloc_at(&site, kind, q, size);
 	else if (p && size)
 		/* Failed: the old block lives on (its size as the allocator knows it). */
-		mp_record_alloc(kind, p, mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0);
+		mp_record_alloc_at(&site, kind, p,
+				   mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0);
 	mp_in_hook = 0;
 	return q;
 }
@@ -210,6 +217,7 @@ MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
 
 MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 {
+	struct mp_site site;
 	int r;
 	if (!recording()) {
 		if (unlikely(!mp_real.posix_memalign)) {
@@ -222,9 +230,10 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		return mp_real.posix_memalign(out, alignment, size);
 	}
 	mp_in_hook = 1;
+	mp_record_site(&site);
 	r = mp_real.posix_memalign(out, alignment, size);
 	if (r == 0)
-		mp_record_alloc(MP_KIND_POSIX_MEMALIGN, *out, size);
+		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
 	mp_in_hook = 0;
 	return r;
 }
@@ -232,6 +241,7 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 #define ALIGNED_HOOK(name, kind, params, args, boot, recorded)       \
 	MP_EXPORT void *name params                                  \
 	{                                                            \
+		struct mp_site site;                                 \
 		void *p;                                             \
 		if (!recording()) {                                  \
 			if (unlikely(!mp_real.name))                 \
@@ -239,9 +249,10 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 			return mp_real.name args;                    \
 		}                                                    \
 		mp_in_hook = 1;                                      \
+		mp_record_site(&site);                               \
 		p = mp_real.name args;                               \
 		if (p)                                               \
-			mp_record_alloc(kind, p, recorded);          \
+			mp_record_alloc_at(&site, kind, p, recorded); \
 		mp_in_hook = 0;                                      \
 		return p;                                            \
 	}

@@ -19,24 +19,35 @@
 #include <unistd.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/direct.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
+int mp_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
+{
+	struct mp_wring *w;
+	if (mp_stream_create())
+		return -1;
+	if (mp_cfg.direct ? mp_direct_open(mode, flags, forked_from)
+			  : mp_stream_connect(mode, flags, forked_from)) {
+		mp_stream_close();
+		return -1;
+	}
+	mp_stream_start();
+	/* A first sample at time 0: even a program that ends at once has a start and an end. */
+	w = mp_thread_ring();
+	if (w)
+		mp_stream_tick(w);
+	return 0;
+}
+
 void mp_new_stream_state(void)
 {
 	mp_stacks_reset();
-	mp_st.gen++;
-	mp_st.cur_thread = 0;
-	if (mp_st.threads)
-		memset(mp_st.threads, 0, mp_st.threads_cap * sizeof(*mp_st.threads));
-	mp_threads_reset();
-	mp_st.out_len = 0;
-	mp_st.n_allocs = mp_st.n_frees = mp_st.bytes_allocated = mp_st.n_traces = mp_st.n_records = 0;
 	mp_st.exit_status_known = 0;
-	mp_st.final_mode = 0;
 	mp_modules_reset();
 }
 
@@ -50,8 +61,7 @@ int mp_setup(void)
 	n = readlink("/proc/self/exe", mp_st.exe_path, sizeof(mp_st.exe_path) - 1);
 	mp_st.exe_path[n > 0 ? n : 0] = '\0';
 	mp_find_self();
-	mp_st.out_buf = mp_pages(MP_OUT_CAP);
-	if (!mp_st.out_buf || mp_threads_setup() || mp_stacks_grow()) {
+	if (mp_threads_setup() || mp_stacks_grow()) {
 		mp_write_stderr("cannot allocate the tracker's buffers; the program runs untracked",
 				NULL, NULL);
 		return -1;
@@ -81,7 +91,7 @@ void mp_init_stage1(void)
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	mp_modules_reset();
 	mp_st.mode = mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN;
-	if (mp_stream_open(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
+	if (mp_open_stream(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
@@ -99,29 +109,43 @@ static const struct mp_timer_ops *timer_ops;
 
 static void *timer_main(void *arg)
 {
-	struct timespec ts = { mp_cfg.interval_ms / 1000, (long)(mp_cfg.interval_ms % 1000) * 1000000L };
+	uint64_t interval = (uint64_t)mp_cfg.interval_ms * 1000000u;
+	uint64_t next_tick = mp_now_ns(CLOCK_MONOTONIC) + interval;
 	(void)arg;
 	mp_in_hook = 1; /* this thread is the tracker's: never record it */
 	syscall(SYS_prctl, PR_SET_NAME, "memprof-timer", 0, 0, 0);
 	while (!timer_stop && mp_state == MP_STATE_ON) {
-		nanosleep(&ts, NULL);
+		uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
+		if (now < next_tick) {
+			if (mp_cfg.direct) {
+				mp_direct_wait(next_tick - now); /* cut short when a ring fills */
+			} else {
+				struct timespec ts = { (time_t)((next_tick - now) / 1000000000u),
+						       (long)((next_tick - now) % 1000000000u) };
+				nanosleep(&ts, NULL);
+			}
+		}
 		if (timer_stop || mp_state != MP_STATE_ON)
 			break;
+		if (mp_cfg.direct)
+			mp_direct_drain(0);
+		now = mp_now_ns(CLOCK_MONOTONIC);
+		if (now < next_tick)
+			continue;
+		next_tick = now + interval;
 		if (timer_ops && timer_ops->stop_requested()) {
 			timer_ops->stop();
 			timer_running = 0;
 			return NULL;
 		}
-		/* The module map first, outside the main lock (see modules.c). */
 		if (mp_modules_refresh(0) && timer_ops)
 			timer_ops->modules_added();
-		mp_lock(&mp_st.lock);
-		if (mp_st.sink_fd >= 0) {
-			mp_stream_tick_locked();
-			mp_threads_reap();
-			mp_stream_flush_locked();
+		{
+			struct mp_wring *ts = mp_thread_ring();
+			if (ts)
+				mp_stream_tick(ts);
 		}
-		mp_unlock(&mp_st.lock);
+		mp_threads_reap();
 	}
 	/* The stream ended (the collector went away): an attached tracker restores the program. */
 	if (timer_ops && !timer_stop) {
@@ -150,18 +174,32 @@ void mp_timer_start(const struct mp_timer_ops *ops)
 
 /* ---- exit, exec, abort ---- */
 
+/* The process is ending: a last sample, and a capture we write ourselves gets its trailer. */
+static void finish(struct mp_wring *w)
+{
+	if (w)
+		mp_stream_tick(w);
+	if (mp_cfg.direct)
+		mp_direct_finish();
+}
+
 void mp_flush_now(void)
 {
 	int saved = errno;
+	struct mp_wring *ts;
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	mp_lock(&mp_st.lock);
-	if (mp_st.sink_fd >= 0) {
-		mp_stream_tick_locked();
-		mp_stream_flush_locked();
-	}
-	mp_unlock(&mp_st.lock);
+	/*
+	 * The collector reads our rings whatever becomes of us; a capture we
+	 * write ourselves must have everything before exec or abort: the other
+	 * threads die with us.
+	 */
+	ts = mp_thread_ring();
+	if (ts)
+		mp_stream_tick(ts);
+	if (mp_cfg.direct)
+		mp_direct_drain(1);
 	mp_in_hook--;
 	errno = saved;
 }
@@ -169,18 +207,18 @@ void mp_flush_now(void)
 void mp_record_exit(int status, int final)
 {
 	int saved = errno;
+	struct mp_wring *ts;
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	mp_lock(&mp_st.lock);
-	if (mp_st.sink_fd >= 0) {
+	ts = mp_thread_ring();
+	if (ts) {
 		mp_st.exit_status_known = 1;
 		mp_st.exit_status_value = status;
-		mp_stream_marker_locked(MP_TAG_EXIT, MP_M_STATUS, (uint64_t)(int64_t)status, 1);
+		mp_stream_marker(ts, MP_TAG_EXIT, MP_M_STATUS, (uint64_t)(int64_t)status, 1);
 		if (final)
-			mp_stream_finish_locked(); /* _exit: nothing else runs after us */
+			finish(ts); /* _exit: nothing else runs after us */
 	}
-	mp_unlock(&mp_st.lock);
 	mp_in_hook--;
 	errno = saved;
 }
@@ -188,38 +226,33 @@ void mp_record_exit(int status, int final)
 /* Registered from our constructor, so it runs after the program's own exit handlers. */
 static void at_exit(void)
 {
+	struct mp_wring *ts;
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	/* Modules closed since the last tick (outside the main lock, as always). */
+	/* Modules closed since the last tick. */
 	mp_modules_refresh(0);
-	mp_lock(&mp_st.lock);
-	if (mp_st.sink_fd >= 0) {
-		/*
-		 * Returning from main reaches exit() inside the C library, past every
-		 * hook an attached tracker could patch: say the process exits, if not
-		 * with which status.
-		 */
-		if (!mp_st.exit_status_known && mp_st.mode == MP_MODE_ATTACH) {
-			uint8_t *rec = mp_room(32), *p = mp_enc_sized_begin(rec, MP_TAG_EXIT);
-			p = mp_enc_field_uint(p, MP_M_TIME, mp_stream_since_start_us());
-			mp_commit(mp_enc_sized_end(rec, p));
-		}
-		mp_stream_finish_locked(); /* frees in later destructors are written one by one */
-	}
-	mp_unlock(&mp_st.lock);
+	ts = mp_thread_ring();
+	/*
+	 * Returning from main reaches exit() inside the C library, past every
+	 * hook an attached tracker could patch: say the process exits, if not
+	 * with which status.
+	 */
+	if (ts && !mp_st.exit_status_known && mp_st.mode == MP_MODE_ATTACH)
+		mp_stream_marker(ts, MP_TAG_EXIT, 0, 0, 0);
+	finish(ts); /* frees in later destructors are merged one by one */
 	mp_in_hook--;
 }
 
 void mp_record_fork(pid_t child)
 {
+	struct mp_wring *ts;
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
-	mp_lock(&mp_st.lock);
-	if (mp_st.sink_fd >= 0)
-		mp_stream_marker_locked(MP_TAG_FORK, MP_M_CHILD_PID, (uint64_t)child, 0);
-	mp_unlock(&mp_st.lock);
+	ts = mp_thread_ring();
+	if (ts)
+		mp_stream_marker(ts, MP_TAG_FORK, MP_M_CHILD_PID, (uint64_t)child, 0);
 	mp_in_hook--;
 }
 
@@ -229,18 +262,24 @@ static int fork_locked;
 
 static void atfork_prepare(void)
 {
-	/* No thread may be half-way through a record when the child is cloned. */
+	/* No lock of ours may be held by a thread that is not cloned into the child. */
 	fork_locked = mp_state == MP_STATE_ON;
 	if (fork_locked) {
 		mp_modules_lock();
-		mp_lock(&mp_st.lock);
+		mp_stacks_lock();
+		mp_threads_lock();
+		mp_direct_lock();
+		mp_stream_lock_all();
 	}
 }
 
 static void atfork_parent(void)
 {
 	if (fork_locked) {
-		mp_unlock(&mp_st.lock);
+		mp_stream_unlock_all();
+		mp_direct_unlock();
+		mp_threads_unlock();
+		mp_stacks_unlock();
 		mp_modules_unlock();
 	}
 }
@@ -249,25 +288,24 @@ static void atfork_child(void)
 {
 	if (!fork_locked)
 		return;
-	mp_st.lock = 0;
 	mp_modules_reinit_lock();
+	mp_stacks_forked();
 	mp_in_hook++;
-	/* The parent's connection stays the parent's: the child never writes to it. */
-	if (mp_st.sink_fd >= 0)
-		close(mp_st.sink_fd);
-	mp_st.sink_fd = -1;
+	/* The parent's rings and connection stay the parent's: the child never writes to them. */
+	mp_direct_forked();
+	mp_stream_forked();
+	mp_threads_forked();
 	timer_running = 0;
 	if (!mp_cfg.follow_fork) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
-	/* A new stream for the child: its own file, its own trace tree and threads. */
-	mp_threads_forked();
+	/* A new stream for the child: its own rings and capture, trace tree and threads. */
 	mp_new_stream_state();
 	if (mp_st.statm_fd >= 0)
 		close(mp_st.statm_fd);
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (mp_stream_open(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
+	if (mp_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}

@@ -13,8 +13,13 @@
 void mp_init_stage1(void) MP_HIDDEN;
 /* What every way of tracking needs, done once: buffers, keys, the stack walker. 0 or -1. */
 int mp_setup(void) MP_HIDDEN;
-/* A new stream: its own trace tree, threads, modules and counters (under the stream's lock). */
+/* A new stream: its own trace tree and modules; call before mp_open_stream(). */
 void mp_new_stream_state(void) MP_HIDDEN;
+/*
+ * Open the stream mp_cfg asks for (the collector's, or a capture of our
+ * own), with a first sample. 0, or -1 (said on standard error).
+ */
+int mp_open_stream(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
 /* The fork and exit handlers, registered once. */
 void mp_register_handlers(void) MP_HIDDEN;
 

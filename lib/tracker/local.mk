@@ -4,6 +4,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/attach.c \
 	%reldir%/base.h \
 	%reldir%/config.c %reldir%/config.h \
+	%reldir%/direct.c %reldir%/direct.h \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
@@ -14,7 +15,9 @@ libmemprof_la_SOURCES = \
 	%reldir%/stream.c %reldir%/stream.h \
 	%reldir%/threads.c %reldir%/threads.h \
 	%reldir%/unwind.c %reldir%/unwind.h \
-	%reldir%/util.c
+	%reldir%/util.c \
+	lib/transport/merge.c lib/transport/merge.h \
+	lib/transport/ring.h
 # end of libmemprof_la_SOURCES
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing

@@ -20,6 +20,7 @@
 #include "lib/format/encode.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/stream.h"
+#include "lib/tracker/threads.h"
 #include "lib/tracker/unwind.h"
 
 struct module {
@@ -44,14 +45,19 @@ static size_t nmods, mods_cap;
 static uint64_t next_id = 1;
 static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
 static int dirty = 1;
-/* Executable ranges of known modules, sorted: `live` is read under the stream's
-   lock, `next` is built under modules_lock and swapped in under the stream's lock. */
+/* Executable ranges of known modules, sorted: `live` is read under ranges_lock, `next`
+   is built under modules_lock and swapped in under ranges_lock. */
+static int ranges_lock;
 static struct rangeset live, next;
 static uint8_t rec_buf[16 * 1024];
 
 void mp_modules_lock(void) { pthread_mutex_lock(&modules_lock); }
 void mp_modules_unlock(void) { pthread_mutex_unlock(&modules_lock); }
-void mp_modules_reinit_lock(void) { pthread_mutex_init(&modules_lock, NULL); }
+void mp_modules_reinit_lock(void)
+{
+	pthread_mutex_init(&modules_lock, NULL);
+	ranges_lock = 0;
+}
 void mp_modules_mark_dirty(void) { __atomic_store_n(&dirty, 1, __ATOMIC_RELAXED); }
 int mp_modules_dirty(void) { return __atomic_load_n(&dirty, __ATOMIC_RELAXED); }
 
@@ -66,17 +72,23 @@ void mp_modules_reset(void)
 
 int mp_modules_contains(uint64_t ip)
 {
-	size_t lo = 0, hi = live.n;
+	size_t lo = 0, hi;
+	int found = 0;
+	mp_lock(&ranges_lock);
+	hi = live.n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ip < live.r[mid].lo)
+		if (ip < live.r[mid].lo) {
 			hi = mid;
-		else if (ip >= live.r[mid].hi)
+		} else if (ip >= live.r[mid].hi) {
 			lo = mid + 1;
-		else
-			return 1;
+		} else {
+			found = 1;
+			break;
+		}
 	}
-	return 0;
+	mp_unlock(&ranges_lock);
+	return found;
 }
 
 static uint64_t hash_name(const char *s)
@@ -133,6 +145,14 @@ static const char *module_path(const struct dl_phdr_info *info, char *buf)
 	return name;
 }
 
+/* A record from the thread refreshing the map, into its own ring. */
+static void put(const uint8_t *rec, size_t len)
+{
+	struct mp_wring *w = mp_thread_ring();
+	if (w)
+		mp_stream_put(w, rec, len);
+}
+
 static void emit_module(const struct dl_phdr_info *info, const char *path, uint64_t id)
 {
 	uint8_t *p = mp_enc_sized_begin(rec_buf, MP_TAG_MODULE);
@@ -159,7 +179,7 @@ static void emit_module(const struct dl_phdr_info *info, const char *path, uint6
 		k++;
 	}
 	p = mp_enc_sized_end(rec_buf, p);
-	mp_stream_append(rec_buf, (size_t)(p - rec_buf));
+	put(rec_buf, (size_t)(p - rec_buf));
 }
 
 static void emit_unload(uint64_t id)
@@ -167,7 +187,7 @@ static void emit_unload(uint64_t id)
 	uint8_t *p = mp_enc_sized_begin(rec_buf, MP_TAG_MODULE_UNLOAD);
 	p = mp_put_uvarint(p, id);
 	p = mp_enc_sized_end(rec_buf, p);
-	mp_stream_append(rec_buf, (size_t)(p - rec_buf));
+	put(rec_buf, (size_t)(p - rec_buf));
 }
 
 static int add_range(uint64_t lo, uint64_t hi)
@@ -184,12 +204,14 @@ static int add_range(uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static void swap_ranges(void *arg)
+static void swap_ranges(void)
 {
-	struct rangeset t = live;
-	(void)arg;
+	struct rangeset t;
+	mp_lock(&ranges_lock);
+	t = live;
 	live = next;
 	next = t;
+	mp_unlock(&ranges_lock);
 }
 
 static int counters_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -254,7 +276,7 @@ int mp_modules_refresh(int force)
 				i++;
 			}
 		}
-		mp_stream_locked(swap_ranges, NULL);
+		swap_ranges();
 		/* Unloaded code invalidates what the stack walkers cached about it. */
 		if (c[1] != last_subs && last_subs != ~0ull)
 			mp_unwind_code_changed();

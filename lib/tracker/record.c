@@ -16,18 +16,40 @@
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
-/* Emit the event's thread context (under the stream's lock); returns its delta state or NULL. */
-static inline struct mp_enc_thread *event_thread(struct mp_tstate *ts, uint8_t **p)
+/*
+ * Start an event in ts's ring: room (waiting for the collector if the ring
+ * is full), the busy flag and the key. Returns where the event's bytes go,
+ * with the record's start in *start, or NULL when it must not be written.
+ */
+static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tstate *ts,
+								   uint8_t **start)
 {
-	if (unlikely(ts->gen != mp_st.gen) && mp_thread_declare(ts))
+	struct mp_wring *w = &ts->ring;
+	uint64_t key;
+	uint8_t *p;
+	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
 		return NULL;
-	*p = mp_room(2 * MP_ENC_MAX_EVENT);
-	if (unlikely(ts->index != mp_st.cur_thread)) {
-		*p = mp_enc_thread_switch(*p, ts->index);
-		mp_st.cur_thread = ts->index;
-		mp_st.n_records++;
+	if (unlikely(mp_wring_room(w, MP_RING_EVENT_ROOM)) && mp_stream_wait_room(w, MP_RING_EVENT_ROOM))
+		return NULL;
+	p = mp_wring_at(w, MP_RING_EVENT_ROOM);
+	key = mp_wring_begin(w, mp_st.h, mp_st.clock);
+	/* After the busy flag: a detach that saw it clear has made tracking stop here too. */
+	if (unlikely(!*mp_live)) {
+		mp_wring_abandon(w);
+		return NULL;
 	}
-	return &mp_st.threads[ts->index];
+	*start = p;
+	return mp_wring_frame(w, p, key);
+}
+
+static inline __attribute__((always_inline)) void event_end(struct mp_tstate *ts, uint8_t *start, uint8_t *end)
+{
+	mp_wring_frame_end(start, end);
+	mp_wring_publish(&ts->ring, end);
+	if (unlikely(ts->ring.head >= ts->ring.half_mark))
+		mp_stream_half_full(&ts->ring);
+	if (unlikely(mp_st.final))
+		mp_st.self_reader(1);
 }
 
 /*
@@ -88,88 +110,100 @@ static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int
 	return 0;
 }
 
-void mp_record_alloc(unsigned kind, void *addr, size_t size)
+void mp_record_site(struct mp_site *site)
 {
 	int saved = errno;
 	struct mp_tstate *ts = mp_thread_get();
-	struct mp_enc_thread *t;
-	struct mp_uframe *frames = NULL;
-	uint64_t h[2] = { 0, 0 };
-	uint8_t *p;
-	uint32_t node = 0;
-	int n = -1, stable = 0, truncated = 0, depth = 0, k = 0;
+	int stable = 0, truncated = 0;
 
+	site->ts = ts;
+	site->n = -1;
+	site->depth = site->k = 0;
+	site->h[0] = site->h[1] = 0;
+	site->frames = NULL;
 	if (unlikely(!ts))
 		goto out;
 	if (likely(ts->uw != NULL))
-		n = mp_unwind(ts->uw, &frames, &stable, &truncated);
-	if (likely(n >= 0 && !truncated) && likely(fast_stack_hash(ts, frames, n, stable, h) == 0)) {
-		mp_smap_prefetch(h);
+		site->n = mp_unwind(ts->uw, &site->frames, &stable, &truncated);
+	if (likely(site->n >= 0 && !truncated) &&
+	    likely(fast_stack_hash(ts, site->frames, site->n, stable, site->h) == 0)) {
+		/* The allocation runs while the stack map's slot comes into the cache. */
+		mp_smap_prefetch(site->h);
 	} else {
 		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
-		if (n >= 0) {
+		int depth, k = 0;
+		if (site->n >= 0) {
 			int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, m = 0;
-			for (int i = 0; i < n && m < cap; i++)
-				ts->raw[m++] = (void *)frames[i].ra;
+			for (int i = 0; i < site->n && m < cap; i++)
+				ts->raw[m++] = (void *)site->frames[i].ra;
 			depth = mp_stack_from_ips(ts, m, truncated);
 		} else {
 			depth = mp_stack_from_ips(ts, unw_backtrace(ts->raw, (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1), 0);
 		}
 		if (ts->uw)
 			mp_unwind_forget(ts->uw);
-		n = -1;
+		site->n = -1;
 		if (likely(ts->cache_gen == mp_st.gen)) {
 			int m = depth < ts->depth ? depth : ts->depth;
 			while (k < m && ts->ips[k] == ts->scratch[k])
 				k++;
 		}
+		site->depth = depth;
+		site->k = k;
 	}
-	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
-	mp_lock(&mp_st.lock);
-	if (unlikely(mp_st.sink_fd < 0))
-		goto unlock;
-	if (likely(n >= 0)) {
-		/* A known stack, or new frames for the tree. */
-		node = mp_smap_get(h);
-		if (unlikely(!node)) {
-			node = mp_fast_stack_node(frames, n);
-			if (likely(node))
-				mp_smap_put(h, node);
-		}
-	} else {
-		node = mp_slow_stack_node(ts, depth, k);
-	}
-	t = event_thread(ts, &p);
-	if (unlikely(!t))
-		goto unlock;
-	mp_commit(mp_enc_alloc(p, t, kind, (uint64_t)addr, size, node));
-	mp_st.n_allocs++;
-	mp_st.bytes_allocated += size;
-	if (unlikely(mp_st.final_mode))
-		mp_stream_flush_locked();
-unlock:
-	mp_unlock(&mp_st.lock);
 out:
 	errno = saved;
+}
+
+void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t size)
+{
+	int saved = errno;
+	struct mp_tstate *ts = site->ts;
+	uint8_t *p, *start;
+	uint32_t node;
+
+	if (unlikely(!ts))
+		goto out;
+	if (unlikely(mp_modules_dirty()))
+		mp_modules_refresh(0);
+	/* The thread's ring first: new stacks write their TRACE records into it. */
+	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
+		goto out;
+	if (likely(site->n >= 0)) {
+		/* A known stack (no lock), or new frames for the tree (under its lock). */
+		node = mp_smap_get(site->h);
+		if (unlikely(!node))
+			node = mp_fast_stack_node(ts, site->frames, site->n, site->h);
+	} else {
+		node = mp_slow_stack_node(ts, site->depth, site->k);
+	}
+	if (unlikely(!node))
+		goto out;
+	p = event_begin(ts, &start);
+	if (unlikely(!p))
+		goto out;
+	event_end(ts, start, mp_enc_alloc(p, &ts->enc, kind, (uint64_t)addr, size, node));
+out:
+	errno = saved;
+}
+
+void mp_record_alloc(unsigned kind, void *addr, size_t size)
+{
+	struct mp_site site;
+	mp_record_site(&site);
+	mp_record_alloc_at(&site, kind, addr, size);
 }
 
 static void record_free(unsigned kind, void *addr, int ranged, size_t size)
 {
 	int saved = errno;
 	struct mp_tstate *ts = mp_thread_get();
-	struct mp_enc_thread *t;
-	uint8_t *p;
+	uint8_t *p, *start;
 	if (unlikely(!ts))
 		goto out;
-	mp_lock(&mp_st.lock);
-	if (likely(mp_st.sink_fd >= 0) && (t = event_thread(ts, &p))) {
-		mp_commit(mp_enc_free(p, t, kind, (uint64_t)addr, ranged, size));
-		mp_st.n_frees++;
-		if (unlikely(mp_st.final_mode))
-			mp_stream_flush_locked();
-	}
-	mp_unlock(&mp_st.lock);
+	p = event_begin(ts, &start);
+	if (likely(p != NULL))
+		event_end(ts, start, mp_enc_free(p, &ts->enc, kind, (uint64_t)addr, ranged, size));
 out:
 	errno = saved;
 }

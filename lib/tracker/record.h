@@ -6,6 +6,25 @@
 
 #include "lib/tracker/base.h"
 
+struct mp_tstate;
+struct mp_uframe;
+
+/* The caller's stack, found before an allocation (mp_record_site), recorded with it after. */
+struct mp_site {
+	struct mp_tstate *ts;
+	struct mp_uframe *frames;  /* the walker's frames, or NULL: the stack is in ts->scratch */
+	uint64_t h[2];             /* the stack's hash (frames) */
+	int n, depth, k;           /* frames walked (-1: scratch), scratch's depth, cached prefix */
+};
+
+/*
+ * The caller's stack, found before the allocation is made: the stack map's
+ * slot for it then comes into the cache while the allocator runs. Nothing
+ * of the program may run between this and mp_record_alloc_at().
+ */
+void mp_record_site(struct mp_site *site) MP_HIDDEN;
+/* An allocation of size bytes at addr, made from site. */
+void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t size) MP_HIDDEN;
 /* An allocation of size bytes at addr, with the caller's stack. */
 void mp_record_alloc(unsigned kind, void *addr, size_t size) MP_HIDDEN;
 /* A deallocation of the block at addr: recorded before the real free. */

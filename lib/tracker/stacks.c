@@ -10,8 +10,14 @@
 #include "lib/tracker/stream.h"
 
 struct mp_smap_table *mp_smap;
+/*
+ * The tree's lock: taken only for stacks the stack map does not know, so a
+ * program that allocates from the same stacks over and over never takes it.
+ */
+static int tree_lock;
+static uint64_t last_trace_ip;
 
-/* ---- the trace tree (under the stream's lock) ---- */
+/* ---- the trace tree (under tree_lock) ---- */
 struct tt_entry {
 	uint64_t ip;
 	uint32_t parent;
@@ -50,9 +56,14 @@ int mp_stacks_grow(void)
 	return 0;
 }
 
-/* The node for (parent, ip), created (and its TRACE record written) if new; 0 on failure. */
-static uint32_t tt_node(uint32_t parent, uint64_t ip)
+/*
+ * The node for (parent, ip), created if new, its TRACE record written into
+ * ts's ring (keyed under the lock, so records come in the order of their
+ * numbers); 0 on failure.
+ */
+static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 {
+	uint8_t rec[MP_ENC_MAX_EVENT];
 	size_t j;
 	/*
 	 * Up to 7/8 full: the table is the tracker's largest, every page of it
@@ -67,8 +78,8 @@ static uint32_t tt_node(uint32_t parent, uint64_t ip)
 	tt[j].ip = ip;
 	tt[j].parent = parent;
 	tt[j].index = ++tt_count;
-	mp_commit(mp_enc_trace(mp_room(MP_ENC_MAX_EVENT), tt_count, parent, ip, &mp_st.last_trace_ip));
-	mp_st.n_traces++;
+	if (mp_stream_put(&ts->ring, rec, (size_t)(mp_enc_trace(rec, tt_count, parent, ip, &last_trace_ip) - rec)))
+		return 0; /* tracking stopped: no event will name the node */
 	/* Code outside every known module means the loader mapped something new. */
 	if (ip != MP_IP_TRUNCATED && !mp_modules_contains(ip))
 		mp_modules_mark_dirty();
@@ -94,8 +105,8 @@ static void smap_put_slot(struct mp_smap_table *m, uint64_t h0, uint32_t h1, uin
 	m->count++;
 }
 
-/* Remember a stack's node (under the stream's lock). */
-void mp_smap_put(const uint64_t h[2], uint32_t node)
+/* Remember a stack's node (under tree_lock). */
+static void smap_put(const uint64_t h[2], uint32_t node)
 {
 	struct mp_smap_table *m = mp_smap;
 	if (!m || (m->count + 1) * 2 > m->mask + 1) {
@@ -120,7 +131,8 @@ void mp_smap_put(const uint64_t h[2], uint32_t node)
 
 void mp_stacks_reset(void)
 {
-	/* A new stream numbers its nodes afresh (only a forked child's one thread runs). */
+	/* A new stream numbers its nodes afresh. */
+	mp_lock(&tree_lock);
 	if (mp_smap) {
 		memset(mp_smap->e, 0, (mp_smap->mask + 1) * sizeof(mp_smap->e[0]));
 		mp_smap->count = 0;
@@ -128,7 +140,23 @@ void mp_stacks_reset(void)
 	if (tt)
 		memset(tt, 0, tt_size * sizeof(*tt));
 	tt_count = 0;
-	mp_st.last_trace_ip = 0;
+	last_trace_ip = 0;
+	mp_unlock(&tree_lock);
+}
+
+void mp_stacks_lock(void)
+{
+	mp_lock(&tree_lock);
+}
+
+void mp_stacks_unlock(void)
+{
+	mp_unlock(&tree_lock);
+}
+
+void mp_stacks_forked(void)
+{
+	tree_lock = 0;
 }
 
 /* ---- whole stacks ---- */
@@ -163,19 +191,26 @@ int mp_stack_from_ips(struct mp_tstate *ts, int n, int truncated)
 }
 
 
-/* The leaf trace node of a stack in ts->scratch (under the stream's lock); 0 on failure. */
 uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k)
 {
 	uint32_t node;
 	if (unlikely(ts->cache_gen != mp_st.gen))
 		k = 0;
 	node = k ? ts->nodes[k - 1] : 0;
+	if (k == depth && k == ts->depth)
+		return node; /* the thread's last stack again */
+	mp_lock(&tree_lock);
 	for (int j = k; j < depth; j++) {
-		node = tt_node(node, ts->scratch[j]);
+		node = tt_node(ts, node, ts->scratch[j]);
 		if (unlikely(!node))
-			return 0;
+			break;
 		ts->ips[j] = ts->scratch[j];
 		ts->nodes[j] = node;
+	}
+	mp_unlock(&tree_lock);
+	if (unlikely(!node)) {
+		ts->cache_gen = 0;
+		return 0;
 	}
 	ts->depth = depth;
 	ts->cache_gen = mp_st.gen;
@@ -183,10 +218,15 @@ uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k)
 }
 
 
-uint32_t mp_fast_stack_node(struct mp_uframe *f, int n)
+uint32_t mp_fast_stack_node(struct mp_tstate *ts, struct mp_uframe *f, int n, const uint64_t h[2])
 {
 	uint32_t node = 0;
 	int j = 0;
+	mp_lock(&tree_lock);
+	/* Another thread may have added the stack since the lock-free probe. */
+	node = mp_smap_get(h);
+	if (node)
+		goto out;
 	while (j < n && f[j].node == MP_UFRAME_NO_NODE)
 		j++;
 	if (j < n)
@@ -194,11 +234,14 @@ uint32_t mp_fast_stack_node(struct mp_uframe *f, int n)
 	for (int k = j - 1; k >= 0; k--) {
 		uint64_t ip = f[k].ra;
 		if (likely(ip < mp_self_lo || ip >= mp_self_hi)) {
-			node = tt_node(node, ip);
+			node = tt_node(ts, node, ip);
 			if (unlikely(!node))
-				return 0;
+				goto out;
 		}
 		f[k].node = node;
 	}
+	smap_put(h, node);
+out:
+	mp_unlock(&tree_lock);
 	return node;
 }

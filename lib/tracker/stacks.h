@@ -18,7 +18,7 @@
  * Whole stacks: a 96-bit hash of a stack's return addresses (outermost
  * first) -> its leaf trace node. Programs allocate from their stacks over and
  * over; a known one costs one probe here instead of one trace-tree probe per
- * frame. Read without a lock: entries are only ever added, under the stream's lock,
+ * frame. Read without a lock: entries are only ever added, under the tree's lock,
  * the key's first word last; a grown table replaces the old one, which stays
  * (readers may still be in it).
  */
@@ -61,8 +61,6 @@ static inline void mp_smap_prefetch(const uint64_t h[2])
 		__builtin_prefetch(&m->e[h[0] & __atomic_load_n(&m->mask, __ATOMIC_RELAXED)]);
 }
 
-/* Remember a stack's node (under the stream's lock). */
-void mp_smap_put(const uint64_t h[2], uint32_t node) MP_HIDDEN;
 /*
  * The slow path: a stack as innermost-first return addresses (from our walker
  * or from libunwind) in ts->raw into ts->scratch, root first, without the
@@ -71,19 +69,25 @@ void mp_smap_put(const uint64_t h[2], uint32_t node) MP_HIDDEN;
 int mp_stack_from_ips(struct mp_tstate *ts, int n, int truncated) MP_HIDDEN;
 /*
  * The leaf trace node of the stack in ts->scratch, whose first k frames are
- * those of the thread's cached stack (under the stream's lock); 0 on failure.
+ * those of the thread's cached stack; new nodes are added under the tree's
+ * lock. 0 on failure.
  */
 uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k) MP_HIDDEN;
 /*
- * The fast path's second half (under the stream's lock), for a stack the
- * stack map does not know: trace nodes from the innermost of the walker's
- * frames whose node is known. Returns the leaf's node, or 0 when the tree is
- * full.
+ * The fast path's second half, for a stack the stack map did not know
+ * (hashed h): under the tree's lock, trace nodes from the innermost of the
+ * walker's frames whose node is known, then the stack map learns the stack.
+ * Returns the leaf's node, or 0 when the tree is full or tracking stopped.
  */
-uint32_t mp_fast_stack_node(struct mp_uframe *f, int n) MP_HIDDEN;
+uint32_t mp_fast_stack_node(struct mp_tstate *ts, struct mp_uframe *f, int n, const uint64_t h[2]) MP_HIDDEN;
 /* Room for the first nodes; 0 or -1. */
 int mp_stacks_grow(void) MP_HIDDEN;
-/* A new stream numbers its nodes afresh (only a forked child's one thread runs). */
+/* A new stream numbers its nodes afresh. */
 void mp_stacks_reset(void) MP_HIDDEN;
+/* The tree's lock, held across fork. */
+void mp_stacks_lock(void) MP_HIDDEN;
+void mp_stacks_unlock(void) MP_HIDDEN;
+/* In a forked child: the lock is free. */
+void mp_stacks_forked(void) MP_HIDDEN;
 
 #endif

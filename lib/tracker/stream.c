@@ -1,15 +1,21 @@
 /*
- * The tracker's output stream: one buffer under the main lock, written to the
- * collector's socket (or to the capture file in direct mode) when it fills,
- * at each tick and at the end; the header, markers, ticks and trailer.
+ * The tracker's output: a mapping of per-thread rings (lib/transport/ring.h)
+ * handed to the collector over its socket with the capture's header, or, in
+ * direct mode, merged into the capture file by the tracker itself.
  */
 #include <config.h>
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
@@ -18,75 +24,258 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/stream.h"
 
-struct mp_stream mp_st = { .sink_fd = -1, .gen = 1, .statm_fd = -1, .page_size = 4096 };
+struct mp_stream mp_st = { .sink_fd = -1, .gen = 1, .shm_fd = -1, .statm_fd = -1,
+			   .page_size = 4096 };
+static int live_before_setup;
+volatile int *mp_live = &live_before_setup;
+/* After a detach stopped every other writer, the thread that writes the last records. */
+static struct mp_wring *closer;
+/* The mapping of the last detached stream, kept until its collector is done with it. */
+static struct {
+	void *shm;
+	int fd;
+	uint64_t file;
+} retired = { NULL, -1, 0 };
+static void release_retired(void);
 
-/* ---- output ---- */
-
-static void sink_failed(int err)
+void mp_stream_stop(const char *a, const char *b, const char *c)
 {
-	int fd = mp_st.sink_fd;
-	mp_st.sink_fd = -1;
+	if (mp_state == MP_STATE_ON && a)
+		mp_write_stderr(a, b, c);
 	mp_state = MP_STATE_OFF;
-	if (fd >= 0)
+	*mp_live = 0;
+}
+
+
+/* ---- the rings ---- */
+
+/*
+ * The time-stamp counter orders records only where the kernel keeps it in
+ * step across CPUs. It costs a fence and a read (about 15 ns here) whatever
+ * the number of threads; the shared counter costs an atomic add (5 ns) that
+ * slows down as more CPUs contend for it. So: the counter on up to 2 CPUs,
+ * the time-stamp counter above, unless MEMPROF_CLOCK says.
+ */
+static int choose_clock(void)
+{
+#if defined(__x86_64__)
+	char cs[16];
+	ssize_t n;
+	cpu_set_t cpus;
+	if (mp_cfg.clock == MP_CFG_CLOCK_COUNTER)
+		return MP_CLOCK_COUNTER;
+	if (mp_cfg.clock == MP_CFG_CLOCK_AUTO &&
+	    (sched_getaffinity(0, sizeof(cpus), &cpus) < 0 || CPU_COUNT(&cpus) <= 2))
+		return MP_CLOCK_COUNTER;
+	n = mp_read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+			 sizeof(cs) - 1);
+	if (n < 3 || strncmp(cs, "tsc", 3) || (n > 3 && cs[3] != '\n'))
+		return MP_CLOCK_COUNTER;
+	/* The reader makes our threads pass a barrier before it trusts a ring's busy flag. */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) != 0)
+		return MP_CLOCK_COUNTER;
+	return MP_CLOCK_TSC;
+#else
+	return MP_CLOCK_COUNTER;
+#endif
+}
+
+static int shm_create(void)
+{
+	uint64_t ctl, data, size;
+	uint32_t ring = mp_cfg.ring_kb << 10, max = MP_RING_MAX_DEFAULT;
+	long p;
+	int fd;
+	mp_shm_layout(ring, max, &ctl, &data, &size);
+	fd = (int)syscall(SYS_memfd_create, "memprof-rings", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)data) < 0) {
 		close(fd);
-	if (mp_cfg.direct)
-		mp_write_stderr("cannot write the capture '", mp_cfg.output,
-				err == ENOSPC ? "': no space left on device; tracking stopped"
-					      : "'; tracking stopped");
-	else if (err != EPIPE && err != ECONNRESET)
-		mp_write_stderr("lost the connection to the collector", "; tracking stopped", NULL);
-	/* A collector that went away (EPIPE) already reported why; the program just runs on. */
+		return -1;
+	}
+	/* Raw system calls: our mmap hook must not record the tracker's own memory. */
+	p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (p == -1) {
+		close(fd);
+		return -1;
+	}
+	mp_st.shm = (void *)p;
+	mp_st.h = (struct mp_shm_header *)p;
+	mp_st.shm_fd = fd;
+	mp_st.shm_file = data;
+	mp_st.clock = choose_clock();
+	mp_st.h->magic = MP_SHM_MAGIC;
+	mp_st.h->version = MP_SHM_VERSION;
+	mp_st.h->clock = (uint32_t)mp_st.clock;
+	mp_st.h->ring_size = ring;
+	mp_st.h->max_rings = max;
+	mp_st.h->ctl_offset = ctl;
+	mp_st.h->data_offset = data;
+	mp_st.h->size = size;
+	return 0;
 }
 
-static void sink_write(const uint8_t *p, size_t n)
+static void shm_destroy(void)
 {
-	while (n && mp_st.sink_fd >= 0) {
-		ssize_t w = mp_st.sink_is_socket ? send(mp_st.sink_fd, p, n, MSG_NOSIGNAL) : write(mp_st.sink_fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			sink_failed(errno);
-			return;
+	if (mp_st.shm)
+		syscall(SYS_munmap, mp_st.shm, mp_st.h->size);
+	if (mp_st.shm_fd >= 0)
+		close(mp_st.shm_fd);
+	mp_st.shm = NULL;
+	mp_st.h = NULL;
+	mp_st.shm_fd = -1;
+}
+
+int mp_stream_ring(struct mp_wring *w, pid_t tid)
+{
+	struct mp_shm_header *h = mp_st.h;
+	uint32_t idx;
+	if (!h)
+		return -1;
+	mp_lock(&mp_st.rings_lock);
+	idx = h->n_rings;
+	if (idx >= h->max_rings) {
+		mp_unlock(&mp_st.rings_lock);
+		mp_stream_stop("more threads at once than the tracker has rings for", "; tracking stopped",
+			      NULL);
+		return -1;
+	}
+	if (mp_shm_needed(h, idx + 1) > mp_st.shm_file) {
+		/* Eight rings at a time: fewer system calls, and a reader maps them as they come. */
+		uint64_t want = mp_shm_needed(h, idx + 8 < h->max_rings ? idx + 8 : h->max_rings);
+		if (ftruncate(mp_st.shm_fd, (off_t)want) < 0) {
+			mp_unlock(&mp_st.rings_lock);
+			return -1;
 		}
-		p += w;
-		n -= (size_t)w;
+		mp_st.shm_file = want;
 	}
+	w->ctl = mp_shm_ctl(mp_st.shm, h, idx);
+	w->data = mp_shm_data(mp_st.shm, h, idx);
+	w->mask = h->ring_size - 1;
+	w->head = w->tail = w->last_key = 0;
+	w->half_mark = h->ring_size / 2;
+	w->index = idx;
+	w->ctl->tid = (uint32_t)tid;
+	__atomic_store_n(&h->n_rings, idx + 1, __ATOMIC_RELEASE);
+	mp_unlock(&mp_st.rings_lock);
+	return 0;
 }
 
-void mp_stream_flush_locked(void)
+static void ring_doorbell(void)
 {
-	if (mp_st.out_len) {
-		sink_write(mp_st.out_buf, mp_st.out_len);
-		mp_st.out_len = 0;
-	}
+	struct mp_shm_header *h = mp_st.h;
+	if (__atomic_load_n(&h->reader_state, __ATOMIC_ACQUIRE) != MP_READER_SLEEPING)
+		return;
+	__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_RELEASE);
+	/* Not private: the reader is another process (or our own timer, in direct mode). */
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-void mp_stream_locked(void (*fn)(void *), void *arg)
+void mp_stream_half_full(struct mp_wring *w)
 {
-	mp_lock(&mp_st.lock);
-	fn(arg);
-	mp_unlock(&mp_st.lock);
+	uint64_t size = w->mask + 1;
+	w->tail = __atomic_load_n(&w->ctl->tail, __ATOMIC_ACQUIRE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (w->head - w->tail >= size / 2)
+		ring_doorbell();
+	w->half_mark = w->head + size / 4;
 }
 
-void mp_stream_append(const uint8_t *rec, size_t len)
+/* Whether the collector still reads (it may have been killed): checked while waiting. */
+static int reader_alive(uint64_t waited_ns)
 {
-	mp_lock(&mp_st.lock);
-	if (mp_st.sink_fd >= 0 && len <= MP_OUT_CAP) {
-		memcpy(mp_room(len), rec, len);
-		mp_commit(mp_st.out_buf + mp_st.out_len + len);
-		if (mp_st.final_mode)
-			mp_stream_flush_locked();
-	}
-	mp_unlock(&mp_st.lock);
+	struct mp_shm_header *h = mp_st.h;
+	int32_t pid = __atomic_load_n(&h->reader_pid, __ATOMIC_ACQUIRE);
+	char c;
+	if (__atomic_load_n(&h->reader_state, __ATOMIC_ACQUIRE) == MP_READER_GONE)
+		return 0;
+	if (mp_cfg.direct)
+		return 1;
+	if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
+		return 0;
+	if (mp_st.sink_fd >= 0 && recv(mp_st.sink_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+		return 0; /* the collector closed its end */
+	/* A collector that never mapped the rings after this long is not coming. */
+	return pid > 0 || waited_ns < 10000000000ull;
 }
+
+int mp_stream_wait_room(struct mp_wring *w, size_t n)
+{
+	uint64_t start = 0;
+	int saved = errno;
+	for (;;) {
+		uint32_t lo;
+		struct timespec to = { 0, 50 * 1000000L };
+		if (!*mp_live && w != closer) {
+			errno = saved;
+			return -1;
+		}
+		if (mp_wring_room(w, n) == 0)
+			break;
+		/* Direct mode: whoever finds a full ring merges (once; then it waits for the timer). */
+		if (mp_st.self_reader && !start) {
+			start = mp_now_ns(CLOCK_MONOTONIC);
+			mp_st.self_reader(0);
+			continue;
+		}
+		__atomic_store_n(&w->ctl->waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		lo = (uint32_t)__atomic_load_n(&w->ctl->tail, __ATOMIC_ACQUIRE);
+		if (mp_wring_room(w, n) == 0)
+			break;
+		__atomic_add_fetch(&mp_st.h->doorbell, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &mp_st.h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
+		if (!start)
+			start = mp_now_ns(CLOCK_MONOTONIC);
+		if (syscall(SYS_futex, (uint32_t *)&w->ctl->tail, FUTEX_WAIT, lo, &to, NULL, 0) < 0 &&
+		    errno == ETIMEDOUT && !reader_alive(mp_now_ns(CLOCK_MONOTONIC) - start)) {
+			mp_stream_stop("lost the connection to the collector", "; tracking stopped", NULL);
+			errno = saved;
+			return -1;
+		}
+	}
+	__atomic_store_n(&w->ctl->waiting, 0, __ATOMIC_RELAXED);
+	errno = saved;
+	return 0;
+}
+
+int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len)
+{
+	uint8_t kd[MP_VARINT_MAX], *p, *q;
+	size_t room = 2 * MP_VARINT_MAX + len;
+	uint64_t key, d;
+	unsigned kn = 0;
+	if (len > MP_RING_MAX_RECORD || (mp_wring_room(w, room) && mp_stream_wait_room(w, room)))
+		return -1;
+	p = mp_wring_at(w, room);
+	key = mp_wring_begin(w, mp_st.h, mp_st.clock);
+	if (unlikely(!*mp_live) && w != closer) {
+		mp_wring_abandon(w);
+		return -1;
+	}
+	for (d = key - w->last_key; d >= 0x80; d >>= 7)
+		kd[kn++] = (uint8_t)(d | 0x80);
+	kd[kn++] = (uint8_t)d;
+	w->last_key = key;
+	q = mp_put_uvarint(p, kn + len);
+	memcpy(q, kd, kn);
+	memcpy(q + kn, rec, len);
+	mp_wring_publish(w, q + kn + len);
+	if (unlikely(w->head >= w->half_mark))
+		mp_stream_half_full(w);
+	if (unlikely(mp_st.final))
+		mp_st.self_reader(1);
+	return 0;
+}
+
+
+/* ---- header, markers and ticks ---- */
 
 uint64_t mp_stream_since_start_us(void)
 {
 	return (mp_now_ns(CLOCK_MONOTONIC) - mp_st.start_mono_ns) / 1000;
 }
-
-
-/* ---- header and trailer ---- */
 
 static size_t read_cmdline(uint8_t *buf, size_t cap)
 {
@@ -101,7 +290,7 @@ static size_t read_cmdline(uint8_t *buf, size_t cap)
 	return (size_t)n;
 }
 
-static size_t build_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forked_from)
+size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forked_from)
 {
 	static uint8_t cmdline[64 * 1024];
 	uint8_t *p = buf, *rec;
@@ -143,128 +332,19 @@ static size_t build_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t fo
 	return (size_t)(p - buf);
 }
 
-/* A marker record with a time and one optional field (under the lock). */
-void mp_stream_marker_locked(unsigned tag, unsigned field, uint64_t value, int is_signed)
+void mp_stream_marker(struct mp_wring *w, unsigned tag, unsigned field, uint64_t value,
+		      int is_signed)
 {
-	uint8_t *rec = mp_room(64), *p;
+	uint8_t rec[64], *p;
 	p = mp_enc_sized_begin(rec, tag);
 	p = mp_enc_field_uint(p, MP_M_TIME, mp_stream_since_start_us());
 	if (is_signed)
 		p = mp_enc_field_sint(p, field, (int64_t)value);
-	else
+	else if (field)
 		p = mp_enc_field_uint(p, field, value);
-	mp_commit(mp_enc_sized_end(rec, p));
+	p = mp_enc_sized_end(rec, p);
+	mp_stream_put(w, rec, (size_t)(p - rec));
 }
-
-/* Direct mode writes its own trailer: the collector is not there to do it. */
-static void trailer_locked(void)
-{
-	uint8_t *rec = mp_room(256), *p;
-	uint64_t end_us = mp_now_ns(CLOCK_REALTIME) / 1000;
-	p = mp_enc_sized_begin(rec, MP_TAG_TRAILER);
-	p = mp_enc_field_uint(p, MP_T_END_TIME, end_us);
-	p = mp_enc_field_uint(p, MP_T_DURATION, mp_stream_since_start_us());
-	p = mp_enc_field_uint(p, MP_T_END_REASON, mp_st.exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT);
-	if (mp_st.exit_status_known)
-		p = mp_enc_field_uint(p, MP_T_EXIT_CODE, (uint64_t)(mp_st.exit_status_value & 0xff));
-	p = mp_enc_field_uint(p, MP_T_N_ALLOCS, mp_st.n_allocs);
-	p = mp_enc_field_uint(p, MP_T_N_FREES, mp_st.n_frees);
-	p = mp_enc_field_uint(p, MP_T_BYTES_ALLOCATED, mp_st.bytes_allocated);
-	p = mp_enc_field_uint(p, MP_T_N_TRACES, mp_st.n_traces);
-	p = mp_enc_field_uint(p, MP_T_N_RECORDS, mp_st.n_records + 1);
-	mp_commit(mp_enc_sized_end(rec, p));
-}
-
-
-/* ---- the sink ---- */
-
-/* Expand the output pattern: %p is the pid, %% a percent sign; a followed child gets .<pid>. */
-static int output_path(char *out, size_t cap, int child)
-{
-	const char *s = mp_cfg.output;
-	size_t n = 0;
-	int had_pid = 0;
-	char num[24];
-	for (; *s; s++) {
-		const char *add = s;
-		size_t alen = 1;
-		if (s[0] == '%' && s[1] == 'p') {
-			alen = mp_u64_to_dec(num, (uint64_t)getpid());
-			add = num;
-			had_pid = 1;
-			s++;
-		} else if (s[0] == '%' && s[1] == '%') {
-			s++;
-		}
-		if (n + alen >= cap)
-			return -1;
-		memcpy(out + n, add, alen);
-		n += alen;
-	}
-	if (child && !had_pid) {
-		size_t l = mp_u64_to_dec(num, (uint64_t)getpid());
-		if (n + 1 + l >= cap)
-			return -1;
-		out[n++] = '.';
-		memcpy(out + n, num, l);
-		n += l;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
-/* Open the stream's destination and write preamble and header. */
-int mp_stream_open(unsigned mode, unsigned flags, pid_t forked_from)
-{
-	static uint8_t header[MP_HEADER_CAP];
-	size_t hlen;
-	if (mp_cfg.direct) {
-		char path[4096];
-		int oflags = O_WRONLY | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
-		if (output_path(path, sizeof(path), forked_from != 0)) {
-			mp_write_stderr("MEMPROF_OUTPUT is too long; the program runs untracked", NULL, NULL);
-			return -1;
-		}
-		mp_st.sink_fd = open(path, oflags, 0644);
-		if (mp_st.sink_fd < 0) {
-			mp_write_stderr("cannot create the capture '", path,
-					errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
-							  "the program runs untracked"
-							: "'; the program runs untracked");
-			return -1;
-		}
-		mp_st.sink_is_socket = 0;
-	} else {
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-		int size = 4 << 20;
-		mp_st.sink_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (mp_st.sink_fd < 0)
-			return -1;
-		memcpy(sa.sun_path, mp_cfg.socket_path, sizeof(sa.sun_path));
-		if (connect(mp_st.sink_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			mp_write_stderr("cannot connect to the collector at '", mp_cfg.socket_path,
-					"'; the program runs untracked");
-			close(mp_st.sink_fd);
-			mp_st.sink_fd = -1;
-			return -1;
-		}
-		setsockopt(mp_st.sink_fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-		mp_st.sink_is_socket = 1;
-	}
-	mp_st.start_mono_ns = mp_st.last_tick_ns = mp_now_ns(CLOCK_MONOTONIC);
-	mp_st.start_wall_us = mp_now_ns(CLOCK_REALTIME) / 1000;
-	hlen = build_header(header, mode, flags, forked_from);
-	sink_write(header, hlen);
-	if (mp_st.sink_fd < 0)
-		return -1;
-	/* A first sample at time 0: even a program that ends at once has a start and an end. */
-	mp_lock(&mp_st.lock);
-	mp_stream_tick_locked();
-	mp_unlock(&mp_st.lock);
-	return 0;
-}
-
-/* ---- ticks ---- */
 
 uint64_t mp_stream_rss(void)
 {
@@ -286,25 +366,216 @@ uint64_t mp_stream_rss(void)
 	return pages * (uint64_t)mp_st.page_size;
 }
 
-void mp_stream_tick_locked(void)
+void mp_stream_tick(struct mp_wring *w)
 {
-	uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
-	uint64_t delta_us = (now - mp_st.start_mono_ns) / 1000 - (mp_st.last_tick_ns - mp_st.start_mono_ns) / 1000;
-	mp_commit(mp_enc_tick(mp_room(MP_ENC_MAX_EVENT), delta_us, mp_stream_rss()));
-	mp_st.last_tick_ns = now;
+	static int tick_lock;
+	uint8_t rec[MP_ENC_MAX_EVENT], *p;
+	uint64_t now, delta_us;
+	/* Ticks carry deltas: one at a time, in the order of their keys. */
+	mp_lock(&tick_lock);
+	now = mp_now_ns(CLOCK_MONOTONIC);
+	delta_us = (now - mp_st.start_mono_ns) / 1000 - (mp_st.last_tick_ns - mp_st.start_mono_ns) / 1000;
+	p = mp_enc_tick(rec, delta_us, mp_stream_rss());
+	if (mp_stream_put(w, rec, (size_t)(p - rec)) == 0)
+		mp_st.last_tick_ns = now;
+	mp_unlock(&tick_lock);
 }
 
 
-/*
- * The process is ending: a last sample, the trailer when we write the file
- * ourselves, everything on its way, and from now on each event goes out at
- * once (under the lock).
- */
-void mp_stream_finish_locked(void)
+/* ---- opening and closing ---- */
+
+static int open_socket(void)
 {
-	mp_stream_tick_locked();
-	if (mp_cfg.direct)
-		trailer_locked();
-	mp_stream_flush_locked();
-	mp_st.final_mode = 1;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct mp_shm_hello hello = { MP_HELLO_MAGIC, MP_SHM_VERSION, (uint32_t)getpid() };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { &hello, sizeof(hello) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	mp_st.sink_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (mp_st.sink_fd < 0)
+		return -1;
+	memcpy(sa.sun_path, mp_cfg.socket_path, sizeof(sa.sun_path));
+	if (connect(mp_st.sink_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		mp_write_stderr("cannot connect to the collector at '", mp_cfg.socket_path,
+				"'; the program runs untracked");
+		close(mp_st.sink_fd);
+		mp_st.sink_fd = -1;
+		return -1;
+	}
+	mp_st.sink_is_socket = 1;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mp_st.shm_fd, sizeof(int));
+	if (sendmsg(mp_st.sink_fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+		close(mp_st.sink_fd);
+		mp_st.sink_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+static int send_all(const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(mp_st.sink_fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The page whose word says events may be written, zeroed in forked children. */
+static int setup_live(void)
+{
+	static volatile int *page;
+	if (!page) {
+		page = mp_pages(4096);
+		if (!page)
+			return -1;
+		/* Kernels before 4.14 lack it: the fork hook and handlers then do the job alone. */
+		madvise((void *)page, 4096, MADV_WIPEONFORK);
+	}
+	mp_live = page;
+	return 0;
+}
+
+int mp_stream_create(void)
+{
+	release_retired();
+	if (setup_live() || shm_create()) {
+		mp_write_stderr("cannot create the tracker's rings; the program runs untracked", NULL,
+				NULL);
+		return -1;
+	}
+	mp_st.gen++;
+	mp_st.final = 0;
+	mp_st.self_reader = NULL;
+	mp_st.start_mono_ns = mp_st.last_tick_ns = mp_now_ns(CLOCK_MONOTONIC);
+	mp_st.start_wall_us = mp_now_ns(CLOCK_REALTIME) / 1000;
+	return 0;
+}
+
+int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from)
+{
+	static uint8_t header[MP_HEADER_CAP];
+	if (open_socket())
+		return -1;
+	if (send_all(header, mp_stream_header(header, mode, flags, forked_from))) {
+		mp_write_stderr("lost the connection to the collector", "; the program runs untracked",
+				NULL);
+		return -1;
+	}
+	return 0;
+}
+
+void mp_stream_start(void)
+{
+	*mp_live = 1;
+}
+
+void mp_stream_close(void)
+{
+	*mp_live = 0;
+	if (mp_st.sink_fd >= 0)
+		close(mp_st.sink_fd);
+	mp_st.sink_fd = -1;
+	shm_destroy();
+}
+
+/* ---- detach ---- */
+
+static void release_retired(void)
+{
+	if (!retired.shm)
+		return;
+	if (__atomic_load_n(&((struct mp_shm_header *)retired.shm)->reader_state, __ATOMIC_ACQUIRE) !=
+	    MP_READER_GONE)
+		return;
+	/*
+	 * Its collector is done: give the memory back. The mapping itself stays,
+	 * since a thread may still be about to set its ring's busy flag.
+	 */
+	fallocate(retired.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)retired.file);
+	close(retired.fd);
+	retired.shm = NULL;
+	retired.fd = -1;
+}
+
+void mp_stream_quiesce(struct mp_wring *self)
+{
+	struct mp_shm_header *h = mp_st.h;
+	uint32_t n;
+	*mp_live = 0;
+	/*
+	 * A writer sets its busy flag, then reads the live flag: after this
+	 * barrier either it saw 0, or we see its flag (lib/transport/merge.h).
+	 */
+	if (mp_st.clock == MP_CLOCK_TSC)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!h)
+		return;
+	n = __atomic_load_n(&h->n_rings, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mp_ring_ctl *c = mp_shm_ctl(mp_st.shm, h, i);
+		while (__atomic_load_n(&c->busy, __ATOMIC_ACQUIRE)) {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	closer = self;
+}
+
+void mp_stream_detach(void)
+{
+	closer = NULL;
+	if (mp_st.sink_fd >= 0)
+		close(mp_st.sink_fd);
+	mp_st.sink_fd = -1;
+	release_retired();
+	if (mp_st.shm) {
+		/* The collector still reads it; the next attach gives the memory back. */
+		if (!retired.shm) {
+			retired.shm = mp_st.shm;
+			retired.fd = mp_st.shm_fd;
+			retired.file = mp_st.shm_file;
+		} else {
+			close(mp_st.shm_fd);
+		}
+	}
+	mp_st.shm = NULL;
+	mp_st.h = NULL;
+	mp_st.shm_fd = -1;
+}
+
+/* ---- fork ---- */
+
+void mp_stream_lock_all(void)
+{
+	mp_lock(&mp_st.rings_lock);
+}
+
+void mp_stream_unlock_all(void)
+{
+	mp_unlock(&mp_st.rings_lock);
+}
+
+void mp_stream_forked(void)
+{
+	/* The parent's rings stay the parent's: the child never writes to them. */
+	mp_st.rings_lock = 0;
+	mp_st.final = 0;
+	mp_st.self_reader = NULL;
+	mp_stream_close();
 }

@@ -1,7 +1,8 @@
 /*
- * The tracker's output stream (stream.c): records are encoded into one
- * buffer under the main lock and written to the collector's socket, or to
- * the capture itself in direct mode.
+ * The tracker's output (stream.c): the shared mapping of per-thread rings
+ * (lib/transport/ring.h) the collector reads, and the connection that hands
+ * it over with the capture's header. In direct mode (direct.h) the tracker
+ * reads its rings itself.
  */
 #ifndef MEMPROF_LIB_TRACKER_STREAM_H
 #define MEMPROF_LIB_TRACKER_STREAM_H
@@ -12,72 +13,95 @@
 
 #include "lib/format/encode.h"
 #include "lib/tracker/base.h"
+#include "lib/transport/ring.h"
 
-#define MP_OUT_CAP (256u << 10)   /* stream buffer */
 #define MP_HEADER_CAP (160u << 10)
+/* Room an event needs in a ring: length, key delta, the record, and the encoders' 8-byte slack. */
+#define MP_RING_EVENT_ROOM (1 + MP_VARINT_MAX + MP_ENC_MAX_EVENT + 8)
 
 struct mp_stream {
-	int lock;                  /* the main lock: every field below, and every record */
-	int sink_fd, sink_is_socket;
-	uint8_t *out_buf;
-	size_t out_len;
-	uint32_t gen;              /* a followed fork child starts generation + 1 */
-	uint32_t cur_thread;       /* the thread index events are in now */
-	struct mp_enc_thread *threads; /* per thread index: the encoder's delta state */
-	size_t threads_cap;        /* entries */
-	uint64_t last_trace_ip;
-	int final_mode;            /* after the exit handler: write every record at once */
-	uint64_t n_allocs, n_frees, bytes_allocated, n_traces, n_records;
+	int sink_fd, sink_is_socket;   /* the collector's socket, or the capture (direct mode) */
+	uint32_t gen;                  /* a new stream (attach, a followed child) is generation + 1 */
+	/* The rings: the mapping, its memfd and how much of it the file holds. */
+	void *shm;
+	struct mp_shm_header *h;
+	int shm_fd;
+	uint64_t shm_file;
+	int clock;                     /* enum mp_clock of the mapping */
+	int rings_lock;                /* handing out rings */
+	/* Direct mode: the tracker reads its own rings (a thread with a full ring calls it). */
+	void (*self_reader)(int final);
+	int final;                     /* direct mode at exit: each record is merged at once */
 	uint64_t start_mono_ns, last_tick_ns, start_wall_us;
 	int exit_status_known, exit_status_value;
 	int statm_fd;
-	unsigned mode;             /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_ATTACH */
+	unsigned mode;                 /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_ATTACH */
 	long page_size;
 	char exe_path[4096];
 };
 extern struct mp_stream mp_st MP_HIDDEN;
 
-/* Write out what is buffered (under the lock). */
-void mp_stream_flush_locked(void) MP_HIDDEN;
-
-/* Room for n bytes of records at the end of the buffer (under the lock). */
-static inline uint8_t *mp_room(size_t n)
-{
-	if (unlikely(mp_st.out_len + n > MP_OUT_CAP))
-		mp_stream_flush_locked();
-	return mp_st.out_buf + mp_st.out_len;
-}
-
-/* The record written at mp_room() ends at end. */
-static inline void mp_commit(uint8_t *end)
-{
-	mp_st.out_len = (size_t)(end - mp_st.out_buf);
-	mp_st.n_records++;
-}
-
-/* Run fn(arg) under the stream's lock. */
-void mp_stream_locked(void (*fn)(void *), void *arg) MP_HIDDEN;
-/* Append already-encoded records to the stream (takes the lock). */
-void mp_stream_append(const uint8_t *rec, size_t len) MP_HIDDEN;
 /*
- * Open the stream's destination as mp_cfg says (the collector's socket, or
- * the file), write preamble and header and a first tick. 0 or -1 (said on
- * standard error).
+ * 1 while events may be written, in a page the kernel zeroes in a forked
+ * child (MADV_WIPEONFORK): a child never writes into its parent's rings,
+ * whatever way it was forked and whatever runs before our fork handler.
  */
-int mp_stream_open(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
+extern volatile int *mp_live MP_HIDDEN;
+
+/* A new stream: its mapping of rings (not yet live). 0, or -1 (said on standard error). */
+int mp_stream_create(void) MP_HIDDEN;
+/*
+ * Hand the rings to the collector at MEMPROF_SOCKET, with the preamble and
+ * header. 0, or -1 (said on standard error).
+ */
+int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
+/* The preamble and HEADER record into buf (MP_HEADER_CAP bytes); returns their size. */
+size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
+/* Records may be written from now on. */
+void mp_stream_start(void) MP_HIDDEN;
+/* Give up the stream's mapping and connection (a forked child's copy of its parent's). */
+void mp_stream_close(void) MP_HIDDEN;
+/* Tracking stops here, with a line on standard error (unless it had stopped already). */
+void mp_stream_stop(const char *a, const char *b, const char *c) MP_HIDDEN;
+/*
+ * Detach: stop every thread from writing records but the one writing into
+ * ring self, waiting for records in flight; self may then write the last
+ * records before mp_stream_detach() closes the connection. The mapping stays
+ * mapped (a thread may be about to touch it), its memory given back once
+ * the collector is done.
+ */
+void mp_stream_quiesce(struct mp_wring *self) MP_HIDDEN;
+void mp_stream_detach(void) MP_HIDDEN;
+
+/* A ring of the current stream into w, for thread tid; 0, or -1 when none can be had. */
+int mp_stream_ring(struct mp_wring *w, pid_t tid) MP_HIDDEN;
+/*
+ * The ring has no room for n bytes: wait for the reader (ringing its
+ * doorbell). 0 when there is room, -1 when tracking stopped meanwhile or the
+ * collector went away (the record is then not written).
+ */
+int mp_stream_wait_room(struct mp_wring *w, size_t n) MP_HIDDEN;
+/* The ring passed its half-full mark: ring the doorbell if the reader sleeps. */
+void mp_stream_half_full(struct mp_wring *w) MP_HIDDEN;
+/*
+ * Write one already-encoded record (TRACE, THREAD, MODULE, TICK, a marker)
+ * into ring w, keyed now. 0, or -1 when it was not written.
+ */
+int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len) MP_HIDDEN;
+
 /* Microseconds since the stream started. */
 uint64_t mp_stream_since_start_us(void) MP_HIDDEN;
 /* The process's resident memory, from /proc/self/statm. */
 uint64_t mp_stream_rss(void) MP_HIDDEN;
-/* A marker record (EXIT, FORK, DETACH...) with a time and one field (under the lock). */
-void mp_stream_marker_locked(unsigned tag, unsigned field, uint64_t value, int is_signed) MP_HIDDEN;
-/* A TICK record: time and RSS (under the lock). */
-void mp_stream_tick_locked(void) MP_HIDDEN;
-/*
- * The process is ending: a last sample, the trailer when we write the file
- * ourselves, everything on its way, and from now on each event goes out at
- * once (under the lock).
- */
-void mp_stream_finish_locked(void) MP_HIDDEN;
+/* A marker record (EXIT, FORK, DETACH...) with a time and one field (none when 0), into w. */
+void mp_stream_marker(struct mp_wring *w, unsigned tag, unsigned field, uint64_t value,
+		      int is_signed) MP_HIDDEN;
+/* A TICK record (time and RSS), into w. */
+void mp_stream_tick(struct mp_wring *w) MP_HIDDEN;
+
+/* Locks held across fork (lifecycle.c), so the child finds them free. */
+void mp_stream_lock_all(void) MP_HIDDEN;
+void mp_stream_unlock_all(void) MP_HIDDEN;
+void mp_stream_forked(void) MP_HIDDEN;
 
 #endif

@@ -18,69 +18,60 @@ __thread struct mp_tstate *mp_tls_ts MP_IE_TLS;
 static struct mp_tstate *all_threads, *dying_threads, *free_tstates;
 static pthread_key_t ts_key;
 static size_t ts_size;
-static uint32_t next_thread_index;
-static uint32_t *free_indices;
-static size_t n_free_indices, free_indices_cap;
+static int threads_lock;
 
-/* ---- threads ---- */
-
-static void release_index(uint32_t index)
-{
-	if (mp_pages_grow((void **)&free_indices, &free_indices_cap, n_free_indices + 1,
-			  sizeof(*free_indices), 1024))
-		return;
-	free_indices[n_free_indices++] = index;
-}
-
-static int grow_enc_threads(uint32_t index)
-{
-	if (index >= MP_MAX_THREADS)
-		return -1;
-	return mp_pages_grow((void **)&mp_st.threads, &mp_st.threads_cap, (size_t)index + 1,
-			     sizeof(*mp_st.threads), 256);
-}
-
-/* THREAD record for ts's index; both sides reset the index's deltas (under the stream's lock). */
 static void emit_thread(struct mp_tstate *ts)
 {
-	uint8_t *p, *rec;
-	memset(&mp_st.threads[ts->index], 0, sizeof(mp_st.threads[ts->index]));
-	rec = p = mp_room(64);
-	p = mp_enc_sized_begin(p, MP_TAG_THREAD);
-	p = mp_put_uvarint(p, ts->index);
+	uint8_t rec[64], *p;
+	p = mp_enc_sized_begin(rec, MP_TAG_THREAD);
+	p = mp_put_uvarint(p, ts->ring.index);
 	p = mp_put_uvarint(p, (uint64_t)ts->tid);
 	p = mp_enc_bytes(p, ts->name, strnlen(ts->name, sizeof(ts->name)));
-	mp_commit(mp_enc_sized_end(rec, p));
+	p = mp_enc_sized_end(rec, p);
+	/* Both sides start the index's deltas afresh at its THREAD record. */
+	memset(&ts->enc, 0, sizeof(ts->enc));
+	ts->name_dirty = 0;
+	mp_stream_put(&ts->ring, rec, (size_t)(p - rec));
 }
 
-/* Declare ts in the current stream (under the stream's lock). */
+static int have_ring(struct mp_tstate *ts)
+{
+	if (ts->ring_gen == mp_st.gen)
+		return 0;
+	if (mp_stream_ring(&ts->ring, ts->tid))
+		return -1;
+	ts->ring_gen = mp_st.gen;
+	return 0;
+}
+
 int mp_thread_declare(struct mp_tstate *ts)
 {
-	uint32_t index;
-	if (likely(ts->gen == mp_st.gen))
-		return 0;
-	index = n_free_indices ? free_indices[--n_free_indices] : next_thread_index++;
-	if (grow_enc_threads(index)) {
-		release_index(index);
+	if (have_ring(ts))
 		return -1;
-	}
-	ts->index = index;
-	ts->gen = mp_st.gen;
+	ts->declared = mp_st.gen;
 	emit_thread(ts);
 	return 0;
+}
+
+struct mp_wring *mp_thread_ring(void)
+{
+	struct mp_tstate *ts = mp_thread_get();
+	if (unlikely(!ts) || have_ring(ts))
+		return NULL;
+	return &ts->ring;
 }
 
 static void ts_destroy(void *arg)
 {
 	struct mp_tstate *ts = arg;
 	/* Late frees in other TLS destructors still use ts; the timer reclaims it. */
-	mp_lock(&mp_st.lock);
+	mp_lock(&threads_lock);
 	if (!ts->dying) {
 		ts->dying = 1;
 		ts->next_dying = dying_threads;
 		dying_threads = ts;
 	}
-	mp_unlock(&mp_st.lock);
+	mp_unlock(&threads_lock);
 }
 
 static void unlink_thread(struct mp_tstate *ts)
@@ -92,35 +83,35 @@ static void unlink_thread(struct mp_tstate *ts)
 		}
 }
 
-/* Reclaim the state of threads that are gone (timer thread, under the stream's lock). */
 void mp_threads_reap(void)
 {
 	struct mp_tstate **pp = &dying_threads;
 	pid_t pid = getpid();
+	mp_lock(&threads_lock);
 	while (*pp) {
 		struct mp_tstate *ts = *pp;
 		if (syscall(SYS_tgkill, pid, ts->tid, 0) == -1 && errno == ESRCH) {
 			*pp = ts->next_dying;
 			unlink_thread(ts);
-			if (ts->gen == mp_st.gen)
-				release_index(ts->index);
+			/* Its ring goes with it to the next thread, after a THREAD record. */
 			ts->next = free_tstates;
 			free_tstates = ts;
 		} else {
 			pp = &ts->next_dying;
 		}
 	}
+	mp_unlock(&threads_lock);
 }
 
 struct mp_tstate *mp_thread_get_slow(void)
 {
 	struct mp_tstate *ts;
 	char *mem;
-	mp_lock(&mp_st.lock);
+	mp_lock(&threads_lock);
 	ts = free_tstates;
 	if (ts)
 		free_tstates = ts->next;
-	mp_unlock(&mp_st.lock);
+	mp_unlock(&threads_lock);
 	if (!ts) {
 		mem = mp_pages(ts_size);
 		if (!mem)
@@ -135,7 +126,8 @@ struct mp_tstate *mp_thread_get_slow(void)
 		mem += (MP_MAX_DEPTH_LIMIT + MP_OWN_FRAMES + 1) * sizeof(void *);
 		ts->nodes = (uint32_t *)mem;
 	}
-	ts->gen = ts->cache_gen = ts->walk_gen = 0;
+	ts->declared = ts->cache_gen = ts->walk_gen = 0;
+	ts->name_dirty = 0;
 	ts->depth = 0;
 	ts->dying = 0;
 	/* A recycled state belonged to another thread, with another stack. */
@@ -146,10 +138,10 @@ struct mp_tstate *mp_thread_get_slow(void)
 	ts->pthread = (unsigned long)pthread_self();
 	memset(ts->name, 0, sizeof(ts->name));
 	syscall(SYS_prctl, PR_GET_NAME, ts->name, 0, 0, 0);
-	mp_lock(&mp_st.lock);
+	mp_lock(&threads_lock);
 	ts->next = all_threads;
 	all_threads = ts;
-	mp_unlock(&mp_st.lock);
+	mp_unlock(&threads_lock);
 	mp_tls_ts = ts;
 	pthread_setspecific(ts_key, ts);
 	return ts;
@@ -160,17 +152,25 @@ void mp_record_thread_name(unsigned long pthread, const char *name)
 	int saved = errno;
 	if (mp_state != MP_STATE_ON || !name)
 		return;
-	mp_lock(&mp_st.lock);
+	mp_lock(&threads_lock);
 	for (struct mp_tstate *ts = all_threads; ts; ts = ts->next) {
 		if (ts->pthread != pthread || ts->dying)
 			continue;
 		strncpy(ts->name, name, sizeof(ts->name) - 1);
 		ts->name[sizeof(ts->name) - 1] = '\0';
-		if (mp_st.sink_fd >= 0 && ts->gen == mp_st.gen)
-			emit_thread(ts);
+		/* A thread writes only its own ring: another thread's renaming waits for its next event. */
+		ts->name_dirty = ts->declared == mp_st.gen;
 		break;
 	}
-	mp_unlock(&mp_st.lock);
+	mp_unlock(&threads_lock);
+	{
+		struct mp_tstate *self = mp_tls_ts;
+		if (self && self->name_dirty && mp_in_hook == 0) {
+			mp_in_hook++;
+			emit_thread(self);
+			mp_in_hook--;
+		}
+	}
 	errno = saved;
 }
 
@@ -182,15 +182,25 @@ int mp_threads_setup(void)
 	return pthread_key_create(&ts_key, ts_destroy) ? -1 : 0;
 }
 
-void mp_threads_reset(void)
+void mp_threads_lock(void)
 {
-	next_thread_index = 0;
-	n_free_indices = 0;
+	mp_lock(&threads_lock);
+}
+
+void mp_threads_unlock(void)
+{
+	mp_unlock(&threads_lock);
+}
+
+struct mp_tstate *mp_threads_all(void)
+{
+	return all_threads;
 }
 
 void mp_threads_forked(void)
 {
 	struct mp_tstate *self = mp_tls_ts;
+	threads_lock = 0;
 	all_threads = dying_threads = NULL;
 	if (self) {
 		self->next = NULL;

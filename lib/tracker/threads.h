@@ -11,17 +11,23 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/format/encode.h"
 #include "lib/tracker/base.h"
+#include "lib/transport/ring.h"
 
 #define MP_OWN_FRAMES 16 /* room for the tracker's own frames at the top of a stack */
 
 struct mp_unwinder;
 
 struct mp_tstate {
-	struct mp_tstate *next;       /* all live threads, under the stream's lock */
+	struct mp_tstate *next;       /* all live threads, under the threads' lock */
 	struct mp_tstate *next_dying; /* threads whose key destructor ran */
-	uint32_t index;            /* thread index in the stream of generation gen */
-	uint32_t gen;              /* 0: not declared in the current stream */
+	struct mp_wring ring;      /* its ring in the stream of generation ring_gen; its index is
+				      the thread's index in the stream */
+	struct mp_enc_thread enc;  /* the encoder's deltas for its events */
+	uint32_t ring_gen;         /* 0: no ring in any stream yet */
+	uint32_t declared;         /* the generation its THREAD record was written in */
+	int name_dirty;            /* renamed by another thread: declare again */
 	uint32_t cache_gen;        /* generation of the cached stack's nodes */
 	uint32_t walk_gen;         /* generation of the nodes kept in the walker's frames */
 	int depth;                 /* cached stack depth */
@@ -44,18 +50,36 @@ static inline struct mp_tstate *mp_thread_get(void)
 	struct mp_tstate *ts = mp_tls_ts;
 	return likely(ts != NULL) ? ts : mp_thread_get_slow();
 }
-/* Declare ts in the current stream with a THREAD record (under the stream's lock); 0 or -1. */
+/*
+ * Declare ts in the current stream before its first event: a ring if it has
+ * none in it yet, and a THREAD record with its tid and name, which starts
+ * its events' deltas afresh. 0 or -1.
+ */
 int mp_thread_declare(struct mp_tstate *ts) MP_HIDDEN;
+/* Whether ts must be declared before its next record. */
+static inline int mp_thread_undeclared(const struct mp_tstate *ts, uint32_t gen)
+{
+	return ts->declared != gen || ts->name_dirty;
+}
+/*
+ * The calling thread's ring in the current stream, for records
+ * that are not its events (a tick, a module, a marker: no THREAD record is
+ * needed); NULL when it cannot have one.
+ */
+struct mp_wring *mp_thread_ring(void) MP_HIDDEN;
 /* The thread identified by pthread was renamed. */
 void mp_record_thread_name(unsigned long pthread, const char *name) MP_HIDDEN;
-/* Reclaim the state of threads that are gone (the timer, under the stream's lock). */
+/* Reclaim the state of threads that are gone (the timer). */
 void mp_threads_reap(void) MP_HIDDEN;
 
 /* Once, before the first thread state: the key whose destructor notes a thread's end. 0 or -1. */
 int mp_threads_setup(void) MP_HIDDEN;
-/* A new stream numbers its threads afresh (under the stream's lock). */
-void mp_threads_reset(void) MP_HIDDEN;
+/* The threads' lock, held across fork. */
+void mp_threads_lock(void) MP_HIDDEN;
+void mp_threads_unlock(void) MP_HIDDEN;
 /* In a forked child: the calling thread is the only one left. */
 void mp_threads_forked(void) MP_HIDDEN;
+/* Every thread's state: quiescing (detach) waits for their rings' busy flags. */
+struct mp_tstate *mp_threads_all(void) MP_HIDDEN;
 
 #endif

@@ -242,6 +242,7 @@ var MP = (function () {
     var h1 = MP.el('h1', { id: 'mp-title' }, title(kind));
     bar.appendChild(h1);
     if (d.split_threads) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'threads split'));
+    if (d.diff) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'differential'));
     if (MP.meta.since_attach) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'since attach'));
     bar.appendChild(MP.el('span', { class: 'mp-grow' }));
     var sb = MP.el('button', { type: 'button', id: 'mp-stats-btn', 'aria-expanded': 'false', 'aria-controls': 'mp-stats' }, 'Statistics');

@@ -5,6 +5,8 @@
   var d = MP.load();
   var ROW = 18, MINW = 2, FONT = '11px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace';
   var split = !!(d.split_threads && d.tree && d.tree.thread);
+  /* Differential (memprof flamegraph --diff): the tree carries the base capture's values too. */
+  var diff = !!(d.diff && d.tree && d.tree.base_self_bytes);
   var what = { peak: 'at the peak of the tracked heap', leaks: 'still allocated when tracking ended',
     temporary: 'in temporary allocations' }[d.mode] || '';
 
@@ -14,7 +16,10 @@
     'Click a box to zoom into it; the browser\'s back and forward buttons move between zoom levels. ' +
       'Esc or "Reset zoom" shows everything again. With the graph focused, the arrow keys move between boxes, Home goes back to the widest and Enter zooms.',
     'Search matches function names and source files (case-insensitive); the total counts every matching subtree once.',
-    'Colours: yellow C, orange C++, red Rust, green other sources, blue library code without sources, ' +
+    diff ? 'Differential: widths are the new capture\'s memory ("Widths: base" shows the base capture\'s, where what went away is visible). ' +
+      'Red grew from the base to the new capture, blue shrank, grey did not change; the deeper the colour, the larger the change for that box. ' +
+      'Purple: search matches; hatched grey: boxes too small to draw.'
+      : 'Colours: yellow C, orange C++, red Rust, green other sources, blue library code without sources, ' +
       'grey unsymbolized, purple search matches, hatched grey boxes too small to draw (hover for their total).'
   ]);
 
@@ -23,7 +28,9 @@
     return {
       n: n, depth: new Int32Array(n), parent: new Int32Array(n), end: new Int32Array(n), sub: new Int32Array(n),
       loc: new Int32Array(n), thread: withThread ? new Int32Array(n) : null,
-      selfB: new Float64Array(n), selfC: new Float64Array(n), bytes: new Float64Array(n), count: new Float64Array(n)
+      selfB: new Float64Array(n), selfC: new Float64Array(n), bytes: new Float64Array(n), count: new Float64Array(n),
+      /* Differential: the other capture's values (the base's, or the new one's after "Widths: base"). */
+      selfB2: null, selfC2: null, bytes2: null, count2: null
     };
   }
   function shape(t) {
@@ -38,9 +45,11 @@
   function sums(t) {
     t.bytes.set(t.selfB);
     t.count.set(t.selfC);
+    if (t.bytes2) { t.bytes2.set(t.selfB2); t.count2.set(t.selfC2); }
     for (var i = t.n - 1; i > 0; i--) {
       t.bytes[t.parent[i]] += t.bytes[i];
       t.count[t.parent[i]] += t.count[i];
+      if (t.bytes2) { t.bytes2[t.parent[i]] += t.bytes2[i]; t.count2[t.parent[i]] += t.count2[i]; }
     }
   }
   function baseTree() {
@@ -63,6 +72,12 @@
       if (split) t.thread[i] = T.thread[i];
       t.selfB[i] = T.self_bytes[i];
       t.selfC[i] = T.self_count[i];
+    }
+    if (diff) {
+      t.selfB2 = Float64Array.from(T.base_self_bytes);
+      t.selfC2 = Float64Array.from(T.base_self_count);
+      t.bytes2 = new Float64Array(n);
+      t.count2 = new Float64Array(n);
     }
     shape(t);
     sums(t);
@@ -183,7 +198,7 @@
   /* ---- state ---- */
   var base = baseTree();
   var canvas = MP.$('fg-canvas'), wrap = MP.$('fg-wrap'), tip = MP.$('mp-tooltip');
-  var S = { thread: -1, zoom: 0, flame: false, query: '', focus: -1, win: null, shown: -1 };
+  var S = { thread: -1, zoom: 0, flame: false, query: '', focus: -1, win: null, shown: -1, side: 'new' };
   var view = null, hits = [], aggs = [], match = null, found = { frames: 0, bytes: 0 }, hay = null;
   var charW = 0, colorCache = null, colorTheme = '', H = 0, draws = 0, windows = 0;
 
@@ -261,6 +276,33 @@
     return (colorCache[l] = 'hsl(' + hue + ', ' + sat + ', ' + light + ')');
   }
 
+  /* Differential: the new and the base capture's bytes of node i, whichever drives the widths. */
+  function sides(i) {
+    var t = view.tree;
+    return S.side === 'new' ? { now: t.bytes[i], was: t.bytes2[i], nowC: t.count[i], wasC: t.count2[i] }
+      : { now: t.bytes2[i], was: t.bytes[i], nowC: t.count2[i], wasC: t.count[i] };
+  }
+  /* Red for growth, blue for shrinkage, deeper with the change relative to the larger side; grey: none. */
+  function diffColor(i) {
+    var v = sides(i), light = MP.cssVar('--frame-l'), big = Math.max(v.now, v.was);
+    if (v.now === v.was) return 'hsl(220, 4%, ' + light + ')';
+    var sat = Math.round(25 + 65 * Math.abs(v.now - v.was) / big);
+    return 'hsl(' + (v.now > v.was ? 2 : 215) + ', ' + sat + '%, ' + light + ')';
+  }
+  function change(now, was, fmt) {
+    return (now > was ? '+' : now < was ? '\u2212' : '\u00b1') + fmt(Math.abs(now - was)) +
+      (was > 0 ? ' (' + (now >= was ? '+' : '\u2212') + MP.pct(Math.abs(now - was), was) + ')' : '');
+  }
+  function swapSides() {
+    var t = base, k;
+    ['selfB', 'selfC', 'bytes', 'count'].forEach(function (a) { k = t[a]; t[a] = t[a + '2']; t[a + '2'] = k; });
+    S.side = S.side === 'new' ? 'base' : 'new';
+    sideBtn.textContent = S.side === 'new' ? 'Widths: new' : 'Widths: base';
+    sideBtn.setAttribute('aria-pressed', String(S.side === 'base'));
+    computeMatch();
+    draw();
+  }
+
   /* ---- drawing ---- */
   function rowY(r) { return S.flame ? H - (r + 1) * ROW : r * ROW; }
   function label(i) { return MP.fn(view.tree.loc[i]); }
@@ -307,7 +349,7 @@
       i = stack.pop();
       x = xs.pop();
       w = i === z ? W : t.bytes[i] * scale;
-      box(i, x, w, t.depth[i], match && match[i] ? pal.match : i ? color(t.loc[i]) : pal.anc, label(i));
+      box(i, x, w, t.depth[i], match && match[i] ? pal.match : i ? (diff ? diffColor(i) : color(t.loc[i])) : pal.anc, label(i));
       var cx = x, runX = 0, runN = 0, runB = 0;
       for (var c = i + 1; c < t.end[i]; c = t.end[c]) {
         var cw = t.bytes[c] * scale;
@@ -374,10 +416,12 @@
 
   /* ---- text: status lines, tooltips ---- */
   function status() {
-    var t = view.tree, z = S.zoom, total = t.bytes[0];
-    MP.$('fg-zoom-info').textContent = z
+    var t = view.tree, z = S.zoom, total = t.bytes[0], v = diff ? sides(z) : null;
+    MP.$('fg-zoom-info').textContent = (z
       ? 'Zoomed into ' + label(z) + ': ' + MP.exact(t.bytes[z]) + ', ' + MP.pct(t.bytes[z], total) + ' of the total.'
-      : 'Total: ' + MP.exact(total) + ' in ' + MP.plural(t.count[0], 'allocation', 'allocations') + '.';
+      : (diff ? 'Total of the ' + S.side + ' capture: ' : 'Total: ') + MP.exact(total) + ' in ' +
+        MP.plural(t.count[0], 'allocation', 'allocations') + '.') +
+      (v ? ' New: ' + MP.exact(v.now) + ', base: ' + MP.exact(v.was) + ', change: ' + change(v.now, v.was, MP.exact) + '.' : '');
     MP.$('fg-search-info').textContent = S.query
       ? MP.plural(found.frames, 'matching frame', 'matching frames') + ' \u00b7 ' + MP.bytes(found.bytes) + ' = ' +
         MP.num(found.bytes) + ' B \u00b7 ' + MP.pct(found.bytes, total) + ' of the total'
@@ -393,9 +437,14 @@
     var l = t.loc[id], lines = [label(id)], p = t.parent[id];
     if (MP.fileLine(l)) lines.push(MP.fileLine(l));
     if (MP.module(l)) lines.push(MP.module(l));
-    lines.push(MP.exact(t.bytes[id]));
+    if (diff) {
+      var v = sides(id);
+      lines.push('new: ' + MP.exact(v.now) + ' in ' + MP.plural(v.nowC, 'allocation', 'allocations'));
+      lines.push('base: ' + MP.exact(v.was) + ' in ' + MP.plural(v.wasC, 'allocation', 'allocations'));
+      lines.push('change: ' + change(v.now, v.was, MP.exact));
+    } else lines.push(MP.exact(t.bytes[id]));
     lines.push(MP.pct(t.bytes[id], t.bytes[0]) + ' of the total' + (p >= 0 ? ', ' + MP.pct(t.bytes[id], t.bytes[p]) + ' of its parent' : ''));
-    lines.push(MP.plural(t.count[id], 'allocation', 'allocations'));
+    if (!diff) lines.push(MP.plural(t.count[id], 'allocation', 'allocations'));
     if (split) lines.push('thread: ' + MP.threadLabel(t.thread ? t.thread[id] : -1));
     return lines;
   }
@@ -443,7 +492,11 @@
   window.addEventListener('hashchange', apply);
 
   /* ---- controls ---- */
-  var orient = MP.$('fg-orient'), search = MP.$('fg-search'), threadSel = MP.$('fg-thread');
+  var orient = MP.$('fg-orient'), search = MP.$('fg-search'), threadSel = MP.$('fg-thread'), sideBtn = MP.$('fg-side');
+  if (diff) {
+    sideBtn.hidden = false;
+    sideBtn.addEventListener('click', swapSides);
+  }
   orient.addEventListener('click', function () {
     S.flame = !S.flame;
     orient.setAttribute('aria-pressed', String(S.flame));
@@ -475,6 +528,8 @@
   var notes = [];
   if (d.inverted) notes.push('Inverted: the first row holds the functions that allocated, each followed by its callers.');
   if (d.mode === 'temporary') notes.push('Allocations freed within ' + MP.plural(d.temporary_threshold, 'other allocation', 'other allocations') + '.');
+  if (diff) notes.push('Differential: ' + (MP.meta.capture || 'the new capture') + ' against ' +
+    ((d.base_meta || {}).capture || 'the base capture') + '; red grew, blue shrank, grey did not change.');
   if (d.mode === 'peak' && !d.temporal) notes.push('Memory live at the peak of the tracked heap: ' + MP.exact(MP.meta.peak_bytes || 0) + ' at ' + MP.time(MP.meta.peak_time_us || 0) + '.');
   if (d.mode === 'leaks') notes.push(d.temporal ? 'Memory allocated inside the chosen window and not freed by its end.' : 'Memory still allocated when tracking ended.');
   MP.$('fg-note').textContent = notes.join(' ');
@@ -569,7 +624,7 @@
     return {
       zoom: S.zoom, zoomLabel: label(S.zoom), thread: S.thread, flame: S.flame, query: S.query,
       matchFrames: found.frames, matchBytes: found.bytes, rootBytes: t.bytes[0], zoomBytes: t.bytes[S.zoom],
-      nodes: t.n, window: S.win || (TL ? [0, TL.hwm_bytes.length - 1] : null), chartWindow: chart.window(), snapshot: S.shown,
+      nodes: t.n, side: diff ? S.side : null, window: S.win || (TL ? [0, TL.hwm_bytes.length - 1] : null), chartWindow: chart.window(), snapshot: S.shown,
       windows: windows, draws: draws, theme: document.documentElement.getAttribute('data-theme')
     };
   });

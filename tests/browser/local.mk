@@ -6,6 +6,7 @@ EXTRA_DIST += \
 	%reldir%/check_capture.py \
 	%reldir%/check_embed.py \
 	%reldir%/check_flamegraph.py \
+	%reldir%/check_flamegraph_diff.py \
 	%reldir%/check_render.py \
 	%reldir%/check_table.py \
 	%reldir%/expect.py \

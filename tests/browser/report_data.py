@@ -8,7 +8,8 @@ prints, one per line:
 
     report flamegraph mode=leaks inverted=0 split=0 temporal=0 threshold=0
     meta KEY=VALUE                  (every meta field; lists joined by spaces)
-    node PATH total=BYTES/COUNT self=BYTES/COUNT [thread=LABEL]
+    node PATH total=BYTES/COUNT self=BYTES/COUNT [base=BYTES/COUNT]
+    diff base=CAPTURE               (a differential flame graph; base= is the base's total)
     row THREAD KIND LOCATION bytes=BYTES count=COUNT
     kinds NAME...
     timeline buckets=N intervals=M
@@ -50,6 +51,10 @@ def main(argv):
     for k, v in sorted(d["meta"].items()):
         out.append("meta %s=%s" % (k, " ".join(v) if isinstance(v, list) else
                                    str(v).lower() if isinstance(v, bool) else v))
+    base = None
+    if d.get("diff"):
+        out.append("diff base=%s" % d.get("base_meta", {}).get("capture", ""))
+        base = X.Tree.of(rep, d["tree"]["base_self_bytes"], d["tree"]["base_self_count"])
     if "tree" in d:
         t = X.Tree.of(rep)
         names = {0: []}
@@ -58,8 +63,10 @@ def main(argv):
             head = [rep.thread_label(t.thread[i])] if p == 0 and t.thread else []
             names[i] = names[p] + head + [rep.fn[t.loc[i]]]
             own = (d["tree"]["self_bytes"][i], d["tree"]["self_count"][i])
-            out.append("node %s total=%d/%d self=%d/%d" % (";".join(names[i]), t.bytes[i], t.count[i], own[0], own[1]))
-        out.append("node <root> total=%d/%d" % (t.bytes[0], t.count[0]))
+            out.append("node %s total=%d/%d self=%d/%d" % (";".join(names[i]), t.bytes[i], t.count[i], own[0], own[1]) +
+                       (" base=%d/%d" % (base.bytes[i], base.count[i]) if base else ""))
+        out.append("node <root> total=%d/%d" % (t.bytes[0], t.count[0]) +
+                   (" base=%d/%d" % (base.bytes[0], base.count[0]) if base else ""))
     if "rows" in d:
         r = d["rows"]
         out.append("kinds " + " ".join(d["kinds"]))

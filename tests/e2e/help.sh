@@ -46,6 +46,9 @@ complete_words memprof pa | grep -qx parse || fail_ "bash completion does not of
 for c in $cmds; do
 	complete_words memprof "$c" - | grep -qx -- -h || fail_ "bash completion offers no options for '$c'"
 done
+[ "$(complete_words memprof transform s | tr '\n' ' ')" = "speedscope " ] ||
+	fail_ "bash completion does not offer transform's formats"
+
 if command -v zsh >/dev/null; then
 	zsh -n "$MEMPROF_SRCDIR/completions/_memprof" || fail_ "zsh completion has a syntax error"
 fi

@@ -7,8 +7,11 @@ E2E_TESTS = \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
 	%reldir%/attach-real.sh \
+	%reldir%/diff-errors.sh \
+	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
 	%reldir%/flamegraph-allocs.sh \
+	%reldir%/flamegraph-diff.sh \
 	%reldir%/flamegraph-temporal.sh \
 	%reldir%/flamegraph-threads.sh \
 	%reldir%/help.sh \
@@ -33,11 +36,14 @@ E2E_TESTS = \
 	%reldir%/run-allocs.sh \
 	%reldir%/run-crash.sh \
 	%reldir%/run-cxx.sh \
+	%reldir%/run-dies.sh \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
 	%reldir%/run-fork.sh \
+	%reldir%/run-kill.sh \
 	%reldir%/run-options.sh \
+	%reldir%/run-order.sh \
 	%reldir%/run-oracle.sh \
 	%reldir%/run-preload.sh \
 	%reldir%/run-real.sh \
@@ -55,6 +61,10 @@ E2E_TESTS = \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
 	%reldir%/table-workloads.sh \
+	%reldir%/transform-errors.sh \
+	%reldir%/transform-formats.sh \
+	%reldir%/transform-pprof.sh \
+	%reldir%/transform-workloads.sh \
 	%reldir%/tree-errors.sh \
 	%reldir%/tree-text.sh \
 	%reldir%/tree-tty.sh
@@ -65,4 +75,5 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/init.sh \
 	%reldir%/inject-init.sh \
 	%reldir%/reports.sh \
+	%reldir%/speedscope_check.py \
 	%reldir%/heaptrack_totals.py

@@ -3,6 +3,8 @@ UNIT_TESTS += \
 	%reldir%/test-analysis \
 	%reldir%/test-blocks \
 	%reldir%/test-capture \
+	%reldir%/test-diff \
+	%reldir%/test-export \
 	%reldir%/test-fields \
 	%reldir%/test-format3 \
 	%reldir%/test-hash \
@@ -27,6 +29,12 @@ tests_unit_test_blocks_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_capture_SOURCES = %reldir%/test-capture.c %reldir%/files.h
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_diff_SOURCES = %reldir%/test-diff.c %reldir%/analysis-fixture.h
+tests_unit_test_diff_LDADD = $(UNIT_LDADD)
+tests_unit_test_diff_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_export_SOURCES = %reldir%/test-export.c %reldir%/analysis-fixture.h
+tests_unit_test_export_LDADD = $(UNIT_LDADD)
+tests_unit_test_export_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_fields_SOURCES = %reldir%/test-fields.c %reldir%/files.h
 tests_unit_test_fields_LDADD = $(UNIT_LDADD)
 tests_unit_test_fields_CFLAGS = $(UNIT_CFLAGS)

@@ -6,13 +6,16 @@ WORKLOADS = \
 	%reldir%/crash \
 	%reldir%/cxx \
 	%reldir%/deep \
+	%reldir%/dies \
 	%reldir%/dlopens \
 	%reldir%/execs \
 	%reldir%/forks \
 	%reldir%/io \
 	%reldir%/oracle \
 	%reldir%/phases \
-	%reldir%/threads
+	%reldir%/swaps \
+	%reldir%/threads \
+	%reldir%/versions
 # end of WORKLOADS
 check_PROGRAMS += $(WORKLOADS)
 check_LTLIBRARIES += %reldir%/libdlwork.la
@@ -26,6 +29,8 @@ tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
 tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dies_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dies_LDADD = -lpthread
 tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dlopens_LDADD = -ldl
 tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
@@ -33,8 +38,11 @@ tests_workloads_forks_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_swaps_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_swaps_LDADD = -lpthread
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_threads_LDADD = -lpthread
+tests_workloads_versions_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_libdlwork_la_SOURCES = %reldir%/dlwork.c
 tests_workloads_libdlwork_la_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_libdlwork_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere

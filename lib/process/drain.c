@@ -1,0 +1,267 @@
+/* A tracked process's rings drained on a thread of their own, into a queue. */
+#include <config.h>
+#include "lib/process/drain.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/transport/merge.h"
+#include "lib/util/xalloc.h"
+
+/* Past this much merged and not yet taken, the drain waits: the tracked threads then wait too. */
+#define QUEUE_MAX (64u << 20)
+/* The pause between rounds that found records. */
+#define BATCH_US 1000
+
+struct mp_drain {
+	int memfd, notify_fd;
+	void *base;
+	uint64_t size;
+	struct mp_merge m;
+	struct mp_rring *r;
+	uint32_t *heap;
+	unsigned idle_ms;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t taken;      /* the queue shrank */
+	uint8_t *q;                /* merged, not yet taken */
+	size_t qlen, qcap;
+	bool stop, done;
+};
+
+static int queue_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct mp_drain *d = ctx;
+	if (d->qlen + n > d->qcap) {
+		d->qcap = (d->qlen + n) * 2 + (64u << 10);
+		d->q = xrealloc(d->q, d->qcap);
+	}
+	memcpy(d->q + d->qlen, p, n);
+	d->qlen += n;
+	return 0;
+}
+
+/* How much of the mapping the file holds now: rings beyond it are not readable yet. */
+static void update_mapped(struct mp_drain *d)
+{
+	struct stat st;
+	if (fstat(d->memfd, &st) == 0 && (uint64_t)st.st_size <= d->size)
+		d->m.mapped = (uint64_t)st.st_size;
+}
+
+/* Sleep until a writer rings the doorbell (its ring is half full), or for us microseconds. */
+static void doze(struct mp_drain *d, unsigned us)
+{
+	struct mp_shm_header *h = d->m.h;
+	struct timespec to = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000L };
+	uint32_t seen = __atomic_load_n(&h->doorbell, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&h->reader_state, MP_READER_SLEEPING, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, seen, &to, NULL, 0);
+	__atomic_store_n(&h->reader_state, MP_READER_ACTIVE, __ATOMIC_RELAXED);
+}
+
+static long round_locked(struct mp_drain *d, bool final)
+{
+	long r;
+	for (;;) {
+		r = mp_merge_round(&d->m, final, queue_out, d);
+		if (r != -2)
+			return r;
+		/* A new ring beyond what we knew the file held: the tracker grew it first. */
+		{
+			uint64_t before = d->m.mapped;
+			update_mapped(d);
+			if (d->m.mapped == before)
+				return 0; /* not yet visible: next round */
+		}
+	}
+}
+
+/* Tell the collector there is something to take (a full counter means it will look anyway). */
+static void notify(struct mp_drain *d)
+{
+	uint64_t one = 1;
+	ssize_t n = write(d->notify_fd, &one, sizeof(one));
+	(void)n;
+}
+
+static void *drain_main(void *arg)
+{
+	struct mp_drain *d = arg;
+	pthread_mutex_lock(&d->lock);
+	while (!d->stop) {
+		size_t before = d->qlen;
+		long r;
+		if (d->qlen > QUEUE_MAX) {
+			pthread_cond_wait(&d->taken, &d->lock);
+			continue;
+		}
+		r = round_locked(d, false);
+		if (d->qlen > before)
+			notify(d);
+		pthread_mutex_unlock(&d->lock);
+		/*
+		 * After a busy round, a pause gathers the next batch: each round
+		 * costs the program a memory barrier on each of its CPUs, so
+		 * rounds come at most every BATCH_US unless a ring fills past
+		 * half. A quiet round sleeps long, unless records wait for a busy
+		 * ring (then briefly).
+		 */
+		if (r > 0)
+			doze(d, BATCH_US);
+		else
+			doze(d, mp_merge_pending(&d->m) ? BATCH_US / 10 : d->idle_ms * 1000);
+		pthread_mutex_lock(&d->lock);
+	}
+	/* The process is gone or its stream ended: every published record counts. */
+	while (round_locked(d, true) > 0)
+		;
+	__atomic_store_n(&d->m.h->reader_state, MP_READER_GONE, __ATOMIC_RELEASE);
+	d->done = true;
+	pthread_mutex_unlock(&d->lock);
+	notify(d);
+	return NULL;
+}
+
+struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, struct strbuf *err)
+{
+	struct mp_drain *d;
+	struct mp_shm_header *h;
+	const char *why;
+	struct stat st;
+	void *base;
+	uint64_t size;
+	sigset_t all, old;
+	if (fstat(memfd, &st) < 0 || st.st_size < 4096) {
+		strbuf_addstr(err, "the tracker's rings cannot be read");
+		return NULL;
+	}
+	/* The header first, to learn the mapping's size. */
+	base = mmap(NULL, 4096, PROT_READ, MAP_SHARED, memfd, 0);
+	if (base == MAP_FAILED) {
+		strbuf_addf(err, "cannot map the tracker's rings: %s", strerror(errno));
+		return NULL;
+	}
+	if (mp_merge_check(base, 4096, &why) < 0) {
+		strbuf_addf(err, "the tracker's rings are not usable: %s", why);
+		munmap(base, 4096);
+		return NULL;
+	}
+	size = ((const struct mp_shm_header *)base)->size;
+	munmap(base, 4096);
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0);
+	if (base == MAP_FAILED) {
+		strbuf_addf(err, "cannot map the tracker's rings: %s", strerror(errno));
+		return NULL;
+	}
+	h = base;
+	d = xcalloc(1, sizeof(*d));
+	d->memfd = memfd;
+	d->notify_fd = notify_fd;
+	d->base = base;
+	d->size = size;
+	d->idle_ms = idle_ms ? idle_ms : 10;
+	d->r = xcalloc(h->max_rings, sizeof(*d->r));
+	d->heap = xcalloc(h->max_rings, sizeof(*d->heap));
+	mp_merge_init(&d->m, base, (uint64_t)st.st_size, d->r, d->heap);
+	update_mapped(d);
+	__atomic_store_n(&h->reader_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->taken, NULL);
+	/* Signals belong to the main thread (memprof run forwards them). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&d->thread, NULL, drain_main, d) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		strbuf_addstr(err, "cannot start a thread to read the tracker's rings");
+		d->done = true;
+		mp_drain_free(d);
+		return NULL;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return d;
+}
+
+void mp_drain_take(struct mp_drain *d, uint8_t **buf, size_t *len, size_t *cap)
+{
+	pthread_mutex_lock(&d->lock);
+	if (*len == 0 && d->qlen) {
+		/* Swap rather than copy: the usual case, a caller that consumed everything. */
+		uint8_t *t = *buf;
+		size_t tc = *cap;
+		*buf = d->q;
+		*cap = d->qcap;
+		*len = d->qlen;
+		d->q = t;
+		d->qcap = tc;
+	} else if (d->qlen) {
+		if (*len + d->qlen > *cap) {
+			*cap = *len + d->qlen + (64u << 10);
+			*buf = xrealloc(*buf, *cap);
+		}
+		memcpy(*buf + *len, d->q, d->qlen);
+		*len += d->qlen;
+	}
+	d->qlen = 0;
+	pthread_cond_signal(&d->taken);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void mp_drain_finish(struct mp_drain *d)
+{
+	struct mp_shm_header *h = d->m.h;
+	pthread_mutex_lock(&d->lock);
+	if (d->done) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	d->stop = true;
+	pthread_cond_signal(&d->taken);
+	pthread_mutex_unlock(&d->lock);
+	/* Wake it from its doze. */
+	__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
+	pthread_join(d->thread, NULL);
+}
+
+void mp_drain_free(struct mp_drain *d)
+{
+	if (!d)
+		return;
+	if (!d->done)
+		mp_drain_finish(d);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->taken);
+	munmap(d->base, d->size);
+	close(d->memfd);
+	free(d->r);
+	free(d->heap);
+	free(d->q);
+	free(d);
+}
+
+uint32_t mp_drain_broken(const struct mp_drain *d)
+{
+	return d->m.broken;
+}
+
+uint32_t mp_drain_unfenced(const struct mp_drain *d)
+{
+	return d->m.unfenced;
+}
+
+uint64_t mp_drain_late(const struct mp_drain *d)
+{
+	return d->m.late;
+}

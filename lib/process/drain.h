@@ -1,0 +1,42 @@
+/*
+ * The rings of one tracked process (lib/transport), drained on a thread of
+ * their own: the collector's main thread may spend a long moment
+ * symbolizing, and the tracked threads must not wait for it. The thread
+ * merges the rings in order into a queue the collector takes from.
+ */
+#ifndef MEMPROF_LIB_PROCESS_DRAIN_H
+#define MEMPROF_LIB_PROCESS_DRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/util/strbuf.h"
+
+struct mp_drain;
+
+/*
+ * Map the rings a tracker passed (memfd, which the drain then owns) and
+ * start draining them; each time it queues data it writes to notify_fd (an
+ * eventfd). idle_ms is its longest sleep when the rings are quiet. NULL with
+ * a one-line reason in err when the mapping cannot be used.
+ */
+struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, struct strbuf *err);
+/*
+ * Move what was merged so far to the end of *buf (len bytes used of cap,
+ * grown with realloc as needed).
+ */
+void mp_drain_take(struct mp_drain *d, uint8_t **buf, size_t *len, size_t *cap);
+/*
+ * The process is gone or its stream ended: merge everything published,
+ * stop the thread and tell the tracker (if it is still there) that its
+ * reader is gone. What remains is then for mp_drain_take().
+ */
+void mp_drain_finish(struct mp_drain *d);
+void mp_drain_free(struct mp_drain *d);
+/* Rings found corrupt, and rounds whose memory barrier failed (for warnings). */
+uint32_t mp_drain_broken(const struct mp_drain *d);
+uint32_t mp_drain_unfenced(const struct mp_drain *d);
+/* Records merged after a newer one (their order relative to other threads may be wrong). */
+uint64_t mp_drain_late(const struct mp_drain *d);
+
+#endif

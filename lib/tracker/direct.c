@@ -1,0 +1,295 @@
+/*
+ * Direct mode (MEMPROF_OUTPUT, no collector): the tracker merges its own
+ * rings into the capture file, on the timer thread, in whichever thread
+ * finds its ring full, and before exec, abort and exit. A capture written
+ * this way loses what the rings held when the process is killed; the
+ * collector of memprof run and memprof attach does not.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/tracker/config.h"
+#include "lib/tracker/direct.h"
+#include "lib/tracker/stream.h"
+#include "lib/transport/merge.h"
+
+static struct stat sink_stat; /* the capture (direct mode): is sink_fd still ours? */
+
+/* Direct mode: the rings merged into the capture, under drain.lock. */
+static struct {
+	int lock;
+	struct mp_merge m;
+	struct mp_rring *r;
+	uint32_t *heap;
+	uint8_t *buf;
+	size_t len;
+	uint64_t n_allocs, n_frees, bytes, n_traces, n_records;
+} drain;
+#define DRAIN_BUF (256u << 10)
+int mp_direct_final;
+
+/* ---- the capture file ---- */
+
+/* The program may have closed our descriptor, and another file got its number. */
+static int sink_is_ours(void)
+{
+	struct stat st;
+	return mp_st.sink_fd >= 0 && fstat(mp_st.sink_fd, &st) == 0 && st.st_dev == sink_stat.st_dev &&
+	       st.st_ino == sink_stat.st_ino;
+}
+
+static void sink_write(const uint8_t *p, size_t n)
+{
+	if (!sink_is_ours()) {
+		mp_st.sink_fd = -1;
+		mp_stream_stop("the program closed the capture's file descriptor", "; tracking stopped",
+			      NULL);
+		return;
+	}
+	while (n) {
+		ssize_t w = write(mp_st.sink_fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			mp_stream_stop("cannot write the capture '", mp_cfg.output,
+				      errno == ENOSPC ? "': no space left on device; tracking stopped"
+						      : "'; tracking stopped");
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* What the trailer counts, from the merged records' tags and an allocation's size. */
+static void count_record(const uint8_t *p, size_t n)
+{
+	uint8_t tag = p[0];
+	drain.n_records++;
+	if (tag >= MP_TAG_ALLOC && tag < MP_TAG_FREE) {
+		uint64_t v, size = 0;
+		const uint8_t *q = p + 1, *end = p + n;
+		int field = 0;
+		/* addr (one varint, two when the low bit says so), then size. */
+		while (q < end && field < 3) {
+			unsigned shift = 0;
+			v = 0;
+			while (q < end) {
+				v |= (uint64_t)(*q & 0x7f) << shift;
+				shift += 7;
+				if (!(*q++ & 0x80))
+					break;
+			}
+			if (field == 0 && !(v & 1))
+				field++;
+			if (++field == 3)
+				size = v;
+		}
+		drain.n_allocs++;
+		drain.bytes += size;
+	} else if ((tag >= MP_TAG_FREE && tag < MP_TAG_ALLOC_SEQ) || tag == MP_TAG_FREE_X ||
+		   tag == MP_TAG_FREE_RANGE_X) {
+		drain.n_frees++;
+	} else if (tag == MP_TAG_ALLOC_X) {
+		drain.n_allocs++;
+	} else if (tag == MP_TAG_TRACE) {
+		drain.n_traces++;
+	}
+}
+
+static int drain_out(void *ctx, const uint8_t *p, size_t n)
+{
+	(void)ctx;
+	if (p[0] != MP_TAG_THREAD_SWITCH)
+		count_record(p, n);
+	if (drain.len + n > DRAIN_BUF) {
+		sink_write(drain.buf, drain.len);
+		drain.len = 0;
+	}
+	memcpy(drain.buf + drain.len, p, n);
+	drain.len += n;
+	return 0;
+}
+
+static void drain_locked(int final)
+{
+	long r;
+	if (!drain.buf || mp_st.sink_fd < 0)
+		return;
+	drain.m.mapped = mp_st.shm_file;
+	do
+		r = mp_merge_round(&drain.m, final, drain_out, NULL);
+	while (final && r > 0);
+	if (drain.len) {
+		sink_write(drain.buf, drain.len);
+		drain.len = 0;
+	}
+}
+
+void mp_direct_drain(int final)
+{
+	int saved = errno;
+	if (!drain.buf)
+		return;
+	mp_in_hook++;
+	mp_lock(&drain.lock);
+	drain_locked(final);
+	mp_unlock(&drain.lock);
+	mp_in_hook--;
+	errno = saved;
+}
+
+void mp_direct_wait(uint64_t ns)
+{
+	struct timespec to = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	struct mp_shm_header *h = mp_st.h;
+	uint32_t seen;
+	if (!mp_cfg.direct || !h) {
+		nanosleep(&to, NULL);
+		return;
+	}
+	/* We are the reader: writers whose ring fills past half wake us. */
+	seen = __atomic_load_n(&h->doorbell, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&h->reader_state, MP_READER_SLEEPING, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, seen, &to, NULL, 0);
+	__atomic_store_n(&h->reader_state, MP_READER_ACTIVE, __ATOMIC_RELAXED);
+}
+
+/* Direct mode writes its own trailer: the collector is not there to do it (under drain.lock). */
+static void trailer_locked(void)
+{
+	uint8_t rec[256], *p;
+	uint64_t end_us = mp_now_ns(CLOCK_REALTIME) / 1000;
+	p = mp_enc_sized_begin(rec, MP_TAG_TRAILER);
+	p = mp_enc_field_uint(p, MP_T_END_TIME, end_us);
+	p = mp_enc_field_uint(p, MP_T_DURATION, mp_stream_since_start_us());
+	p = mp_enc_field_uint(p, MP_T_END_REASON, mp_st.exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT);
+	if (mp_st.exit_status_known)
+		p = mp_enc_field_uint(p, MP_T_EXIT_CODE, (uint64_t)(mp_st.exit_status_value & 0xff));
+	p = mp_enc_field_uint(p, MP_T_N_ALLOCS, drain.n_allocs);
+	p = mp_enc_field_uint(p, MP_T_N_FREES, drain.n_frees);
+	p = mp_enc_field_uint(p, MP_T_BYTES_ALLOCATED, drain.bytes);
+	p = mp_enc_field_uint(p, MP_T_N_TRACES, drain.n_traces);
+	p = mp_enc_field_uint(p, MP_T_N_RECORDS, drain.n_records + 1);
+	p = mp_enc_sized_end(rec, p);
+	sink_write(rec, (size_t)(p - rec));
+}
+
+void mp_direct_finish(void)
+{
+	mp_in_hook++;
+	mp_lock(&drain.lock);
+	/*
+	 * Other threads may still run: a round merges only what is proven
+	 * complete, and what comes later is merged as it is published.
+	 */
+	drain_locked(0);
+	trailer_locked();
+	mp_direct_final = 1;
+	mp_unlock(&drain.lock);
+	mp_in_hook--;
+}
+
+
+/* Expand the output pattern: %p is the pid, %% a percent sign; a followed child gets .<pid>. */
+static int output_path(char *out, size_t cap, int child)
+{
+	const char *s = mp_cfg.output;
+	size_t n = 0;
+	int had_pid = 0;
+	char num[24];
+	for (; *s; s++) {
+		const char *add = s;
+		size_t alen = 1;
+		if (s[0] == '%' && s[1] == 'p') {
+			alen = mp_u64_to_dec(num, (uint64_t)getpid());
+			add = num;
+			had_pid = 1;
+			s++;
+		} else if (s[0] == '%' && s[1] == '%') {
+			s++;
+		}
+		if (n + alen >= cap)
+			return -1;
+		memcpy(out + n, add, alen);
+		n += alen;
+	}
+	if (child && !had_pid) {
+		size_t l = mp_u64_to_dec(num, (uint64_t)getpid());
+		if (n + 1 + l >= cap)
+			return -1;
+		out[n++] = '.';
+		memcpy(out + n, num, l);
+		n += l;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
+{
+	char path[4096];
+	int oflags = O_WRONLY | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
+	if (output_path(path, sizeof(path), forked_from != 0)) {
+		mp_write_stderr("MEMPROF_OUTPUT is too long; the program runs untracked", NULL, NULL);
+		return -1;
+	}
+	mp_st.sink_fd = open(path, oflags, 0644);
+	if (mp_st.sink_fd < 0) {
+		mp_write_stderr("cannot create the capture '", path,
+				errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
+						  "the program runs untracked"
+						: "'; the program runs untracked");
+		return -1;
+	}
+	fstat(mp_st.sink_fd, &sink_stat);
+	mp_st.sink_is_socket = 0;
+	if (!drain.r) {
+		drain.r = mp_pages(MP_RING_MAX_DEFAULT * sizeof(*drain.r));
+		drain.heap = mp_pages(MP_RING_MAX_DEFAULT * sizeof(*drain.heap));
+		drain.buf = mp_pages(DRAIN_BUF);
+		if (!drain.r || !drain.heap || !drain.buf)
+			return -1;
+	} else {
+		memset(drain.r, 0, MP_RING_MAX_DEFAULT * sizeof(*drain.r));
+	}
+	drain.len = 0;
+	drain.n_allocs = drain.n_frees = drain.bytes = drain.n_traces = drain.n_records = 0;
+	mp_merge_init(&drain.m, mp_st.shm, mp_st.shm_file, drain.r, drain.heap);
+	/* We are our own reader. */
+	mp_st.h->reader_pid = (int32_t)getpid();
+	mp_st.self_reader = mp_direct_drain;
+	mp_direct_final = 0;
+	{
+		static uint8_t header[MP_HEADER_CAP];
+		sink_write(header, mp_stream_header(header, mode, flags, forked_from));
+	}
+	return mp_st.sink_fd >= 0 ? 0 : -1;
+}
+
+void mp_direct_lock(void)
+{
+	mp_lock(&drain.lock);
+}
+
+void mp_direct_unlock(void)
+{
+	mp_unlock(&drain.lock);
+}
+
+void mp_direct_forked(void)
+{
+	drain.lock = 0;
+	mp_direct_final = 0;
+	/* The child writes its own capture, if it is followed, from a new mapping. */
+	drain.len = 0;
+}
+

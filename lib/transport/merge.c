@@ -1,0 +1,383 @@
+/* The rings of a tracked process merged in key order into the tracker's stream format. */
+#include <config.h>
+#include "lib/transport/merge.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/format/format.h"
+
+bool mp_merge_can_fence(void)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	return cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+}
+
+int mp_merge_check(const void *base, uint64_t size, const char **why)
+{
+	const struct mp_shm_header *h = base;
+	uint64_t ctl, data, total;
+	if (size < 4096) {
+		*why = "it is smaller than a page";
+		return -1;
+	}
+	if (h->magic != MP_SHM_MAGIC) {
+		*why = "it is not a memprof ring mapping";
+		return -1;
+	}
+	if (h->version != MP_SHM_VERSION) {
+		*why = "its version is not this collector's (a different memprof loaded the tracker)";
+		return -1;
+	}
+	if ((h->clock != MP_CLOCK_TSC && h->clock != MP_CLOCK_COUNTER) ||
+	    h->ring_size < 4096 || h->ring_size > (1u << 26) || (h->ring_size & (h->ring_size - 1)) ||
+	    h->max_rings == 0 || h->max_rings > (1u << 20)) {
+		*why = "its header is invalid";
+		return -1;
+	}
+	mp_shm_layout(h->ring_size, h->max_rings, &ctl, &data, &total);
+	if (h->ctl_offset != ctl || h->data_offset != data || h->size != total) {
+		*why = "its layout is invalid";
+		return -1;
+	}
+	return 0;
+}
+
+void mp_merge_init(struct mp_merge *m, void *base, uint64_t mapped, struct mp_rring *r,
+		   uint32_t *heap)
+{
+	memset(m, 0, sizeof(*m));
+	m->base = base;
+	m->h = base;
+	m->mapped = mapped;
+	m->r = r;
+	m->heap = heap;
+	m->cur = UINT32_MAX;
+}
+
+uint32_t mp_merge_rings(const struct mp_merge *m)
+{
+	uint32_t n = __atomic_load_n(&m->h->n_rings, __ATOMIC_ACQUIRE);
+	return n < m->h->max_rings ? n : m->h->max_rings;
+}
+
+/* A varint of at most 10 bytes at p, before end; 0 when it does not fit or is too long. */
+static unsigned get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned i = 0, shift = 0; i < 10 && p + i < end; i++, shift += 7) {
+		x |= (uint64_t)(p[i] & 0x7f) << shift;
+		if (!(p[i] & 0x80)) {
+			*v = x;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* What the record at a position holds. */
+struct peeked {
+	uint64_t key, size;     /* its key, and its whole size in the ring */
+	uint32_t off, len;      /* where its bytes start in the ring, and how many */
+};
+
+/*
+ * The record at *pos (before head) whose key is base plus its delta: skips
+ * a lap's end first (moving *pos). Returns 1 with *pk set, 0 when *pos reached
+ * head, -1 when the ring is corrupt (the program may have written over it).
+ */
+static int peek_at(const struct mp_merge *m, const uint8_t *data, uint64_t *pos, uint64_t head,
+		   uint64_t base, struct peeked *pk)
+{
+	uint64_t mask = m->h->ring_size - 1, len, delta, lap_end;
+	const uint8_t *p, *end;
+	unsigned a, b;
+	if (*pos < head && data[*pos & mask] == 0)
+		*pos = (*pos | mask) + 1;
+	if (*pos >= head)
+		return *pos == head ? 0 : -1;
+	/* A record never wraps: it ends by the lap's end, and by head. */
+	lap_end = (*pos | mask) + 1;
+	p = data + (*pos & mask);
+	end = p + ((lap_end < head ? lap_end : head) - *pos);
+	a = get_varint(p, end, &len);
+	if (!a || len == 0 || len > (uint64_t)(end - p - a))
+		return -1;
+	b = get_varint(p + a, p + a + len, &delta);
+	if (!b || b == len)
+		return -1;
+	pk->key = base + delta;
+	pk->off = (uint32_t)(*pos & mask) + a + b;
+	pk->len = (uint32_t)(len - b);
+	pk->size = a + len;
+	return 1;
+}
+
+/* Peek the ring's next record to merge into its next_* fields. */
+static int peek(struct mp_merge *m, struct mp_rring *rr, const uint8_t *data)
+{
+	struct peeked pk;
+	int r = peek_at(m, data, &rr->pos, rr->head, rr->pos_key, &pk);
+	if (r > 0) {
+		rr->next_key = pk.key;
+		rr->next_size = pk.size;
+		rr->next_off = pk.off;
+		rr->next_len = pk.len;
+	}
+	return r;
+}
+
+static bool heap_less(const struct mp_merge *m, uint32_t a, uint32_t b)
+{
+	const struct mp_rring *x = &m->r[a], *y = &m->r[b];
+	return x->next_key < y->next_key || (x->next_key == y->next_key && a < b);
+}
+
+static void heap_set(struct mp_merge *m, uint32_t i, uint32_t ring)
+{
+	m->heap[i] = ring;
+	m->r[ring].heap_pos = i + 1;
+}
+
+static void sift_up(struct mp_merge *m, uint32_t i)
+{
+	uint32_t ring = m->heap[i];
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!heap_less(m, ring, m->heap[parent]))
+			break;
+		heap_set(m, i, m->heap[parent]);
+		i = parent;
+	}
+	heap_set(m, i, ring);
+}
+
+static void sift_down(struct mp_merge *m, uint32_t i)
+{
+	uint32_t ring = m->heap[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= m->nheap)
+			break;
+		if (c + 1 < m->nheap && heap_less(m, m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!heap_less(m, m->heap[c], ring))
+			break;
+		heap_set(m, i, m->heap[c]);
+		i = c;
+	}
+	heap_set(m, i, ring);
+}
+
+static void heap_pop(struct mp_merge *m)
+{
+	m->r[m->heap[0]].heap_pos = 0;
+	if (--m->nheap) {
+		m->heap[0] = m->heap[m->nheap];
+		sift_down(m, 0);
+	}
+}
+
+/* Hand consumed room back to the ring's writer, waking it if it waits. */
+static void release(struct mp_merge *m, uint32_t i)
+{
+	struct mp_rring *rr = &m->r[i];
+	struct mp_ring_ctl *c = mp_shm_ctl(m->base, m->h, i);
+	if (rr->tail == rr->pos)
+		return;
+	rr->tail = rr->pos;
+	__atomic_store_n(&c->tail, rr->tail, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->waiting, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&c->waiting, 0, __ATOMIC_RELAXED);
+		/* Not a private futex: the writer is in another process. */
+		syscall(SYS_futex, (uint32_t *)&c->tail, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+}
+
+/* Events belong to their thread: the stream's decoder needs a THREAD_SWITCH first. */
+static bool is_event(uint8_t tag)
+{
+	return (tag >= MP_TAG_ALLOC && tag < MP_TAG_ALLOC_SEQ) || tag == MP_TAG_ALLOC_X ||
+	       tag == MP_TAG_FREE_X || tag == MP_TAG_FREE_RANGE_X;
+}
+
+static int emit(struct mp_merge *m, uint32_t ring, const uint8_t *p, size_t n, mp_merge_out_fn out,
+		void *ctx)
+{
+	if (is_event(p[0]) && ring != m->cur) {
+		uint8_t sw[1 + 10], *q = sw;
+		uint64_t v = ring;
+		*q++ = MP_TAG_THREAD_SWITCH;
+		while (v >= 0x80) {
+			*q++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*q++ = (uint8_t)v;
+		if (out(ctx, sw, (size_t)(q - sw)))
+			return -1;
+		m->cur = ring;
+	}
+	return out(ctx, p, n) ? -1 : 0;
+}
+
+/*
+ * A busy ring's bound: its record in flight is newer than its last
+ * published one, so read the keys up to head (remembering how far, for the
+ * next round). 0 with the last key in *last, -1 when the ring is corrupt.
+ */
+static int scan_to_head(struct mp_merge *m, struct mp_rring *rr, const uint8_t *data, uint64_t *last)
+{
+	uint64_t pos = rr->pos, key = rr->pos_key;
+	struct peeked pk;
+	int r;
+	if (rr->scan > pos) {
+		pos = rr->scan;
+		key = rr->scan_key;
+	}
+	while ((r = peek_at(m, data, &pos, rr->head, key, &pk)) > 0) {
+		key = pk.key;
+		pos += pk.size;
+	}
+	if (r < 0)
+		return -1;
+	rr->scan = pos;
+	rr->scan_key = key;
+	*last = key;
+	return 0;
+}
+
+static void broken(struct mp_merge *m, struct mp_rring *rr)
+{
+	if (!rr->broken) {
+		rr->broken = true;
+		m->broken++;
+	}
+	if (rr->heap_pos) {
+		uint32_t i = rr->heap_pos - 1;
+		rr->heap_pos = 0;
+		if (i != --m->nheap) {
+			m->heap[i] = m->heap[m->nheap];
+			sift_down(m, i);
+			sift_up(m, m->r[m->heap[i]].heap_pos - 1);
+		}
+	}
+}
+
+long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *ctx)
+{
+	const struct mp_shm_header *h = m->h;
+	uint64_t bound = UINT64_MAX, mask = h->ring_size - 1;
+	long merged = 0;
+	uint32_t n;
+
+	if (!final) {
+		if (h->clock == MP_CLOCK_TSC) {
+			bound = mp_tsc();
+			/*
+			 * Every thread of the process passes a barrier: see
+			 * lib/transport/merge.h. The collector said the system
+			 * allows it before the tracker chose this clock; should it
+			 * fail anyway, records published within a moment of their
+			 * key are still merged in order, and the failure counted.
+			 */
+			if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
+				m->unfenced++;
+		} else {
+			bound = __atomic_load_n(&m->h->counter, __ATOMIC_SEQ_CST) + 1;
+		}
+	}
+	n = mp_merge_rings(m);
+	if (mp_shm_needed(h, n) > m->mapped)
+		return -2; /* a ring the caller cannot read yet: it must not be left out */
+	if (n > m->nrings)
+		m->nrings = n;
+	m->nheap = 0;
+	for (uint32_t i = 0; i < m->nrings; i++) {
+		struct mp_rring *rr = &m->r[i];
+		struct mp_ring_ctl *c = mp_shm_ctl(m->base, h, i);
+		const uint8_t *data = mp_shm_data(m->base, h, i);
+		uint32_t busy;
+		uint64_t head;
+		int r;
+		rr->heap_pos = 0;
+		if (rr->broken)
+			continue;
+		busy = __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE);
+		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		if (head < rr->head || head - rr->tail > h->ring_size) {
+			broken(m, rr);
+			continue;
+		}
+		rr->head = head;
+		if (busy && !final) {
+			uint64_t last;
+			if (scan_to_head(m, rr, data, &last) < 0) {
+				broken(m, rr);
+				continue;
+			}
+			if (last + 1 < bound)
+				bound = last + 1;
+		}
+		r = peek(m, rr, data);
+		if (r < 0) {
+			broken(m, rr);
+			continue;
+		}
+		if (r > 0) {
+			heap_set(m, m->nheap++, i);
+			sift_up(m, m->nheap - 1);
+		}
+	}
+	/* Merge, oldest first, what is older than every bound. */
+	while (m->nheap) {
+		uint32_t i = m->heap[0];
+		struct mp_rring *rr = &m->r[i];
+		const uint8_t *data = mp_shm_data(m->base, h, i);
+		uint64_t key = rr->next_key;
+		int r;
+		if (key >= bound)
+			break;
+		if (emit(m, i, data + rr->next_off, rr->next_len, out, ctx) < 0) {
+			release(m, i);
+			return -1;
+		}
+		merged++;
+		m->records++;
+		/* Keys come out in order, round after round, unless a clock or a thread lied. */
+		if (key < m->last_key)
+			m->late++;
+		else
+			m->last_key = key;
+		rr->pos += rr->next_size;
+		rr->pos_key = key;
+		r = peek(m, rr, data);
+		if (r > 0) {
+			sift_down(m, 0);
+		} else {
+			heap_pop(m);
+			release(m, i);
+			if (r < 0)
+				broken(m, rr);
+		}
+		if (rr->pos - rr->tail >= (mask + 1) / 4)
+			release(m, i);
+	}
+	for (uint32_t i = 0; i < m->nrings; i++)
+		release(m, i);
+	return merged;
+}
+
+bool mp_merge_pending(const struct mp_merge *m)
+{
+	for (uint32_t i = 0; i < m->nrings; i++) {
+		const struct mp_rring *rr = &m->r[i];
+		const struct mp_ring_ctl *c = mp_shm_ctl(m->base, m->h, i);
+		if (!rr->broken && __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) > rr->pos)
+			return true;
+	}
+	return false;
+}

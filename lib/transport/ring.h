@@ -1,0 +1,246 @@
+/*
+ * The transport between a tracked process and its collector: a shared
+ * mapping (a memfd the tracker creates and passes to the collector) holding
+ * one ring of records per tracked thread. A thread writes only its own ring,
+ * with no lock; every record carries an order key taken at the moment the
+ * event happens (before a free releases its block, after an allocation
+ * returns), so the collector can merge the rings into the one order the
+ * capture needs (lib/transport/merge.h). The collector keeps the mapping when
+ * the process dies: every record whose write completed reaches the capture.
+ *
+ * Order keys come from the time-stamp counter when the kernel's own clock is
+ * the TSC (synchronised across CPUs), else from a counter in the mapping
+ * incremented atomically. For the collector to know that no thread is about
+ * to publish a record older than what it merges, each ring has a busy flag
+ * set around a record's key and write; see mp_ring_begin() and
+ * mp_merge_round().
+ *
+ * Allocation-free and header-only for the writer: the tracker uses it inside
+ * malloc hooks.
+ */
+#ifndef MEMPROF_LIB_TRANSPORT_RING_H
+#define MEMPROF_LIB_TRANSPORT_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MP_SHM_MAGIC 0x474e49524650454dull /* "MEPFRING" */
+#define MP_SHM_VERSION 1
+
+/* Sizes: a ring of this many bytes per thread; the mapping reserves room for max rings. */
+#define MP_RING_SIZE_DEFAULT (128u << 10)
+#define MP_RING_MAX_DEFAULT 16384u
+/* The largest record a ring takes (a MODULE with a long path and many segments). */
+#define MP_RING_MAX_RECORD (16u << 10)
+
+enum mp_clock { MP_CLOCK_TSC = 1, MP_CLOCK_COUNTER = 2 };
+enum mp_ring_state { MP_RING_FREE = 0, MP_RING_ACTIVE = 1, MP_RING_RETIRED = 2 };
+/* What the reader is doing, for writers deciding whether to ring the doorbell. */
+enum mp_reader_state { MP_READER_ACTIVE = 0, MP_READER_SLEEPING = 1, MP_READER_GONE = 2 };
+
+/*
+ * The first page of the mapping. Fields before `n_rings` are written once by
+ * the tracker before the mapping is passed on; the others each sit in their
+ * own cache line, as different parties write them.
+ */
+struct mp_shm_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t clock;             /* enum mp_clock */
+	uint32_t ring_size;         /* bytes of data per ring, a power of two */
+	uint32_t max_rings;
+	uint64_t ctl_offset;        /* offset of the ring control table */
+	uint64_t data_offset;       /* offset of ring 0's data; ring i's is data_offset + i * ring_size */
+	uint64_t size;              /* bytes the whole mapping may grow to */
+	/* Rings handed out so far (release); the reader maps and reads rings [0, n_rings). */
+	uint32_t n_rings __attribute__((aligned(64)));
+	/* The order counter (MP_CLOCK_COUNTER). */
+	uint64_t counter __attribute__((aligned(64)));
+	/* Written by the reader. */
+	uint32_t reader_state __attribute__((aligned(64))); /* enum mp_reader_state */
+	int32_t reader_pid;
+	/* A futex the reader sleeps on; writers bump and wake it (the doorbell). */
+	uint32_t doorbell __attribute__((aligned(64)));
+};
+
+/*
+ * A ring's control block: a cache line the writer writes and one the reader
+ * writes. head and tail count bytes ever written and consumed, so the data
+ * at position x is at x & (ring_size - 1).
+ */
+struct mp_ring_ctl {
+	uint64_t head;              /* published bytes (release) */
+	uint32_t busy;              /* 1 from before a record's key is taken until it is published */
+	uint32_t state;             /* enum mp_ring_state */
+	uint32_t tid;               /* the thread writing it */
+	uint32_t waiting;           /* the writer waits for room (a futex on tail_lo) */
+	uint64_t pad0[5];
+	uint64_t tail __attribute__((aligned(64))); /* consumed bytes (release); futex on its low half */
+	uint64_t pad1[7];
+};
+
+/*
+ * What a tracker sends first on the collector's socket, with the mapping's
+ * memfd as SCM_RIGHTS; then the capture's preamble and header.
+ */
+#define MP_HELLO_MAGIC "MPHELLO"
+struct mp_shm_hello {
+	char magic[8];
+	uint32_t version;           /* MP_SHM_VERSION */
+	uint32_t pid;
+};
+
+/* Offsets and size of a mapping for max rings of ring_size bytes. */
+static inline void mp_shm_layout(uint32_t ring_size, uint32_t max_rings, uint64_t *ctl_offset,
+				 uint64_t *data_offset, uint64_t *size)
+{
+	uint64_t ctl = 4096, data = ctl + (uint64_t)max_rings * sizeof(struct mp_ring_ctl);
+	data = (data + 4095) & ~4095ull;
+	*ctl_offset = ctl;
+	*data_offset = data;
+	*size = data + (uint64_t)max_rings * ring_size;
+}
+
+/* Bytes of the mapping that rings [0, n) need (the file's size, page-rounded). */
+static inline uint64_t mp_shm_needed(const struct mp_shm_header *h, uint32_t n)
+{
+	return h->data_offset + (uint64_t)n * h->ring_size;
+}
+
+static inline struct mp_ring_ctl *mp_shm_ctl(void *base, const struct mp_shm_header *h, uint32_t i)
+{
+	return (struct mp_ring_ctl *)((char *)base + h->ctl_offset) + i;
+}
+
+static inline uint8_t *mp_shm_data(void *base, const struct mp_shm_header *h, uint32_t i)
+{
+	return (uint8_t *)base + h->data_offset + (uint64_t)i * h->ring_size;
+}
+
+/* ---- order keys ---- */
+
+/* The time-stamp counter, after the loads before it are done (lfence). */
+static inline uint64_t mp_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The order key of a record being written now (after mp_ring_begin's busy
+ * flag). It must follow every load before it: an allocation's key the load
+ * that found its block free, a free's key the load that gave the program
+ * the pointer (another thread's block, handed over).
+ */
+static inline uint64_t mp_shm_key(struct mp_shm_header *h, int clock)
+{
+	if (__builtin_expect(clock == MP_CLOCK_TSC, 1))
+		return mp_tsc();
+	/* A locked add is a full barrier: the busy flag is visible before the key exists. */
+	return __atomic_fetch_add(&h->counter, 1, __ATOMIC_SEQ_CST) + 1;
+}
+
+/* ---- the writer's side: one thread per ring ---- */
+
+/*
+ * The writer's own view of its ring, in its memory: where it writes, and
+ * the last tail it read (it reads the shared one only when the ring looks
+ * full).
+ */
+struct mp_wring {
+	struct mp_ring_ctl *ctl;
+	uint8_t *data;
+	uint64_t mask;              /* ring_size - 1 */
+	uint64_t head;              /* bytes written, published or not */
+	uint64_t tail;              /* the last tail read */
+	uint64_t last_key;          /* keys are written as deltas to the ring's previous one */
+	uint64_t half_mark;         /* head at which the ring is half full (doorbell) */
+	uint32_t index;
+};
+
+/* Room for a record of up to n bytes, contiguous at mp_wring_at(); 0, or -1 when it must wait. */
+static inline int mp_wring_room(struct mp_wring *w, size_t n)
+{
+	uint64_t size = w->mask + 1, off = w->head & w->mask;
+	/* A record never wraps: the end of the lap is skipped (a 0 byte says so). */
+	uint64_t need = n + (off + n > size ? size - off : 0);
+	if (__builtin_expect(w->head + need - w->tail <= size, 1))
+		return 0;
+	w->tail = __atomic_load_n(&w->ctl->tail, __ATOMIC_ACQUIRE);
+	return w->head + need - w->tail <= size ? 0 : -1;
+}
+
+/* Where the next record goes (after mp_wring_room() said there is room): skip a short lap end. */
+static inline uint8_t *mp_wring_at(struct mp_wring *w, size_t n)
+{
+	uint64_t size = w->mask + 1, off = w->head & w->mask;
+	if (off + n > size) {
+		w->data[off] = 0;
+		w->head += size - off;
+		off = 0;
+	}
+	return w->data + off;
+}
+
+/*
+ * Start a record: the busy flag, then the key. The flag is set before the
+ * key is read so that a reader that sees it clear knows any record not yet
+ * published will have a newer key (mp_merge_round()).
+ */
+static inline uint64_t mp_wring_begin(struct mp_wring *w, struct mp_shm_header *h, int clock)
+{
+	__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return mp_shm_key(h, clock);
+}
+
+/* Publish the record that ends at end, then clear the busy flag. */
+static inline void mp_wring_publish(struct mp_wring *w, uint8_t *end)
+{
+	uint64_t off = w->head & w->mask;
+	w->head += (uint64_t)(end - (w->data + off));
+	__atomic_store_n(&w->ctl->head, w->head, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Give up a record after mp_wring_begin(): nothing is published. */
+static inline void mp_wring_abandon(struct mp_wring *w)
+{
+	__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A record in a ring: its length (a varint, counting what follows it), the
+ * key as a varint delta to the ring's previous key, then the record's bytes
+ * as the tracker's stream has them (lib/format/encode.h). A length of 0 marks
+ * the end of a lap.
+ *
+ * mp_wring_frame() writes the key at p + 1, leaving p[0] for the length of a
+ * record under 128 bytes, and returns where the record's bytes go;
+ * mp_wring_frame_end() writes the length.
+ */
+static inline uint8_t *mp_wring_frame(struct mp_wring *w, uint8_t *p, uint64_t key)
+{
+	uint64_t d = key - w->last_key;
+	w->last_key = key;
+	p++;
+	while (d >= 0x80) {
+		*p++ = (uint8_t)(d | 0x80);
+		d >>= 7;
+	}
+	*p++ = (uint8_t)d;
+	return p;
+}
+
+static inline void mp_wring_frame_end(uint8_t *start, uint8_t *end)
+{
+	start[0] = (uint8_t)(end - start - 1);
+}
+
+#endif
