@@ -7,7 +7,6 @@
 #include "lib/analysis/analysis-private.h"
 #include "lib/analysis/blocks.h"
 #include "lib/analysis/rangemap.h"
-#include "lib/format/readahead.h"
 #include "lib/util/hash.h"
 #include "lib/util/xalloc.h"
 
@@ -575,15 +574,19 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 }
 
 /*
- * Records come in batches from a thread that reads ahead, so decoding and
- * decompressing overlap the analysis; within a batch, the table entries an
+ * A thread reads the file and opens its blocks ahead (mp_reader_read_ahead()),
+ * and this one decodes and analyses: records are decoded into a window of
+ * WINDOW events that stays in the cache, and within it the table entries an
  * event will touch (its block, its stack's slot) are prefetched a few events
- * ahead, because on large captures those lookups miss the cache.
+ * ahead, because on large captures those lookups miss the cache. Records
+ * other than events point into the decoder's buffers, which the next decode
+ * reuses: each is analysed at once, after the events before it.
  *
  * prefetch_event must be inlined: as a function of its own, GCC finds it has
  * no side effects (a prefetch is none) and drops every call to it.
  */
 #define PREFETCH_AHEAD 8
+#define WINDOW 64
 
 static inline __attribute__((always_inline)) void prefetch_event(const struct mp_analysis *a,
 								  const struct mp_record *rec)
@@ -599,7 +602,7 @@ static inline __attribute__((always_inline)) void prefetch_event(const struct mp
 	}
 }
 
-static void run_batch(struct mp_analysis *a, const struct mp_record *recs, size_t n)
+static void run_window(struct mp_analysis *a, const struct mp_record *recs, size_t n)
 {
 	for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_event(a, &recs[i]);
@@ -610,30 +613,40 @@ static void run_batch(struct mp_analysis *a, const struct mp_record *recs, size_
 	}
 }
 
+static inline bool windowed(enum mp_rec_type t)
+{
+	return t == MP_REC_ALLOC || t == MP_REC_FREE || t == MP_REC_SWITCH || t == MP_REC_TRACE ||
+	       t == MP_REC_TICK;
+}
+
 int mp_analysis_read(struct mp_analysis *a, struct mp_reader *r, struct strbuf *warn)
 {
 	const struct mp_analysis_progress *prog = a->opts.progress;
-	struct mp_readahead *ra;
-	struct mp_record rec;
+	struct mp_record win[WINDOW + 1];
+	size_t n = 0;
+	uint64_t next_update = 0;
 	int ret = 0;
 
 	mp_analysis_header(a, mp_reader_header(r));
-	ra = mp_readahead_start(r);
-	if (ra) {
-		struct mp_batch_view v;
-		while (mp_readahead_next(ra, &v)) {
-			run_batch(a, v.recs, v.n);
-			if (prog && prog->update)
-				prog->update(prog->ctx, v.offset, v.n_records);
+	mp_reader_read_ahead(r); /* without a thread, the same records come all the same */
+	while (mp_reader_next(r, &win[n])) {
+		if (windowed(win[n].type)) {
+			if (++n < WINDOW)
+				continue;
+			run_window(a, win, n);
+		} else {
+			run_window(a, win, n);
+			mp_analysis_record(a, &win[n]);
 		}
-		mp_readahead_finish(ra);
-	} else {
-		while (mp_reader_next(r, &rec)) {
-			mp_analysis_record(a, &rec);
-			if (prog && prog->update && !(a->n_records & 0xfff))
-				prog->update(prog->ctx, mp_reader_offset(r), r->n_records);
+		n = 0;
+		if (prog && prog->update && r->n_records >= next_update) {
+			prog->update(prog->ctx, mp_reader_offset(r), r->n_records);
+			next_update = r->n_records + 65536;
 		}
 	}
+	run_window(a, win, n);
+	if (prog && prog->update)
+		prog->update(prog->ctx, mp_reader_offset(r), r->n_records);
 	if (prog && prog->done)
 		prog->done(prog->ctx);
 	if (r->status != MP_READ_OK) {

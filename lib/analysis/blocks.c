@@ -97,6 +97,7 @@ static void evict(struct mp_blocks *bs, size_t p)
 			*tab_insert(bs, pg->e[i].key) = pg->e[i];
 			pg->e[i].slot1 = 0;
 			pg->live--;
+			bs->paged--;
 		}
 	if (bs->nspare < sizeof(bs->spare) / sizeof(bs->spare[0]))
 		bs->spare[bs->nspare++] = pg; /* empty again: slot1 0 everywhere */
@@ -106,10 +107,22 @@ static void evict(struct mp_blocks *bs, size_t p)
 	bs->pages_live--;
 }
 
-/* A page other than the newest with a quarter of its entries live or fewer is evicted. */
-static inline bool sparse(const struct mp_blocks *bs, size_t p)
+/* A page other than the newest with at most live_max entries live. */
+static inline bool sparse(const struct mp_blocks *bs, size_t p, uint32_t live_max)
 {
-	return p + 1 < bs->npages && bs->pages[p]->live <= MP_BLOCKS_PAGE / 4;
+	return p + 1 < bs->npages && bs->pages[p]->live <= live_max;
+}
+
+/* When the pages hold more than eight entries per live block, those at an eighth or less go. */
+static void trim(struct mp_blocks *bs)
+{
+	if (bs->pages_live < 64 || bs->pages_live * MP_BLOCKS_PAGE <= 8 * bs->paged ||
+	    bs->made_since_scan < bs->pages_live / 4)
+		return;
+	bs->made_since_scan = 0;
+	for (size_t p = 0; p + 1 < bs->npages; p++)
+		if (bs->pages[p] && sparse(bs, p, MP_BLOCKS_PAGE / 8))
+			evict(bs, p);
 }
 
 /* The page of number s, made when it is the newest or a new one; NULL when s goes to the table. */
@@ -127,8 +140,10 @@ static struct mp_blocks_page *page_for_insert(struct mp_blocks *bs, uint64_t s)
 	bs->pages[p] = bs->nspare ? bs->spare[--bs->nspare] : xcalloc(1, sizeof(struct mp_blocks_page));
 	bs->pages_live++;
 	/* The page that was the newest may be sparse already (temporary blocks). */
-	if (newest && bs->pages[newest - 1] && sparse(bs, newest - 1))
+	if (newest && bs->pages[newest - 1] && sparse(bs, newest - 1, MP_BLOCKS_PAGE / 16))
 		evict(bs, newest - 1);
+	bs->made_since_scan++;
+	trim(bs);
 	return bs->pages[p];
 }
 
@@ -157,6 +172,7 @@ struct mp_block *mp_blocks_insert(struct mp_blocks *bs, uint64_t key)
 	b = &pg->e[mp_blocks_number(key) & (MP_BLOCKS_PAGE - 1)];
 	b->key = key;
 	pg->live++;
+	bs->paged++;
 	return b;
 }
 
@@ -170,7 +186,8 @@ void mp_blocks_delete(struct mp_blocks *bs, struct mp_block *b)
 	p = mp_blocks_number(b->key) >> MP_BLOCKS_PAGE_BITS;
 	b->slot1 = 0;
 	bs->pages[p]->live--;
-	if (sparse(bs, p))
+	bs->paged--;
+	if (sparse(bs, p, MP_BLOCKS_PAGE / 16))
 		evict(bs, p);
 }
 

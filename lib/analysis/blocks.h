@@ -5,10 +5,12 @@
  * Serial keys go to pages of MP_BLOCKS_PAGE entries indexed by the number,
  * where allocations land in order and a free is one direct load, whatever
  * the number of live blocks. A page that is not the newest and holds at
- * most a quarter of its entries live moves them to the table and is freed,
- * so pages cost at most four entries per live block. Address keys, and the
- * blocks of freed pages, live in an open-addressing table (linear probing,
- * backward-shift deletion), at most half full.
+ * most a sixteenth of its entries live moves them to the table and is
+ * freed; and when the pages hold more than eight entries per live block,
+ * every page at an eighth or less goes the same way: pages cost at most
+ * about eight entries per live block, against two in the table. Address
+ * keys, and the blocks of freed pages, live in an open-addressing table
+ * (linear probing, backward-shift deletion), at most half full.
  */
 #ifndef MEMPROF_LIB_ANALYSIS_BLOCKS_H
 #define MEMPROF_LIB_ANALYSIS_BLOCKS_H
@@ -40,6 +42,8 @@ struct mp_blocks {
 	size_t npages;                 /* pages[] entries in use: one past the newest page */
 	size_t pages_alloc;
 	size_t pages_live;             /* pages allocated */
+	uint64_t paged;                /* live blocks in pages */
+	size_t made_since_scan;        /* pages made since the pages were last scanned */
 	struct mp_blocks_page *spare[4]; /* freed pages kept for the next ones */
 	size_t nspare;
 	struct mp_block *tab;

@@ -207,6 +207,72 @@ static int copy_planes(const struct route *r, unsigned base, unsigned n)
 	return 0;
 }
 
+/* ---- the length of a record ---------------------------------------------- */
+
+/* A varint at s: 1 (its value in *v), 0 when s ends inside it, -1 when it is longer than 10 bytes. */
+static int skip_varint(struct src *s, uint64_t *v)
+{
+	uint64_t val = 0;
+	for (unsigned i = 0; i < MP_VARINT_MAX; i++) {
+		uint8_t b;
+		if (s->p >= s->end)
+			return 0;
+		b = *s->p++;
+		if (i < 10)
+			val |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = val;
+			return 1;
+		}
+	}
+	return -1;
+}
+
+ssize_t mp_record_length(const uint8_t *buf, size_t len)
+{
+	struct src in = { buf + 1, buf + len };
+	struct layout l;
+	uint64_t v;
+	int r;
+	if (!len)
+		return 0;
+	if (buf[0] >= MP_TAG_FIRST_SIZED) {
+		if ((r = skip_varint(&in, &v)) <= 0)
+			return r;
+		if (v > MP_MAX_RECORD_LEN)
+			return -1;
+		if (v > (uint64_t)(in.end - in.p))
+			return 0;
+		return (in.p - buf) + (ssize_t)v;
+	}
+	if (!layout_of(buf[0], &l))
+		return -1;
+	for (int k = 0; k < 3 && l.f[k].how != H_END; k++) {
+		unsigned n = l.f[k].n;
+		switch (l.f[k].how) {
+		case H_COUNTED:
+			if ((r = skip_varint(&in, &v)) <= 0)
+				return r;
+			if (v < 1 || v > 8)
+				return -1;
+			n = (unsigned)v;
+			/* fall through */
+		case H_PLANES:
+			if ((size_t)(in.end - in.p) < n)
+				return 0;
+			in.p += n;
+			break;
+		default:
+			if ((r = skip_varint(&in, &v)) <= 0)
+				return r;
+			if (l.f[k].how == H_ADDR && (v & 1) && (r = skip_varint(&in, &v)) <= 0)
+				return r;
+			break;
+		}
+	}
+	return in.p - buf;
+}
+
 /* ---- splitting ---------------------------------------------------------- */
 
 void mp_fields_init(struct mp_fields *f)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum mp_field_stream {
 	MP_FS_TAGS,    /* every record's tag byte; the class of ALLOC_REF_N, plane counts */
@@ -43,6 +44,14 @@ struct mp_fields {
 	bool tick_deltas, tick_known;
 	uint64_t tick_rss;
 };
+
+/*
+ * The length of the record at buf (len bytes there), found from its tag and
+ * fields alone, without a decoder's state: 0 when buf ends inside it, -1
+ * when it is no record (an undefined tag, a malformed number, a sized
+ * record longer than MP_MAX_RECORD_LEN). Tags of every version are known.
+ */
+ssize_t mp_record_length(const uint8_t *buf, size_t len);
 
 void mp_fields_init(struct mp_fields *f);
 void mp_fields_release(struct mp_fields *f);

@@ -6,7 +6,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/encode.h \
 	%reldir%/fields.c %reldir%/fields.h \
 	%reldir%/format.h \
-	%reldir%/readahead.c %reldir%/readahead.h \
-	%reldir%/reader.c %reldir%/reader.h \
+	%reldir%/readahead.c \
+	%reldir%/reader.c %reldir%/reader-blocks.c %reldir%/reader.h %reldir%/reader-private.h \
 	%reldir%/writer.c %reldir%/writer-blocks.c %reldir%/writer.h %reldir%/writer-private.h
 # end of lib_libmp_a_SOURCES for lib/format

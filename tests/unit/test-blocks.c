@@ -36,7 +36,7 @@ static void expect_block(struct mp_blocks *bs, uint64_t key, uint64_t size)
 
 /*
  * A block that outlives the blocks around it moves to the table, whole,
- * when its page, no longer the newest, falls to a quarter live; pages go
+ * when its page, no longer the newest, falls to a sixteenth live; pages go
  * as they empty, so memory follows the live blocks.
  */
 static void test_long_lived_serial(void **state)
