@@ -284,8 +284,9 @@ struct release {
  * frees it within the threshold. Implicit releases (an address reused
  * without a free) are not.
  */
-static void allocation_gone(struct mp_analysis *a, const struct release *r, uint32_t freer,
-			    bool explicit)
+static inline __attribute__((always_inline)) void allocation_gone(struct mp_analysis *a,
+								   const struct release *r,
+								   uint32_t freer, bool explicit)
 {
 	const struct mp_thread *t = &a->threads[r->thread];
 	if (explicit && freer == r->thread && t->n_allocs - r->serial <= a->opts.temporary_threshold) {
@@ -300,8 +301,9 @@ static void allocation_gone(struct mp_analysis *a, const struct release *r, uint
  * Take bytes (and, when count, one block) of an allocation made at event
  * `event` off the heap: all of a block, or a piece of a mapping.
  */
-static void heap_release(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
-			 bool count, uint64_t event)
+static inline __attribute__((always_inline)) void heap_release(struct mp_analysis *a, uint32_t slot,
+								uint32_t thread, uint64_t bytes,
+								bool count, uint64_t event)
 {
 	struct mp_analysis_private *p = a->p;
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL) {
@@ -403,7 +405,8 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		p->origins[o] = (struct origin){ size, serial, a->n_events, slot, th, 1 };
 		mp_rangemap_insert(&p->maps, addr, end, o);
 	} else {
-		struct mp_block *b = mp_blocks_find(&p->blocks, addr);
+		/* A number is never allocated twice: only an address can be live already. */
+		struct mp_block *b = rec->u.ev.serial ? NULL : mp_blocks_find(&p->blocks, addr);
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
 			struct release r = { b->slot1 - 1, b->thread,
@@ -580,7 +583,8 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
  * event will touch (its block, its stack's slot) are prefetched a few events
  * ahead, because on large captures those lookups miss the cache. Records
  * other than events point into the decoder's buffers, which the next decode
- * reuses: each is analysed at once, after the events before it.
+ * reuses: a window ends with one of them (mp_reader_read()), analysed
+ * before the next decode.
  *
  * prefetch_event must be inlined: as a function of its own, GCC finds it has
  * no side effects (a prefetch is none) and drops every call to it.
@@ -613,38 +617,23 @@ static void run_window(struct mp_analysis *a, const struct mp_record *recs, size
 	}
 }
 
-static inline bool windowed(enum mp_rec_type t)
-{
-	return t == MP_REC_ALLOC || t == MP_REC_FREE || t == MP_REC_SWITCH || t == MP_REC_TRACE ||
-	       t == MP_REC_TICK;
-}
-
 int mp_analysis_read(struct mp_analysis *a, struct mp_reader *r, struct strbuf *warn)
 {
 	const struct mp_analysis_progress *prog = a->opts.progress;
-	struct mp_record win[WINDOW + 1];
-	size_t n = 0;
+	struct mp_record win[WINDOW];
+	size_t n;
 	uint64_t next_update = 0;
 	int ret = 0;
 
 	mp_analysis_header(a, mp_reader_header(r));
 	mp_reader_read_ahead(r); /* without a thread, the same records come all the same */
-	while (mp_reader_next(r, &win[n])) {
-		if (windowed(win[n].type)) {
-			if (++n < WINDOW)
-				continue;
-			run_window(a, win, n);
-		} else {
-			run_window(a, win, n);
-			mp_analysis_record(a, &win[n]);
-		}
-		n = 0;
+	while ((n = mp_reader_read(r, win, WINDOW))) {
+		run_window(a, win, n);
 		if (prog && prog->update && r->n_records >= next_update) {
 			prog->update(prog->ctx, mp_reader_offset(r), r->n_records);
 			next_update = r->n_records + 65536;
 		}
 	}
-	run_window(a, win, n);
 	if (prog && prog->update)
 		prog->update(prog->ctx, mp_reader_offset(r), r->n_records);
 	if (prog && prog->done)

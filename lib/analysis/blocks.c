@@ -21,8 +21,11 @@ void mp_blocks_release(struct mp_blocks *bs)
 {
 	for (size_t i = 0; i < bs->npages; i++)
 		free(bs->pages[i]);
-	for (size_t i = 0; i < bs->nspare; i++)
-		free(bs->spare[i]);
+	while (bs->spare) {
+		struct mp_blocks_page *next = bs->spare->next;
+		free(bs->spare);
+		bs->spare = next;
+	}
 	free(bs->pages);
 	free(bs->tab);
 	mp_blocks_init(bs);
@@ -99,10 +102,13 @@ static void evict(struct mp_blocks *bs, size_t p)
 			pg->live--;
 			bs->paged--;
 		}
-	if (bs->nspare < sizeof(bs->spare) / sizeof(bs->spare[0]))
-		bs->spare[bs->nspare++] = pg; /* empty again: slot1 0 everywhere */
-	else
+	if (bs->nspare < bs->pages_live || bs->nspare < 32) {
+		pg->next = bs->spare; /* empty again: slot1 0 everywhere */
+		bs->spare = pg;
+		bs->nspare++;
+	} else {
 		free(pg);
+	}
 	bs->pages[p] = NULL;
 	bs->pages_live--;
 }
@@ -137,7 +143,13 @@ static struct mp_blocks_page *page_for_insert(struct mp_blocks *bs, uint64_t s)
 	ALLOC_GROW(bs->pages, p + 1, bs->pages_alloc);
 	memset(bs->pages + bs->npages, 0, (p + 1 - bs->npages) * sizeof(*bs->pages));
 	bs->npages = (size_t)p + 1;
-	bs->pages[p] = bs->nspare ? bs->spare[--bs->nspare] : xcalloc(1, sizeof(struct mp_blocks_page));
+	if (bs->spare) {
+		bs->pages[p] = bs->spare;
+		bs->spare = bs->spare->next;
+		bs->nspare--;
+	} else {
+		bs->pages[p] = xcalloc(1, sizeof(struct mp_blocks_page));
+	}
 	bs->pages_live++;
 	/* The page that was the newest may be sparse already (temporary blocks). */
 	if (newest && bs->pages[newest - 1] && sparse(bs, newest - 1, MP_BLOCKS_PAGE / 16))

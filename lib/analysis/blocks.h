@@ -10,7 +10,9 @@
  * every page at an eighth or less goes the same way: pages cost at most
  * about eight entries per live block, against two in the table. Address
  * keys, and the blocks of freed pages, live in an open-addressing table
- * (linear probing, backward-shift deletion), at most half full.
+ * (linear probing, backward-shift deletion), at most half full. Pages freed
+ * are kept for the next ones, as many as are in use: allocating and
+ * clearing 64 KiB cost more than the blocks they hold.
  */
 #ifndef MEMPROF_LIB_ANALYSIS_BLOCKS_H
 #define MEMPROF_LIB_ANALYSIS_BLOCKS_H
@@ -34,6 +36,7 @@ struct mp_block {
 
 struct mp_blocks_page {
 	uint32_t live;
+	struct mp_blocks_page *next;   /* in the list of spare pages */
 	struct mp_block e[MP_BLOCKS_PAGE];
 };
 
@@ -44,7 +47,7 @@ struct mp_blocks {
 	size_t pages_live;             /* pages allocated */
 	uint64_t paged;                /* live blocks in pages */
 	size_t made_since_scan;        /* pages made since the pages were last scanned */
-	struct mp_blocks_page *spare[4]; /* freed pages kept for the next ones */
+	struct mp_blocks_page *spare;  /* freed pages kept for the next ones, a list */
 	size_t nspare;
 	struct mp_block *tab;
 	size_t cap, n;          /* the table's entries and how many are used */

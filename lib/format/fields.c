@@ -425,9 +425,9 @@ static inline int has(const struct src *s, size_t n)
 }
 
 /*
- * The hot records (ALLOC_SEQ, FREE_SEQ, THREAD_SWITCH) when every stream
- * they read has room for the longest varints and the output for the longest
- * record. Returns 1 when done (*o advanced), 0 to take the careful path
+ * The hot records (ALLOC_SEQ, FREE_SEQ, THREAD_SWITCH; 3.0's ALLOC_REF
+ * and frees but those with a counted number) when every stream they read
+ * has room for the longest varints and the output for the longest record. Returns 1 when done (*o advanced), 0 to take the careful path
  * (nothing consumed), -1 for a number longer than a varint can be.
  */
 static inline __attribute__((always_inline)) int fast_record(struct src *in, unsigned tag,
@@ -450,6 +450,8 @@ static inline __attribute__((always_inline)) int fast_record(struct src *in, uns
 	case 0:
 		if (tag >= MP_TAG_FREE_NEAR_LIT && tag < MP_TAG_FREE_AGE_LIT + 4)
 			break; /* 3.0 frees with the number in the tag */
+		if (tag >= MP_TAG_FREE_NEAR_N && tag < MP_TAG_FREE_NEAR_N + 3)
+			goto planes;
 		if (tag != MP_TAG_THREAD_SWITCH || !has(&in[MP_FS_OTHER], MP_VARINT_MAX))
 			return 0;
 		e = fast_varint(&in[MP_FS_OTHER], e);
@@ -458,9 +460,31 @@ static inline __attribute__((always_inline)) int fast_record(struct src *in, uns
 	case (MP_TAG_ALLOC_REF >> 4) + 1:
 		if (tag < MP_TAG_ALLOC_REF + MP_REF_IN_TAG)
 			break; /* 3.0 allocations of a class in the tag */
+		if (tag == MP_TAG_ALLOC_REF_N) {
+			if (!has(&in[MP_FS_TAGS], MP_VARINT_MAX))
+				return 0;
+			e = fast_varint(&in[MP_FS_TAGS], e);
+			break;
+		}
+		if (tag != MP_TAG_TICK_DELTA && (tag & 3) != 3)
+			goto planes; /* 0x74..0x7f but counted ones */
 		return 0;
 	default:
 		return 0;
+	}
+	if (0) {
+		/* 3.0 frees of kinds free and realloc in one to three bytes of planes. */
+		struct src *pl;
+		unsigned n;
+planes:
+		n = (tag & 3) + 1;
+		pl = &in[tag < MP_TAG_FREE_AGE_N || (tag >= MP_TAG_REALLOC_NEAR_N && tag < MP_TAG_REALLOC_AGE_N)
+				 ? MP_FS_NEAR0 : MP_FS_AGE0];
+		for (unsigned i = 0; i < n; i++)
+			if (pl[i].p >= pl[i].end)
+				return 0;
+		for (unsigned i = 0; i < n; i++)
+			*e++ = *pl[i].p++;
 	}
 	if (!e)
 		return -1;

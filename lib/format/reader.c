@@ -199,7 +199,13 @@ static int reader_string(struct mp_reader *r, const struct mp_record *rec, uint6
 static int block_record(struct mp_reader *r, const uint8_t *p, size_t left, uint64_t block_at,
 			struct mp_record *rec, size_t *used)
 {
-	ssize_t n = mp_decode(&r->dec, p, left, rec);
+	ssize_t n = (ssize_t)mp_decode_hot(&r->dec, p, left, rec);
+	if (n) {
+		*used = (size_t)n;
+		r->n_records++;
+		return 1;
+	}
+	n = mp_decode(&r->dec, p, left, rec);
 	if (n <= 0) {
 		reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt data in the block at offset %llu: %s",
 			    r->name, (unsigned long long)block_at,
@@ -330,6 +336,39 @@ int mp_reader_next(struct mp_reader *r, struct mp_record *rec)
 		r->n_records++;
 		return 1;
 	}
+}
+
+/* Records that point to nothing the next decode reuses: several can be held at once. */
+static inline bool plain(enum mp_rec_type t)
+{
+	return t == MP_REC_ALLOC || t == MP_REC_FREE || t == MP_REC_SWITCH || t == MP_REC_TRACE ||
+	       t == MP_REC_TICK;
+}
+
+size_t mp_reader_read(struct mp_reader *r, struct mp_record *recs, size_t max)
+{
+	size_t n = 0;
+	while (n < max) {
+		struct mp_chunk *g = &r->seg;
+		/* The records most blocks are made of, decoded in one loop. */
+		if (r->ra && g->block && r->status == MP_READ_OK) {
+			while (n < max && g->pos < g->len) {
+				size_t k = mp_decode_hot(&r->dec, g->p + g->pos, g->len - g->pos, &recs[n]);
+				if (!k)
+					break;
+				g->pos += k;
+				n++;
+			}
+			r->n_records += n;
+			if (n == max)
+				break;
+		}
+		if (!mp_reader_next(r, &recs[n]))
+			break;
+		if (!plain(recs[n++].type))
+			break;
+	}
+	return n;
 }
 
 int mp_reader_read_ahead(struct mp_reader *r)

@@ -79,6 +79,12 @@ void mp_reader_release(struct mp_reader *r);
  * Everything before the damage has been returned.
  */
 int mp_reader_next(struct mp_reader *r, struct mp_record *rec);
+/*
+ * Up to max records into recs, as mp_reader_next() would give them one by
+ * one, but stopping after a record that points to data (a string, a
+ * module, a symbol...: the next call may reuse it); 0 at the end.
+ */
+size_t mp_reader_read(struct mp_reader *r, struct mp_record *recs, size_t max);
 static inline const struct mp_header *mp_reader_header(const struct mp_reader *r)
 {
 	return &r->dec.header;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/format/decode-private.h"
 #include "lib/format/decode.h"
 #include "lib/format/encode.h"
 #include "lib/format/fields.h"
@@ -500,6 +501,77 @@ static void test_streams_continue(void **state)
 	free(path);
 }
 
+/*
+ * The reader's inline decoding of the common records (mp_decode_hot()) means
+ * exactly what mp_decode() does: a capture of many classes, 200 threads
+ * (switches of one and two bytes), frees of every form, decoded both ways.
+ */
+static void test_hot_path_agrees(void **state)
+{
+	char *path = tmp_path();
+	struct mp_writer w;
+	struct mp_header h = { .pid = 1 };
+	struct mp_decoder d1, d2;
+	struct mp_record r1, r2;
+	uint8_t *data;
+	size_t len, pos1, pos2, hot = 0;
+	uint64_t rng = 5, live[512] = { 0 };
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, MP_WRITER_SERIALS | MP_WRITER_NO_COMPRESS), 0);
+	mp_writer_header(&w, &h);
+	for (uint64_t i = 1; i <= 50; i++)
+		mp_writer_trace(&w, i - 1, 0x400000 + 16 * i);
+	for (uint64_t i = 0; i < 200000; i++) {
+		uint32_t th = (uint32_t)(rng >> 40) % 200;
+		size_t k;
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		k = (rng >> 33) % 512;
+		if (live[k])
+			mp_writer_free(&w, th, (rng >> 20) % 4 ? MP_KIND_FREE : MP_KIND_REALLOC, live[k]);
+		live[k] = 0x100000 + 16 * i;
+		mp_writer_alloc(&w, th, MP_KIND_MALLOC, live[k], 8 + (rng >> 50) % 300, 1 + i % 50);
+	}
+	assert_int_equal(mp_writer_close(&w), 0);
+	data = read_file(path, &len);
+	decoder_at(&d1, 0);
+	decoder_at(&d2, 0);
+	/* The preamble and the header, by both. */
+	pos1 = (size_t)mp_decode_preamble(&d1, data, len);
+	assert_int_equal(mp_decode_preamble(&d2, data, len), (ssize_t)pos1);
+	d1.seen_header = d2.seen_header = false;
+	pos2 = pos1;
+	while (pos1 < len) {
+		ssize_t n1 = mp_decode(&d1, data + pos1, len - pos1, &r1);
+		size_t n2 = mp_decode_hot(&d2, data + pos2, len - pos2, &r2);
+		assert_true(n1 > 0);
+		if (n2)
+			hot++;
+		else
+			n2 = (size_t)mp_decode(&d2, data + pos2, len - pos2, &r2);
+		assert_int_equal(n2, (size_t)n1);
+		assert_int_equal(r1.type, r2.type);
+		if (r1.type == MP_REC_ALLOC || r1.type == MP_REC_FREE || r1.type == MP_REC_SWITCH) {
+			assert_int_equal(r1.thread, r2.thread);
+			if (r1.type != MP_REC_SWITCH) {
+				assert_int_equal(r1.u.ev.kind, r2.u.ev.kind);
+				assert_int_equal(r1.u.ev.addr, r2.u.ev.addr);
+				assert_int_equal(r1.u.ev.size, r2.u.ev.size);
+				assert_int_equal(r1.u.ev.stack, r2.u.ev.stack);
+				assert_int_equal(r1.u.ev.serial, r2.u.ev.serial);
+				assert_int_equal(r1.u.ev.ranged, r2.u.ev.ranged);
+			}
+		}
+		pos1 += (size_t)n1;
+		pos2 += n2;
+	}
+	assert_true(hot > 300000); /* the inline path did most of them */
+	mp_decoder_release(&d1);
+	mp_decoder_release(&d2);
+	free(data);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_strings_and_symbols),
 		cmocka_unit_test(test_symbol_bad_string),
 		cmocka_unit_test(test_streams_continue),
+		cmocka_unit_test(test_hot_path_agrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
