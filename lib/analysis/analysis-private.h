@@ -39,7 +39,6 @@ struct segref {
 
 struct mp_analysis_private {
 	struct mp_blocks blocks;         /* live heap blocks (any non-mapping kind) */
-	struct mp_intmap block_events;  /* MP_ANALYSIS_TEMPORAL: address -> event of allocation */
 	struct mp_rangemap maps;
 	struct origin *origins;
 	size_t norigins, origins_alloc;
@@ -101,7 +100,6 @@ struct mp_analysis_private {
  * analysis.c, the per-event pass: the temporal intervals it keeps, which the
  * time series (series.c) renumbers and completes.
  */
-uint64_t mp_analysis_take_block_event(struct mp_analysis *a, uint64_t addr);
 void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah, uint32_t fh,
 			      uint64_t bytes, uint64_t count);
 void mp_analysis_flush_pending(struct mp_analysis *a, uint32_t fh);

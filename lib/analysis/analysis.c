@@ -263,16 +263,6 @@ uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event)
 
 /* ---- allocations and frees ---------------------------------------------- */
 
-/* The event of a heap block's allocation (0 unless temporal), forgotten as it goes. */
-uint64_t mp_analysis_take_block_event(struct mp_analysis *a, uint64_t addr)
-{
-	uint64_t event = 0;
-	if (!(a->opts.flags & MP_ANALYSIS_TEMPORAL))
-		return 0;
-	mp_intmap_take(&a->p->block_events, addr, &event);
-	return event;
-}
-
 /* What an allocation leaves behind when it is freed (in whole or, for mappings, in part). */
 struct release {
 	uint32_t slot, thread;
@@ -410,7 +400,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
 			struct release r = { b->slot1 - 1, b->thread,
-					     mp_analysis_take_block_event(a, addr), b->serial,
+					     b->event, b->serial,
 					     b->size };
 			heap_release(a, r.slot, r.thread, r.size, true, r.event);
 			mp_blocks_delete(&p->blocks, b);
@@ -421,8 +411,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		b->serial = serial;
 		b->slot1 = slot + 1;
 		b->thread = th;
-		if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
-			mp_intmap_put(&p->block_events, addr, a->n_events);
+		b->event = a->n_events;
 	}
 	slot_change(a, slot, (int64_t)size, 1);
 	p->heap += size;
@@ -481,7 +470,7 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 			return;
 		}
 		r = (struct release){ b->slot1 - 1, b->thread,
-				      mp_analysis_take_block_event(a, addr), b->serial, b->size };
+				      b->event, b->serial, b->size };
 		mp_blocks_delete(&p->blocks, b);
 		heap_release(a, r.slot, r.thread, r.size, true, r.event);
 		allocation_gone(a, &r, th, true);

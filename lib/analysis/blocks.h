@@ -22,15 +22,16 @@
 
 #include "lib/format/format.h"
 
-/* 32 bytes, since there may be tens of millions. */
+/* 40 bytes, since there may be tens of millions. */
 struct mp_block {
 	uint64_t key, size;
 	uint64_t serial;        /* the allocating thread's allocation number */
+	uint64_t event;         /* temporal analyses: the event that allocated it */
 	uint32_t slot1;         /* slot + 1; 0 marks an empty entry */
 	uint32_t thread;        /* the allocating thread */
 };
 
-/* 64 KiB pages: allocated from the heap, not mapped and unmapped one by one. */
+/* 80 KiB pages: allocated from the heap, not mapped and unmapped one by one. */
 #define MP_BLOCKS_PAGE_BITS 11
 #define MP_BLOCKS_PAGE (1u << MP_BLOCKS_PAGE_BITS)  /* entries of a page */
 

@@ -151,7 +151,7 @@ static void live_block_interval(struct mp_analysis *a, uint32_t slot, uint64_t e
 static void live_block(void *ctx, const struct mp_block *b)
 {
 	struct mp_analysis *a = ctx;
-	live_block_interval(a, b->slot1 - 1, mp_analysis_take_block_event(a, b->key), b->size, 1);
+	live_block_interval(a, b->slot1 - 1, b->event, b->size, 1);
 }
 
 static void live_mapping_interval(void *ctx, uint64_t start, uint64_t end, uint64_t value)
