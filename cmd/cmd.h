@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 int cmd_attach(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_parse(int argc, char **argv);

@@ -3,6 +3,7 @@ bin_PROGRAMS = memprof
 memprof_SOURCES = \
 	%reldir%/attach.c \
 	%reldir%/cmd.h \
+	%reldir%/ctl.c \
 	%reldir%/detach.c \
 	%reldir%/memprof.c \
 	%reldir%/options.c %reldir%/options.h \

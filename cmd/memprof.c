@@ -25,6 +25,7 @@ struct mp_cmd {
 /* Sorted by name; checked at start-up in debug builds by cmd_table_sorted(). */
 static const struct mp_cmd commands[] = {
 	{ "attach", cmd_attach, "start tracking every allocation inside a running process" },
+	{ "ctl", cmd_ctl, "start, stop or snapshot the capture of a preloaded tracker (no ptrace)" },
 	{ "detach", cmd_detach, "stop the tracking 'memprof attach' started" },
 	{ "diff", cmd_diff, "show what changed between two captures, by allocation site" },
 	{ "flamegraph", cmd_flamegraph, "write an HTML flame graph of a capture" },

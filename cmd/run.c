@@ -26,13 +26,15 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG };
+enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG, OPT_PAUSED };
 
 static const struct mp_opt opts[] = {
 	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
 	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
 	{ 'q', 'q', "quiet", NULL, "print nothing but errors" },
 	MP_TRACK_OPT_ENTRIES("track forked children and programs they run, each into FILE.<pid>"),
+	{ OPT_PAUSED, 0, "paused", NULL,
+	  "start with tracking off: 'memprof ctl PID start' starts a capture, stop ends it" },
 	{ OPT_REPORTER, 0, "reporter", "NAME",
 	  "then write the report NAME (flamegraph or table) of the capture" },
 	{ OPT_REPORTER_ARG, 0, "reporter-arg", "ARG",
@@ -52,6 +54,7 @@ static const struct mp_cmd_spec spec = {
 
 struct run_opts {
 	struct mp_track_opts t;
+	bool paused;
 	/* --reporter: its argv, the name first, the capture to be appended. */
 	const struct mp_reporter *reporter;
 	char **rargv;
@@ -157,6 +160,10 @@ static void set_env(const struct run_opts *o, const char *sock)
 		setenv("MEMPROF_FOLLOW_FORK", "1", 1);
 	else
 		unsetenv("MEMPROF_FOLLOW_FORK");
+	if (o->paused)
+		setenv("MEMPROF_PAUSED", "1", 1);
+	else
+		unsetenv("MEMPROF_PAUSED");
 	/* Records keyed by the time-stamp counter need a barrier only the collector can ask for. */
 	if (!mp_merge_can_fence())
 		setenv("MEMPROF_CLOCK", "counter", 1);
@@ -194,6 +201,12 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 		warning("%s", warns[i]);
 	if (o->t.quiet)
 		return written;
+	{
+		const char **notes;
+		size_t nn = mp_collector_notes(c, &notes);
+		for (size_t i = 0; i < nn; i++)
+			fprintf(stderr, "memprof: %s\n", notes[i]);
+	}
 	if (nu) {
 		/* One line however many modules: it is normal, and worth knowing. */
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s, shown with "
@@ -208,8 +221,13 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)
 			continue;
+		char what[64] = " (a child process)";
+		if (ci->main || ci->capture == 1)
+			what[0] = '\0';
+		else if (ci->capture)
+			snprintf(what, sizeof(what), " (capture %u, from 'memprof ctl start')", ci->capture);
 		fprintf(stderr, "memprof: wrote '%s'%s: %llu allocations, %llu frees, %llu stacks, %llu bytes on disk\n",
-			ci->path, ci->main ? "" : " (a child process)", (unsigned long long)ci->allocs,
+			ci->path, what, (unsigned long long)ci->allocs,
 			(unsigned long long)ci->frees, (unsigned long long)ci->traces,
 			(unsigned long long)ci->file_bytes);
 		if (ci->exec_replaced)
@@ -320,7 +338,10 @@ static int run(struct run_opts *o, int argc, char **argv)
 		errno = e;
 		die_errno("cannot create '%s'", output);
 	}
-	if (!o->t.quiet)
+	if (!o->t.quiet && o->paused)
+		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
+				"start' starts a capture into '%s'\n", argv[0], (int)pid, (int)pid, output);
+	else if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
 
 	c = mp_track_collector(&o->t, output, out_fd, pid, listen_fd);
@@ -385,6 +406,16 @@ static int run(struct run_opts *o, int argc, char **argv)
 	}
 	unlink(sock);
 	rmdir(dir);
+	if (!mp_collector_streams(c) && o->paused) {
+		/* Nobody asked for a capture: the program ran as it would have without us. */
+		close(out_fd);
+		unlink(output);
+		if (!o->t.quiet)
+			fprintf(stderr, "memprof: '%s' ended with tracking still paused; no capture "
+					"written\n", argv[0]);
+		mp_collector_free(c);
+		return transparent_exit(status);
+	}
 	if (!mp_collector_streams(c)) {
 		close(out_fd);
 		unlink(output);
@@ -441,6 +472,7 @@ int cmd_run(int argc, char **argv)
 			continue;
 		switch (c) {
 		case OPT_REPORTER: reporter_name = g.arg; break;
+		case OPT_PAUSED: o.paused = true; break;
 		case OPT_REPORTER_ARG:
 			o.rargv = xreallocarray(o.rargv, (size_t)o.rargc + 4, sizeof(*o.rargv));
 			o.rargv[++o.rargc] = (char *)g.arg;

@@ -2,6 +2,7 @@
 dist_man1_MANS = \
 	%reldir%/memprof.1 \
 	%reldir%/memprof-attach.1 \
+	%reldir%/memprof-ctl.1 \
 	%reldir%/memprof-detach.1 \
 	%reldir%/memprof-diff.1 \
 	%reldir%/memprof-parse.1 \

@@ -556,7 +556,7 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 		a->n_forks++;
 		seen_time(a, &rec->u.marker);
 		break;
-	case MP_REC_MESSAGE:
+	case MP_REC_MESSAGE: case MP_REC_SNAPSHOT:
 		seen_time(a, &rec->u.marker);
 		break;
 	case MP_REC_SWITCH:

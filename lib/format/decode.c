@@ -294,6 +294,7 @@ const char *mp_decode_tag_name(unsigned tag)
 	case MP_TAG_HEADER: return "header";
 	case MP_TAG_TRAILER: return "trailer";
 	case MP_TAG_THREAD: return "thread";
+	case MP_TAG_SNAPSHOT: return "snapshot";
 	case MP_TAG_MODULE: return "module";
 	case MP_TAG_MODULE_UNLOAD: return "module-unload";
 	case MP_TAG_STRING: return "string";
@@ -448,12 +449,13 @@ ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struc
 	case MP_TAG_SYMBOL:
 		return decode_symbol(d, c, rec, d->header.major >= 3);
 	case MP_TAG_ATTACH: case MP_TAG_DETACH: case MP_TAG_FORK:
-	case MP_TAG_LOST: case MP_TAG_EXIT: case MP_TAG_MESSAGE:
+	case MP_TAG_LOST: case MP_TAG_EXIT: case MP_TAG_MESSAGE: case MP_TAG_SNAPSHOT:
 		rec->type = tag == MP_TAG_ATTACH ? MP_REC_ATTACH
 			: tag == MP_TAG_DETACH ? MP_REC_DETACH
 			: tag == MP_TAG_FORK ? MP_REC_FORK
 			: tag == MP_TAG_LOST ? MP_REC_LOST
-			: tag == MP_TAG_EXIT ? MP_REC_EXIT : MP_REC_MESSAGE;
+			: tag == MP_TAG_EXIT ? MP_REC_EXIT
+			: tag == MP_TAG_SNAPSHOT ? MP_REC_SNAPSHOT : MP_REC_MESSAGE;
 		memset(&rec->u.marker, 0, sizeof(rec->u.marker));
 		parse_fields(c, marker_field, &rec->u.marker);
 		break;

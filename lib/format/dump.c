@@ -68,11 +68,12 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 		    mode_name(h->mode));
 	mp_format_time(out, h->start_time_us);
 	strbuf_addf(out, " page_size=%" PRIu64 " max_depth=%" PRIu64 " interval_ms=%" PRIu64
-		    " flags=%s%s%s machine=%s pointer_size=%" PRIu64,
+		    " flags=%s%s%s%s machine=%s pointer_size=%" PRIu64,
 		    h->page_size, h->max_depth, h->interval_ms,
 		    h->flags & MP_HF_SYMBOLIZED ? "symbolized" : "raw",
 		    h->flags & MP_HF_FOLLOW_FORK ? ",follow-fork" : "",
 		    h->flags & MP_HF_FORK_CHILD ? ",fork-child" : "",
+		    h->flags & MP_HF_RESTARTED ? ",restarted" : "",
 		    mp_machine_name(h->machine), h->pointer_size);
 	if (h->forked_from)
 		strbuf_addf(out, " forked_from=%" PRIu64, h->forked_from);
@@ -96,11 +97,11 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 
 static void dump_trailer(struct strbuf *out, const struct mp_trailer *t)
 {
-	static const char *const reasons[] = { "unknown", "exit", "detach", "disconnect" };
+	static const char *const reasons[] = { "unknown", "exit", "detach", "disconnect", "snapshot" };
 	strbuf_addstr(out, "TRAILER end_time=");
 	mp_format_time(out, t->end_time_us);
 	strbuf_addf(out, " duration_us=%" PRIu64 " end=%s", t->duration_us,
-		    t->end_reason < 4 ? reasons[t->end_reason] : "unknown");
+		    t->end_reason < 5 ? reasons[t->end_reason] : "unknown");
 	if (t->has_exit_code)
 		strbuf_addf(out, " exit_code=%d", t->exit_code);
 	if (t->has_exit_signal)
@@ -235,6 +236,7 @@ void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct 
 	case MP_REC_LOST: dump_marker(out, "LOST", &rec->u.marker); break;
 	case MP_REC_EXIT: dump_marker(out, "EXIT", &rec->u.marker); break;
 	case MP_REC_MESSAGE: dump_marker(out, "MESSAGE", &rec->u.marker); break;
+	case MP_REC_SNAPSHOT: dump_marker(out, "SNAPSHOT", &rec->u.marker); break;
 	case MP_REC_UNKNOWN:
 		strbuf_addf(out, "UNKNOWN type=0x%02x length=%zu", rec->u.unknown.tag,
 			    rec->u.unknown.len);

@@ -66,6 +66,7 @@ enum mp_tag {
 	MP_TAG_LOST = 0x8b,          /* fields */
 	MP_TAG_EXIT = 0x8c,          /* fields */
 	MP_TAG_MESSAGE = 0x8d,       /* fields */
+	MP_TAG_SNAPSHOT = 0x8e,      /* fields: a snapshot was asked for here (tracker to collector) */
 	MP_TAG_ALLOC_X = 0x90,       /* kind, then as ALLOC */
 	MP_TAG_FREE_X = 0x91,        /* kind, then as FREE */
 	MP_TAG_FREE_RANGE_X = 0x92,  /* kind, then as FREE_RANGE */
@@ -144,6 +145,7 @@ enum mp_header_flags {
 	MP_HF_FOLLOW_FORK = 1 << 0,
 	MP_HF_SYMBOLIZED = 1 << 1, /* the collector adds SYMBOL records */
 	MP_HF_FORK_CHILD = 1 << 2,
+	MP_HF_RESTARTED = 1 << 3,  /* a later capture of a process (memprof ctl PID start) */
 };
 
 /* TRAILER fields. */
@@ -167,6 +169,7 @@ enum mp_end_reason {
 	MP_END_EXIT = 1,         /* the process ended; exit code or signal known */
 	MP_END_DETACH = 2,       /* tracking stopped by detach or --duration */
 	MP_END_DISCONNECT = 3,   /* the stream ended without an exit status */
+	MP_END_SNAPSHOT = 4,     /* a snapshot: the capture went on after this point */
 };
 
 /* Fields of ATTACH, DETACH, FORK, LOST, EXIT and MESSAGE records. */

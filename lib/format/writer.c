@@ -267,9 +267,75 @@ void mp_writer_header(struct mp_writer *w, const struct mp_header *h)
 	w->flags = flags;
 }
 
+static void trailer_payload(struct rbuf *b, const struct mp_trailer *t);
+
 void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t)
 {
 	struct rbuf b = { 0 };
+	trailer_payload(&b, t);
+	put_sized(w, MP_TAG_TRAILER, &b);
+}
+
+int mp_writer_snapshot(struct mp_writer *w, const char *path, const struct mp_trailer *t)
+{
+	struct rbuf b = { 0 };
+	uint8_t head[1 + MP_VARINT_MAX], *p = head;
+	char buf[64 << 10];
+	uint64_t off = 0;
+	int in, out, e = 0;
+	/* Ticks alone would wait for the next block: not for a snapshot. */
+	w->closing = true;
+	e = mp_writer_flush(w);
+	w->closing = false;
+	if (e < 0)
+		return -1;
+	in = open(w->path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		e = errno;
+		close(in);
+		errno = e;
+		return -1;
+	}
+	/* Every whole block written so far, then a trailer: a capture of its own. */
+	while (!e && off < w->bytes_written) {
+		size_t want = w->bytes_written - off < sizeof(buf) ? (size_t)(w->bytes_written - off)
+								    : sizeof(buf);
+		ssize_t n = pread(in, buf, want, (off_t)off);
+		if (n <= 0) {
+			e = n < 0 ? errno : EIO;
+			break;
+		}
+		for (ssize_t done = 0, k; !e && done < n; done += k)
+			if ((k = write(out, buf + done, (size_t)(n - done))) < 0)
+				e = errno;
+		off += (uint64_t)n;
+	}
+	if (!e) {
+		trailer_payload(&b, t);
+		*p++ = MP_TAG_TRAILER;
+		p = mp_put_uvarint(p, b.len);
+		if (write(out, head, (size_t)(p - head)) != p - head ||
+		    (b.len && write(out, b.p, b.len) != (ssize_t)b.len))
+			e = errno ? errno : EIO;
+		free(b.p);
+	}
+	close(in);
+	if (close(out) < 0 && !e)
+		e = errno;
+	if (e) {
+		unlink(path);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static void trailer_payload(struct rbuf *b_, const struct mp_trailer *t)
+{
+	struct rbuf b = *b_;
 	rb_fu(&b, MP_T_END_TIME, t->end_time_us);
 	if (t->duration_us)
 		rb_fu(&b, MP_T_DURATION, t->duration_us);
@@ -289,7 +355,7 @@ void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t)
 	rb_fu(&b, MP_T_N_RECORDS, t->n_records);
 	if (t->n_lost)
 		rb_fu(&b, MP_T_N_LOST, t->n_lost);
-	put_sized(w, MP_TAG_TRAILER, &b);
+	*b_ = b;
 }
 
 static void writer_grow_threads(struct mp_writer *w, uint32_t thread)

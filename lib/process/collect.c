@@ -27,72 +27,7 @@
 #include "lib/transport/ring.h"
 #include "lib/util/xalloc.h"
 
-#define READ_CHUNK (1u << 20)
-
-struct stream {
-	int fd;
-	int memfd;                   /* the tracker's rings, until the drain takes them */
-	int pidfd;                   /* readable when the process is gone, or -1 */
-	struct mp_drain *drain;      /* draining the rings, once the header is in */
-	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
-	bool exit_status_known, main, detach_failed;
-	pid_t pid;
-	int exit_status;
-	uint8_t *in;
-	size_t in_len, in_cap;
-	struct mp_decoder dec;
-	struct mp_writer w;
-	bool w_open;
-	struct mp_symbols *sym;
-	size_t sym_warned;
-	struct mp_intmap seen_ips;   /* ips already symbolized or pending */
-	struct mp_intmap strings;    /* interned string pointer -> id in this file */
-	uint64_t *pending;           /* ips no known module contained yet */
-	size_t npending, pending_alloc;
-	struct mp_capture_info info;
-};
-
-struct mp_collector {
-	struct mp_collect_opts opts;
-	int listen_fd;
-	int notify_fd;               /* an eventfd the drains write when they queue data */
-	bool detaching;
-	struct stream **streams;
-	size_t nstreams, streams_alloc;
-	bool main_exited, main_claimed;
-	int main_status;
-	struct mp_symbols *shared;   /* file cache shared by every process's symbolizer */
-	struct mp_capture_info *infos;
-	size_t ninfos;
-	char **warnings;
-	size_t nwarnings, warnings_alloc;
-	char **undebugged;
-	size_t nundebugged, undebugged_alloc;
-};
-
-/* Append s (which the list then owns) to a list of distinct strings, or free it if there. */
-static void add_once(char ***list, size_t *n, size_t *alloc, char *s)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (!strcmp((*list)[i], s)) {
-			free(s);
-			return;
-		}
-	ALLOC_GROW(*list, *n + 1, *alloc);
-	(*list)[(*n)++] = s;
-}
-
-static void warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct mp_collector *c, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = xstrdup(fmt);
-	va_end(ap);
-	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, msg);
-}
+#include "lib/process/collect-private.h"
 
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 {
@@ -147,6 +82,9 @@ void mp_collector_free(struct mp_collector *c)
 	free(c->infos);
 	for (size_t i = 0; i < c->nwarnings; i++)
 		free(c->warnings[i]);
+	for (size_t i = 0; i < c->nnotes; i++)
+		free(c->notes[i]);
+	free(c->notes);
 	free(c->warnings);
 	for (size_t i = 0; i < c->nundebugged; i++)
 		free(c->undebugged[i]);
@@ -196,66 +134,9 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 	return n;
 }
 
-/* ---- symbols ---- */
 
-static uint64_t intern(struct stream *s, const char *str)
-{
-	uint64_t id;
-	if (!str)
-		return 0;
-	if (mp_intmap_get(&s->strings, (uint64_t)(uintptr_t)str, &id))
-		return id;
-	id = mp_writer_string(&s->w, str, strlen(str));
-	mp_intmap_put(&s->strings, (uint64_t)(uintptr_t)str, id);
-	return id;
-}
 
-/* A symbolizer's line: missing debug information is a note, anything else a warning. */
-static void symbol_problem(struct mp_collector *c, const char *line)
-{
-	static const char prefix[] = "no debug information for '";
-	const char *end;
-	if (!strncmp(line, prefix, sizeof(prefix) - 1) && (end = strstr(line, "': function names"))) {
-		char *path = xstrndup(line + sizeof(prefix) - 1, (size_t)(end - line) - (sizeof(prefix) - 1));
-		add_once(&c->undebugged, &c->nundebugged, &c->undebugged_alloc, path);
-		return;
-	}
-	warn(c, "%s", line);
-}
 
-/* Write the SYMBOL record of ip; false when no module contains it (yet). */
-static bool symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
-{
-	struct mp_sym sym;
-	struct mp_frame frames[64];
-	size_t n;
-	const char **lines;
-	size_t nw;
-	if (mp_symbols_lookup(s->sym, ip, true, &sym) < 0)
-		return false;
-	n = sym.nframes < 64 ? sym.nframes : 64;
-	for (size_t i = 0; i < n; i++) {
-		frames[i].function = intern(s, sym.frames[i].function);
-		frames[i].file = intern(s, sym.frames[i].file);
-		frames[i].line = sym.frames[i].line;
-		frames[i].column = sym.frames[i].column;
-	}
-	mp_writer_symbol(&s->w, ip, sym.module_id, sym.offset, frames, n);
-	s->info.symbols++;
-	nw = mp_symbols_warnings(s->sym, &lines);
-	for (; s->sym_warned < nw; s->sym_warned++)
-		symbol_problem(c, lines[s->sym_warned]);
-	return true;
-}
-
-static void retry_pending(struct mp_collector *c, struct stream *s)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < s->npending; i++)
-		if (!symbolize(c, s, s->pending[i]))
-			s->pending[k++] = s->pending[i];
-	s->npending = k;
-}
 
 /* ---- streams ---- */
 
@@ -264,6 +145,11 @@ static char *stream_path(struct mp_collector *c, struct stream *s)
 	char *path;
 	if (s->main)
 		return xstrdup(c->opts.output);
+	/* A later capture of the main process (memprof ctl PID start): FILE.2, FILE.3... */
+	if (s->pid == c->opts.main_pid && (s->dec.header.flags & MP_HF_RESTARTED)) {
+		s->info.capture = ++c->main_captures;
+		return xasprintf("%s.%u", c->opts.output, s->info.capture);
+	}
 	path = xasprintf("%s.%d", c->opts.output, (int)s->pid);
 	/* A process that replaced itself (exec) more than once gets .<pid>.<n>. */
 	for (int n = 2; !c->opts.force && access(path, F_OK) == 0 && n < 1000; n++) {
@@ -284,6 +170,8 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 	if (!c->main_claimed && s->pid == c->opts.main_pid) {
 		s->main = true;
 		c->main_claimed = true;
+		c->main_captures = 1;
+		s->info.capture = 1;
 	}
 	s->info.pid = s->pid;
 	s->info.main = s->main;
@@ -305,12 +193,34 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 		so.share_with = c->shared;
 		s->sym = mp_symbols_new(&so);
 	}
+	if (c->opts.observer) {
+		struct mp_record rec = { .type = MP_REC_HEADER };
+		rec.u.header = &h;
+		s->obs = c->opts.observer->open(c->opts.observer->ctx, s->pid, s->info.path, &rec);
+	}
 	return true;
 fail:
-	warn(c, "cannot create '%s': %s%s; the capture of process %d is lost", s->info.path,
+	mp_collect_warn(c, "cannot create '%s': %s%s; the capture of process %d is lost", s->info.path,
 	     strerror(errno), errno == EEXIST ? " (use -f to overwrite)" : "", (int)s->pid);
 	s->info.failed = true;
 	return false;
+}
+
+static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t);
+
+static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
+{
+	struct mp_trailer t = { 0 };
+	char *path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
+	fill_trailer(c, s, &t);
+	t.end_reason = MP_END_SNAPSHOT;
+	t.has_exit_code = t.has_exit_signal = false;
+	t.core_dumped = 0;
+	if (mp_writer_snapshot(&s->w, path, &t) < 0)
+		mp_collect_warn(c, "cannot write the snapshot '%s': %s", path, strerror(errno));
+	else
+		mp_collect_note(c, "wrote snapshot '%s'", path);
+	free(path);
 }
 
 /* Decode what has arrived, pass it to the capture, symbolize new ips. */
@@ -361,6 +271,7 @@ static void process(struct mp_collector *c, struct stream *s)
 			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 			chunk = pos + (size_t)n;
 		}
+		mp_collect_observe(c, s, &rec);
 		switch (rec.type) {
 		case MP_REC_ALLOC:
 			s->info.allocs++;
@@ -383,6 +294,15 @@ static void process(struct mp_collector *c, struct stream *s)
 			free(name);
 			break;
 		}
+		case MP_REC_DETACH:
+			s->detach_seen = true;
+			break;
+		case MP_REC_SNAPSHOT:
+			/* Asked for with memprof ctl: the capture so far, as one of its own. */
+			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+			chunk = pos + (size_t)n;
+			snapshot(c, s, rec.u.marker.count);
+			break;
 		case MP_REC_EXIT:
 			s->exit_seen = true;
 			if (rec.u.marker.has & MP_HAS_STATUS) {
@@ -396,7 +316,7 @@ static void process(struct mp_collector *c, struct stream *s)
 			    mp_intmap_put(&s->seen_ips, rec.u.trace.ip, 1)) {
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 				chunk = pos + (size_t)n;
-				if (!symbolize(c, s, rec.u.trace.ip)) {
+				if (!mp_collect_symbolize(c, s, rec.u.trace.ip)) {
 					ALLOC_GROW(s->pending, s->npending + 1, s->pending_alloc);
 					s->pending[s->npending++] = rec.u.trace.ip;
 				}
@@ -411,7 +331,7 @@ static void process(struct mp_collector *c, struct stream *s)
 				free(path);
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 				chunk = pos + (size_t)n;
-				retry_pending(c, s);
+				mp_collect_retry_pending(c, s);
 			}
 			break;
 		case MP_REC_MODULE_UNLOAD:
@@ -436,7 +356,7 @@ consume:
 	s->in_len -= pos;
 	return;
 corrupt:
-	warn(c, "the stream of process %d is corrupt (%s); its capture ends there", (int)s->pid,
+	mp_collect_warn(c, "the stream of process %d is corrupt (%s); its capture ends there", (int)s->pid,
 	     s->dec.err.buf);
 	/* Keep the whole records that came before the damage. */
 	if (s->w_open)
@@ -469,14 +389,14 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 		mp_drain_finish(s->drain);
 		take(c, s);
 		if (mp_drain_broken(s->drain))
-			warn(c, "%u ring%s of process %d were written over (by the program?); "
+			mp_collect_warn(c, "%u ring%s of process %d were written over (by the program?); "
 			     "their events from there on are lost", mp_drain_broken(s->drain),
 			     mp_drain_broken(s->drain) == 1 ? "" : "s", (int)s->pid);
 		if (mp_drain_late(s->drain))
-			warn(c, "%llu events of process %d came after newer ones of other threads: their "
+			mp_collect_warn(c, "%llu events of process %d came after newer ones of other threads: their "
 			     "order may be wrong", (unsigned long long)mp_drain_late(s->drain), (int)s->pid);
 		if (mp_drain_unfenced(s->drain))
-			warn(c, "membarrier(2) failed while reading process %d: events of its threads "
+			mp_collect_warn(c, "membarrier(2) failed while reading process %d: events of its threads "
 			     "may be out of order", (int)s->pid);
 	}
 	if (s->fd >= 0)
@@ -510,7 +430,7 @@ static bool read_hello(struct mp_collector *c, struct stream *s)
 		return false; /* gone before it said anything */
 	if (n != (ssize_t)sizeof(hello) || memcmp(hello.magic, MP_HELLO_MAGIC, 8) ||
 	    hello.version != MP_SHM_VERSION || s->memfd < 0) {
-		warn(c, "process %u connected with a tracker that is not this memprof's (%s); it is "
+		mp_collect_warn(c, "process %u connected with a tracker that is not this memprof's (%s); it is "
 		     "not tracked", hello.pid, n == (ssize_t)sizeof(hello) && !memcmp(hello.magic,
 		     MP_HELLO_MAGIC, 8) ? "another version" : "no hello");
 		return false;
@@ -527,7 +447,7 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 				? (unsigned)s->dec.header.interval_ms : 100;
 	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle, &err);
 	if (!s->drain) {
-		warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
+		mp_collect_warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
 		strbuf_release(&err);
 		return;
 	}
@@ -642,7 +562,6 @@ void mp_collector_main_exited(struct mp_collector *c, int wait_status)
 static void finish_stream(struct mp_collector *c, struct stream *s)
 {
 	struct mp_trailer t = { 0 };
-	struct timeval tv;
 	struct stat st;
 	/* What the socket still holds (a header), then everything the rings hold. */
 	if (!s->eof && s->fd >= 0 && !s->have_header) {
@@ -659,14 +578,37 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	if (!s->w_open)
 		return;
 	if (s->sym)
-		retry_pending(c, s);
+		mp_collect_retry_pending(c, s);
+	fill_trailer(c, s, &t);
+	mp_writer_trailer(&s->w, &t);
+	if (mp_writer_close(&s->w) < 0) {
+		mp_collect_warn(c, "cannot write '%s': %s", s->info.path, strerror(errno));
+		s->info.failed = true;
+	}
+	s->w_open = false;
+	if (stat(s->info.path, &st) == 0)
+		s->info.file_bytes = (uint64_t)st.st_size;
+	if (s->obs) {
+		c->opts.observer->close(s->obs, &s->info);
+		s->obs = NULL;
+	}
+}
+
+/* The trailer of s's capture as it stands. */
+static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_)
+{
+	struct mp_trailer t = { 0 };
+	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	t.end_time_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 	if (t.end_time_us > s->dec.header.start_time_us)
 		t.duration_us = t.end_time_us - s->dec.header.start_time_us;
-	if (c->detaching && !s->exit_seen && !(s->main && c->main_exited)) {
+	/* The process memprof run started: its first capture, or a later one (memprof ctl start). */
+	bool main = s->main || (s->pid == c->opts.main_pid && (s->dec.header.flags & MP_HF_RESTARTED));
+	/* A capture the tracker ended (detach, memprof ctl stop) ended there, whatever came later. */
+	if (s->detach_seen || (c->detaching && !s->exit_seen && !(main && c->main_exited))) {
 		t.end_reason = MP_END_DETACH;
-	} else if (s->main && c->main_exited) {
+	} else if (main && c->main_exited) {
 		t.end_reason = MP_END_EXIT;
 		if (WIFEXITED(c->main_status)) {
 			t.has_exit_code = true;
@@ -692,14 +634,7 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	t.n_traces = s->info.traces;
 	t.n_symbols = s->info.symbols;
 	t.n_records = s->info.records + s->w.n_records + 2;
-	mp_writer_trailer(&s->w, &t);
-	if (mp_writer_close(&s->w) < 0) {
-		warn(c, "cannot write '%s': %s", s->info.path, strerror(errno));
-		s->info.failed = true;
-	}
-	s->w_open = false;
-	if (stat(s->info.path, &st) == 0)
-		s->info.file_bytes = (uint64_t)st.st_size;
+	*t_ = t;
 }
 
 size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos)
@@ -724,17 +659,8 @@ size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info 
 	return c->ninfos;
 }
 
-size_t mp_collector_warnings(struct mp_collector *c, const char ***lines)
-{
-	*lines = (const char **)c->warnings;
-	return c->nwarnings;
-}
 
-size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths)
-{
-	*paths = (const char **)c->undebugged;
-	return c->nundebugged;
-}
+
 
 int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
 			size_t dirlen, char *path, size_t pathlen, struct strbuf *err)

@@ -16,6 +16,26 @@
 #include "lib/util/strbuf.h"
 
 struct mp_collector;
+struct mp_header;
+struct mp_record;
+struct mp_capture_info;
+
+/*
+ * An observer of every capture, record by record as the collector writes it:
+ * the HEADER, then the tracker's records in the capture's order (events with
+ * their addresses, whatever --keep-addresses says), and the STRING and SYMBOL
+ * records the collector adds. For views of a running program (memprof live)
+ * and aggregated captures. Records and their strings are valid only during
+ * the call.
+ */
+struct mp_collect_observer {
+	/* A capture begins: a context for the calls below (NULL: not observed). */
+	void *(*open)(void *ctx, pid_t pid, const char *path, const struct mp_record *header);
+	void (*record)(void *sctx, const struct mp_record *rec);
+	/* The capture is complete (info->failed: its file could not be written). */
+	void (*close)(void *sctx, const struct mp_capture_info *info);
+	void *ctx;
+};
 
 struct mp_collect_opts {
 	const char *output;      /* capture of the main process; others get .<pid> */
@@ -25,6 +45,7 @@ struct mp_collect_opts {
 	pid_t main_pid;          /* the process whose stream is the main capture */
 	const char *root;        /* prefix for module paths (containers), or NULL */
 	bool keep_addresses;     /* heap blocks by address, not by serial number */
+	const struct mp_collect_observer *observer; /* or NULL */
 };
 
 /* What happened to a stream, for the caller's messages. */
@@ -32,6 +53,7 @@ struct mp_capture_info {
 	char *path;
 	pid_t pid;
 	bool main;
+	unsigned capture;        /* of the main process: 1, then 2, 3... (memprof ctl start); 0 */
 	uint64_t allocs, frees, bytes, records, traces, symbols, threads;
 	uint64_t file_bytes;
 	bool exec_replaced;      /* the process replaced itself (exec) */
@@ -82,6 +104,8 @@ void mp_collector_main_exited(struct mp_collector *c, int wait_status);
  * are valid until mp_collector_free().
  */
 size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos);
+/* What the user should hear of (snapshots written), one line each. */
+size_t mp_collector_notes(struct mp_collector *c, const char ***lines);
 /* Warnings gathered so far (files that cannot be read or written), one line each. */
 size_t mp_collector_warnings(struct mp_collector *c, const char ***lines);
 /*

@@ -1,7 +1,9 @@
 # lib/process: live processes: the program to run, injection, the collector (lib/process/README.md), into libmp.a.
 lib_libmp_a_SOURCES += \
 	%reldir%/attachctl.c %reldir%/attachctl.h \
-	%reldir%/collect.c %reldir%/collect.h \
+	%reldir%/collect.c %reldir%/collect.h %reldir%/collect-private.h \
+	%reldir%/collect-symbols.c \
+	%reldir%/ctl.c %reldir%/ctl.h \
 	%reldir%/drain.c %reldir%/drain.h \
 	%reldir%/inject-gdb.c %reldir%/inject-private.h \
 	%reldir%/inject.c %reldir%/inject.h \

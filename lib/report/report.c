@@ -134,7 +134,9 @@ void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
 		strbuf_addf(sb, "killed by signal %d (%s)%s", t->exit_signal,
 			    mp_signal_name(t->exit_signal), t->core_dumped ? ", core dumped" : "");
 	} else if (t->present && t->end_reason == MP_END_DETACH) {
-		strbuf_addstr(sb, "unknown: tracking stopped before the process ended (detach)");
+		strbuf_addstr(sb, "unknown: tracking stopped before the process ended (detach or stop)");
+	} else if (t->present && t->end_reason == MP_END_SNAPSHOT) {
+		strbuf_addstr(sb, "unknown: a snapshot, taken while the process ran");
 	} else if (t->present) {
 		strbuf_addstr(sb, "unknown: the stream ended without an exit status");
 	} else if (a->has_exit_marker) {

@@ -18,6 +18,8 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/got.h"
 #include "lib/tracker/lifecycle.h"
+#include "lib/tracker/session.h"
+#include "lib/tracker/timer.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
@@ -62,22 +64,10 @@ static int attach_control(void)
 	return 1; /* a request ('D'), or the end of the connection */
 }
 
-/* Stop tracking an attached process: hooks inert, GOT restored, capture finished. */
+/* Stop tracking an attached process: GOT restored, hooks inert, capture finished. */
 static void attach_stop(void)
 {
-	struct mp_wring *ts;
-	mp_in_hook++;
-	ts = mp_thread_ring();
-	mp_state = MP_STATE_OFF;
-	mp_got_unpatch();
-	/* Nothing is written after the DETACH record but the last sample. */
-	mp_stream_quiesce(ts);
-	if (ts) {
-		mp_stream_marker(ts, MP_TAG_DETACH, MP_M_RSS, mp_stream_rss(), 0);
-		mp_stream_tick(ts);
-	}
-	mp_stream_detach();
-	mp_in_hook--;
+	mp_session_stop(mp_got_unpatch);
 }
 
 static void attach_modules_added(void)
@@ -87,14 +77,30 @@ static void attach_modules_added(void)
 
 static const struct mp_timer_ops attach_ops = { attach_control, attach_modules_added, attach_stop };
 
+/* The ATTACH record: what the C library says its heap holds, before any event of ours. */
+static void attach_record(void)
+{
+	struct mp_marker_baseline base = { 0 };
+	uint8_t rec[128], *p;
+	struct mp_wring *w = mp_thread_ring();
+	heap_baseline(&base);
+	p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
+	p = mp_enc_field_uint(p, MP_M_TIME, 0);
+	p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
+	if (base.valid) {
+		p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
+		p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
+	}
+	p = mp_enc_sized_end(rec, p);
+	if (w)
+		mp_stream_put(w, rec, (size_t)(p - rec));
+}
+
 /* Start a stream to the collector of `memprof attach`; 0 or -errno (-EALREADY: tracked). */
 static int attach_start(const struct mp_attach_cfg *ac)
 {
-	struct mp_marker_baseline base = { 0 };
 	if (mp_state == MP_STATE_ON)
 		return -EALREADY;
-	if (mp_timer_running())
-		return -EBUSY; /* a detach is still finishing */
 	if (mp_state == MP_STATE_INIT)
 		mp_init_stage1();
 	if (!mp_real.malloc || mp_setup())
@@ -111,34 +117,8 @@ static int attach_start(const struct mp_attach_cfg *ac)
 	mp_cfg.clock = ac->clock;
 	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
 				 !(ac->ring_kb & (ac->ring_kb - 1)) ? ac->ring_kb : MP_RING_SIZE_DEFAULT >> 10;
-	/* A new stream: its own trace tree, threads, modules and counters. */
-	mp_new_stream_state();
-	if (mp_st.statm_fd < 0)
-		mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	mp_st.mode = MP_MODE_ATTACH;
-	if (mp_open_stream(MP_MODE_ATTACH, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0))
-		return -ECONNREFUSED;
-	heap_baseline(&base);
-	{
-		uint8_t rec[128], *p;
-		struct mp_wring *ts = mp_thread_ring();
-		p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
-		p = mp_enc_field_uint(p, MP_M_TIME, 0);
-		p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
-		if (base.valid) {
-			p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
-			p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
-		}
-		p = mp_enc_sized_end(rec, p);
-		if (!ts || mp_stream_put(ts, rec, (size_t)(p - rec))) {
-			mp_stream_close();
-			return -ENOMEM;
-		}
-	}
 	mp_register_handlers();
-	mp_state = MP_STATE_ON;
-	mp_timer_start(&attach_ops);
-	return 0;
+	return mp_session_start(MP_MODE_ATTACH, &attach_ops, attach_record);
 }
 
 /* "key=value" lines; unknown keys are ignored so newer collectors can add some. */

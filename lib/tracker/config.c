@@ -33,6 +33,8 @@ int mp_config_read(void)
 	mp_cfg.interval_ms = env_in("MEMPROF_INTERVAL_MS", 10, 1, 3600 * 1000);
 	mp_cfg.max_depth = env_in("MEMPROF_MAX_DEPTH", 128, 1, MP_MAX_DEPTH_LIMIT);
 	mp_cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
+	mp_cfg.paused = mp_env_u64("MEMPROF_PAUSED", 0) != 0;
+	mp_cfg.control = mp_env_u64("MEMPROF_CONTROL", 1) != 0;
 	mp_cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
 	mp_cfg.libunwind_only = unwind && !strcmp(unwind, "libunwind");
 	mp_cfg.clock = !clock ? MP_CFG_CLOCK_AUTO
@@ -74,7 +76,7 @@ static void env_remove_at(char **e)
 static const char *const own_vars[] = {
 	"MEMPROF_SOCKET=", "MEMPROF_OUTPUT=", "MEMPROF_FORCE=", "MEMPROF_FOLLOW_FORK=",
 	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=", "MEMPROF_UNWIND=",
-	"MEMPROF_CLOCK=", "MEMPROF_RING_KB=",
+	"MEMPROF_CLOCK=", "MEMPROF_RING_KB=", "MEMPROF_PAUSED=", "MEMPROF_CONTROL=",
 };
 
 static int own_var(const char *entry)

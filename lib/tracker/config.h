@@ -17,6 +17,8 @@ struct mp_config {
 	int clock;               /* MEMPROF_CLOCK: how records are ordered (enum below) */
 	unsigned interval_ms, max_depth;
 	unsigned ring_kb;        /* each thread's ring (MEMPROF_RING_KB) */
+	int paused;              /* MEMPROF_PAUSED=1: no capture until memprof ctl PID start */
+	int control;             /* the control socket (MEMPROF_CONTROL=0: none) */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char output[4096];
 };

@@ -31,9 +31,11 @@ static struct {
 	uint8_t *buf;
 	size_t len;
 	uint64_t n_allocs, n_frees, bytes, n_traces, n_records;
+	int buf_ready;          /* a capture is open */
 } drain;
 #define DRAIN_BUF (256u << 10)
-int mp_direct_final;
+/* The capture being written, for snapshots and status. */
+static char capture_path[4096];
 
 /* ---- the capture file ---- */
 
@@ -136,7 +138,7 @@ static void drain_locked(int final)
 void mp_direct_drain(int final)
 {
 	int saved = errno;
-	if (!drain.buf)
+	if (!drain.buf_ready)
 		return;
 	mp_in_hook++;
 	mp_lock(&drain.lock);
@@ -164,15 +166,15 @@ void mp_direct_wait(uint64_t ns)
 }
 
 /* Direct mode writes its own trailer: the collector is not there to do it (under drain.lock). */
-static void trailer_locked(void)
+static size_t trailer_locked(uint8_t *rec, unsigned reason)
 {
-	uint8_t rec[256], *p;
+	uint8_t *p;
 	uint64_t end_us = mp_now_ns(CLOCK_REALTIME) / 1000;
 	p = mp_enc_sized_begin(rec, MP_TAG_TRAILER);
 	p = mp_enc_field_uint(p, MP_T_END_TIME, end_us);
 	p = mp_enc_field_uint(p, MP_T_DURATION, mp_stream_since_start_us());
-	p = mp_enc_field_uint(p, MP_T_END_REASON, mp_st.exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT);
-	if (mp_st.exit_status_known)
+	p = mp_enc_field_uint(p, MP_T_END_REASON, reason);
+	if (reason == MP_END_EXIT)
 		p = mp_enc_field_uint(p, MP_T_EXIT_CODE, (uint64_t)(mp_st.exit_status_value & 0xff));
 	p = mp_enc_field_uint(p, MP_T_N_ALLOCS, drain.n_allocs);
 	p = mp_enc_field_uint(p, MP_T_N_FREES, drain.n_frees);
@@ -180,11 +182,12 @@ static void trailer_locked(void)
 	p = mp_enc_field_uint(p, MP_T_N_TRACES, drain.n_traces);
 	p = mp_enc_field_uint(p, MP_T_N_RECORDS, drain.n_records + 1);
 	p = mp_enc_sized_end(rec, p);
-	sink_write(rec, (size_t)(p - rec));
+	return (size_t)(p - rec);
 }
 
 void mp_direct_finish(void)
 {
+	uint8_t rec[256];
 	mp_in_hook++;
 	mp_lock(&drain.lock);
 	/*
@@ -192,19 +195,103 @@ void mp_direct_finish(void)
 	 * complete, and what comes later is merged as it is published.
 	 */
 	drain_locked(0);
-	trailer_locked();
-	mp_direct_final = 1;
+	sink_write(rec, trailer_locked(rec, mp_st.exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT));
+	mp_st.final = 1;
 	mp_unlock(&drain.lock);
 	mp_in_hook--;
 }
 
+void mp_direct_stop(void)
+{
+	uint8_t rec[256];
+	mp_in_hook++;
+	mp_lock(&drain.lock);
+	/* Every writer has stopped (mp_stream_quiesce): everything published is complete. */
+	drain_locked(1);
+	sink_write(rec, trailer_locked(rec, MP_END_DETACH));
+	drain.buf_ready = 0;
+	mp_unlock(&drain.lock);
+	mp_in_hook--;
+}
 
-/* Expand the output pattern: %p is the pid, %% a percent sign; a followed child gets .<pid>. */
-static int output_path(char *out, size_t cap, int child)
+/* Copy the capture so far (n bytes of fd) into out; 0 or -errno. */
+static int copy_prefix(int fd, int out, uint64_t n)
+{
+	static char buf[64 << 10]; /* under drain.lock */
+	uint64_t off = 0;
+	while (off < n) {
+		size_t want = n - off < sizeof(buf) ? (size_t)(n - off) : sizeof(buf);
+		ssize_t r = pread(fd, buf, want, (off_t)off), w;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		for (ssize_t done = 0; done < r; done += w) {
+			w = write(out, buf + done, (size_t)(r - done));
+			if (w < 0)
+				return -errno;
+		}
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
+{
+	uint8_t rec[256];
+	struct stat st;
+	int out, r = 0;
+	size_t n = strlen(capture_path);
+	char num[24];
+	size_t l = mp_u64_to_dec(num, number);
+	if (n + 6 + l >= pathlen)
+		return -ENAMETOOLONG;
+	memcpy(path, capture_path, n);
+	memcpy(path + n, ".snap.", 6);
+	memcpy(path + n + 6, num, l + 1);
+	mp_in_hook++;
+	mp_lock(&drain.lock);
+	/* What is proven complete now; the capture itself goes on. */
+	drain_locked(0);
+	if (!sink_is_ours() || fstat(mp_st.sink_fd, &st) < 0) {
+		r = -EBADF;
+		goto out;
+	}
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = copy_prefix(mp_st.sink_fd, out, (uint64_t)st.st_size);
+	if (!r) {
+		size_t tn = trailer_locked(rec, MP_END_SNAPSHOT);
+		if (write(out, rec, tn) != (ssize_t)tn)
+			r = -EIO;
+	}
+	if (close(out) < 0 && !r)
+		r = -errno;
+	if (r)
+		unlink(path);
+out:
+	mp_unlock(&drain.lock);
+	mp_in_hook--;
+	return r;
+}
+
+const char *mp_direct_path(void)
+{
+	return capture_path;
+}
+
+
+/*
+ * Expand the output pattern: %p is the pid, %n the capture's number in the
+ * process (memprof ctl PID start), %% a percent sign. A followed child gets
+ * .<pid> when there is no %p, a later capture .<number> when there is no %n.
+ */
+static int output_path(char *out, size_t cap, int child, unsigned number)
 {
 	const char *s = mp_cfg.output;
 	size_t n = 0;
-	int had_pid = 0;
+	int had_pid = 0, had_number = 0;
 	char num[24];
 	for (; *s; s++) {
 		const char *add = s;
@@ -213,6 +300,11 @@ static int output_path(char *out, size_t cap, int child)
 			alen = mp_u64_to_dec(num, (uint64_t)getpid());
 			add = num;
 			had_pid = 1;
+			s++;
+		} else if (s[0] == '%' && s[1] == 'n') {
+			alen = mp_u64_to_dec(num, number);
+			add = num;
+			had_number = 1;
 			s++;
 		} else if (s[0] == '%' && s[1] == '%') {
 			s++;
@@ -230,15 +322,24 @@ static int output_path(char *out, size_t cap, int child)
 		memcpy(out + n, num, l);
 		n += l;
 	}
+	if (number > 1 && !had_number) {
+		size_t l = mp_u64_to_dec(num, number);
+		if (n + 1 + l >= cap)
+			return -1;
+		out[n++] = '.';
+		memcpy(out + n, num, l);
+		n += l;
+	}
 	out[n] = '\0';
 	return 0;
 }
 
 int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 {
-	char path[4096];
-	int oflags = O_WRONLY | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
-	if (output_path(path, sizeof(path), forked_from != 0)) {
+	char *path = capture_path;
+	/* Read too: a snapshot copies what the capture holds so far. */
+	int oflags = O_RDWR | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
+	if (output_path(path, sizeof(capture_path), forked_from != 0, mp_st.capture_no)) {
 		mp_write_stderr("MEMPROF_OUTPUT is too long; the program runs untracked", NULL, NULL);
 		return -1;
 	}
@@ -267,7 +368,7 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 	/* We are our own reader. */
 	mp_st.h->reader_pid = (int32_t)getpid();
 	mp_st.self_reader = mp_direct_drain;
-	mp_direct_final = 0;
+	drain.buf_ready = 1;
 	{
 		static uint8_t header[MP_HEADER_CAP];
 		sink_write(header, mp_stream_header(header, mode, flags, forked_from));
@@ -288,7 +389,6 @@ void mp_direct_unlock(void)
 void mp_direct_forked(void)
 {
 	drain.lock = 0;
-	mp_direct_final = 0;
 	/* The child writes its own capture, if it is followed, from a new mapping. */
 	drain.len = 0;
 }

@@ -11,8 +11,9 @@
 #include "lib/tracker/base.h"
 
 /*
- * Create the capture named by MEMPROF_OUTPUT (after mp_stream_create()) and
- * write its preamble and header. 0, or -1 (said on standard error).
+ * Create the capture named by MEMPROF_OUTPUT (after mp_stream_create()), the
+ * mp_st.capture_no'th of the process, and write its preamble and header. 0,
+ * or -1 (said on standard error).
  */
 int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
 /* Merge what the rings hold; final merges everything published (no thread is writing). */
@@ -24,8 +25,18 @@ void mp_direct_wait(uint64_t ns) MP_HIDDEN;
  * later events are merged as they come.
  */
 void mp_direct_finish(void) MP_HIDDEN;
-/* After mp_direct_finish(): every record is merged as soon as it is published. */
-extern int mp_direct_final MP_HIDDEN;
+/*
+ * Tracking stops (memprof ctl PID stop; every writer stopped already): the
+ * rest merged, a trailer, the capture complete.
+ */
+void mp_direct_stop(void) MP_HIDDEN;
+/*
+ * A snapshot: the capture so far, with a trailer, copied to the capture's
+ * path with .snap.<number> (written to path). 0 or -errno.
+ */
+int mp_direct_snapshot(unsigned number, char *path, size_t pathlen) MP_HIDDEN;
+/* The path of the capture being written (empty before the first). */
+const char *mp_direct_path(void) MP_HIDDEN;
 /* The merge's lock, held across fork. */
 void mp_direct_lock(void) MP_HIDDEN;
 void mp_direct_unlock(void) MP_HIDDEN;

@@ -19,37 +19,15 @@
 #include <unistd.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/control.h"
 #include "lib/tracker/direct.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
+#include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
-
-int mp_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
-{
-	struct mp_wring *w;
-	if (mp_stream_create())
-		return -1;
-	if (mp_cfg.direct ? mp_direct_open(mode, flags, forked_from)
-			  : mp_stream_connect(mode, flags, forked_from)) {
-		mp_stream_close();
-		return -1;
-	}
-	mp_stream_start();
-	/* A first sample at time 0: even a program that ends at once has a start and an end. */
-	w = mp_thread_ring();
-	if (w)
-		mp_stream_tick(w);
-	return 0;
-}
-
-void mp_new_stream_state(void)
-{
-	mp_stacks_reset();
-	mp_st.exit_status_known = 0;
-	mp_modules_reset();
-}
+#include "lib/tracker/timer.h"
 
 int mp_setup(void)
 {
@@ -71,6 +49,9 @@ int mp_setup(void)
 	return 0;
 }
 
+/* The environment asked for tracking (memprof run, or a hand-preloaded tracker). */
+static int configured;
+
 void mp_init_stage1(void)
 {
 	static int initializing;
@@ -91,85 +72,20 @@ void mp_init_stage1(void)
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	mp_modules_reset();
 	mp_st.mode = mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN;
-	if (mp_open_stream(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
+	configured = 1;
+	/* Paused: the hooks pass everything through until memprof ctl PID start. */
+	if (mp_cfg.paused) {
+		mp_state = MP_STATE_OFF;
+		goto out;
+	}
+	mp_st.capture_no = 1;
+	if (mp_session_open_stream(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
 	mp_state = MP_STATE_ON;
 out:
 	mp_in_hook--;
-}
-
-/* ---- the timer ---- */
-
-static pthread_t timer_thread;
-static int timer_running;
-static volatile int timer_stop;
-static const struct mp_timer_ops *timer_ops;
-
-static void *timer_main(void *arg)
-{
-	uint64_t interval = (uint64_t)mp_cfg.interval_ms * 1000000u;
-	uint64_t next_tick = mp_now_ns(CLOCK_MONOTONIC) + interval;
-	(void)arg;
-	mp_in_hook = 1; /* this thread is the tracker's: never record it */
-	syscall(SYS_prctl, PR_SET_NAME, "memprof-timer", 0, 0, 0);
-	while (!timer_stop && mp_state == MP_STATE_ON) {
-		uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
-		if (now < next_tick) {
-			if (mp_cfg.direct) {
-				mp_direct_wait(next_tick - now); /* cut short when a ring fills */
-			} else {
-				struct timespec ts = { (time_t)((next_tick - now) / 1000000000u),
-						       (long)((next_tick - now) % 1000000000u) };
-				nanosleep(&ts, NULL);
-			}
-		}
-		if (timer_stop || mp_state != MP_STATE_ON)
-			break;
-		if (mp_cfg.direct)
-			mp_direct_drain(0);
-		now = mp_now_ns(CLOCK_MONOTONIC);
-		if (now < next_tick)
-			continue;
-		next_tick = now + interval;
-		if (timer_ops && timer_ops->stop_requested()) {
-			timer_ops->stop();
-			timer_running = 0;
-			return NULL;
-		}
-		if (mp_modules_refresh(0) && timer_ops)
-			timer_ops->modules_added();
-		{
-			struct mp_wring *ts = mp_thread_ring();
-			if (ts)
-				mp_stream_tick(ts);
-		}
-		mp_threads_reap();
-	}
-	/* The stream ended (the collector went away): an attached tracker restores the program. */
-	if (timer_ops && !timer_stop) {
-		timer_ops->stop();
-		timer_running = 0;
-	}
-	return NULL;
-}
-
-void mp_timer_start(const struct mp_timer_ops *ops)
-{
-	sigset_t all, old;
-	pthread_attr_t attr;
-	sigfillset(&all);
-	/* All signals blocked, so the program's signals never land on our thread. */
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	timer_stop = 0;
-	timer_ops = ops;
-	timer_running = pthread_create(&timer_thread, &attr, timer_main, NULL) == 0;
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* ---- exit, exec, abort ---- */
@@ -227,6 +143,7 @@ void mp_record_exit(int status, int final)
 static void at_exit(void)
 {
 	struct mp_wring *ts;
+	mp_control_end();
 	if (mp_state != MP_STATE_ON)
 		return;
 	mp_in_hook++;
@@ -286,8 +203,13 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-	if (!fork_locked)
+	mp_control_forked();
+	if (!fork_locked) {
+		/* A paused tracker's followed child waits, paused, for its own memprof ctl. */
+		if (configured && mp_cfg.follow_fork && mp_state == MP_STATE_OFF)
+			mp_control_start();
 		return;
+	}
 	mp_modules_reinit_lock();
 	mp_stacks_forked();
 	mp_in_hook++;
@@ -295,7 +217,7 @@ static void atfork_child(void)
 	mp_direct_forked();
 	mp_stream_forked();
 	mp_threads_forked();
-	timer_running = 0;
+	mp_timer_forked();
 	if (!mp_cfg.follow_fork) {
 		mp_state = MP_STATE_OFF;
 		goto out;
@@ -305,11 +227,12 @@ static void atfork_child(void)
 	if (mp_st.statm_fd >= 0)
 		close(mp_st.statm_fd);
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (mp_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
+	if (mp_session_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
 	mp_timer_start(NULL);
+	mp_control_start();
 out:
 	mp_in_hook--;
 }
@@ -324,10 +247,6 @@ void mp_register_handlers(void)
 	done = 1;
 }
 
-int mp_timer_running(void)
-{
-	return timer_running;
-}
 
 /*
  * libunwind allocates on first use: do it now, unrecorded. A few steps, not
@@ -353,6 +272,13 @@ __attribute__((constructor(101))) static void stage2(void)
 		warm_libunwind();
 		mp_register_handlers();
 		mp_timer_start(NULL);
+	}
+	/* Running or paused, a configured tracker answers memprof ctl. */
+	if (configured) {
+		if (mp_state != MP_STATE_ON)
+			warm_libunwind();
+		mp_register_handlers();
+		mp_control_start();
 	}
 	if (mp_getenv("MEMPROF_SOCKET") || mp_getenv("MEMPROF_OUTPUT"))
 		mp_config_clean_environment();

@@ -4,6 +4,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/attach.c \
 	%reldir%/base.h \
 	%reldir%/config.c %reldir%/config.h \
+	%reldir%/control.c %reldir%/control.h \
 	%reldir%/direct.c %reldir%/direct.h \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h \
@@ -11,9 +12,11 @@ libmemprof_la_SOURCES = \
 	%reldir%/modules.c %reldir%/modules.h \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
+	%reldir%/session.c %reldir%/session.h \
 	%reldir%/stacks.c %reldir%/stacks.h \
 	%reldir%/stream.c %reldir%/stream.h \
 	%reldir%/threads.c %reldir%/threads.h \
+	%reldir%/timer.c %reldir%/timer.h \
 	%reldir%/unwind.c %reldir%/unwind.h \
 	%reldir%/util.c \
 	lib/transport/merge.c lib/transport/merge.h \

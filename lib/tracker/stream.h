@@ -36,6 +36,7 @@ struct mp_stream {
 	int exit_status_known, exit_status_value;
 	int statm_fd;
 	unsigned mode;                 /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_ATTACH */
+	unsigned capture_no;           /* captures started in this process (memprof ctl start) */
 	long page_size;
 	char exe_path[4096];
 };

@@ -4,39 +4,7 @@ why=$("$INJECT_TOOL" --probe); st=$?
 [ $st -eq 77 ] && skip_ "$why"
 [ $st -eq 0 ] || framework_failure_ "inject-tool --probe failed with status $st"
 
-TARGET_PID=
-# start_target [PREFIX...]: run the attachee (PREFIX: e.g. setpriv) with its FIFO and output.
-start_target() {
-	rm -f cmds target.out
-	# A directory any user may use: the target may run as another user (setpriv).
-	mkdir -p -m 1777 "$T/shared" && chmod 711 "$T" || framework_failure_ "mkdir"
-	rm -f "$T/shared/cmds"
-	mkfifo -m 666 "$T/shared/cmds" && ln -sf "$T/shared/cmds" cmds || framework_failure_ "mkfifo"
-	"$@" "$WORKLOADS/attachee" "$T/shared/cmds" > target.out 2> target.err &
-	TARGET_PID=$!
-	for i in $(seq 200); do grep -q '^ok started' target.out && break; sleep 0.05; done
-	grep -q '^ok started' target.out || framework_failure_ "the attachee did not start"
-	# (setpriv execs the workload: the same pid; cleanup_ in init.sh kills it.)
-}
-# send_cmd LINE: send one command and wait for its "ok" line.
-send_cmd() {
-	local n
-	n=$(grep -c '^ok ' target.out)
-	echo "$1" > cmds
-	for i in $(seq 400); do
-		[ "$(grep -c '^ok ' target.out)" -gt "$n" ] && break
-		sleep 0.025
-	done
-	tail -1 target.out | grep -qxF "ok $1" || fail_ "the target did not answer '$1': $(tail -2 target.out)"
-}
-# running PID: alive and not stopped (a failed attach must not leave it traced or stopped).
-running() {
-	local st
-	st=$(sed -n 's/^State:\t\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] && [ "$st" != Z ] ||
-		fail_ "process $1 is not running (state '$st')"
-	! grep -qE '^TracerPid:[[:space:]]+[1-9]' "/proc/$1/status" || fail_ "process $1 is still traced"
-}
+. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
 # attach_bg CAPTURE ARGS...: start memprof attach -o CAPTURE ARGS in the background and
 # wait until the capture has its ATTACH record (the tracker runs in the target).
 attach_bg() {

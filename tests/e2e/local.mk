@@ -7,6 +7,10 @@ E2E_TESTS = \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
 	%reldir%/attach-real.sh \
+	%reldir%/ctl-errors.sh \
+	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-run.sh \
+	%reldir%/ctl-unprivileged.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
@@ -72,6 +76,7 @@ E2E_TESTS = \
 # end of E2E_TESTS
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
+	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
 	%reldir%/inject-init.sh \

@@ -26,7 +26,7 @@ CAP
 mp stats attach.mprof
 expect_rc 0 "stats"
 expect_no_err "stats"
-expect_out "Exit status: unknown: tracking stopped before the process ended (detach)"
+expect_out "Exit status: unknown: tracking stopped before the process ended (detach or stop)"
 expect_out "Tracking: since attach (allocations made before are not seen)"
 grep -A1 '^Total allocations since attach:' out | grep -qx '	2' || fail_ "no 'Total allocations since attach: 2'"
 grep -A1 '^Total frees since attach:' out | grep -qx '	1' || fail_ "no 'Total frees since attach: 1'"

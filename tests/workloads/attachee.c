@@ -8,6 +8,7 @@
  *   free           free the kept blocks
  *   fork           fork a child that allocates 3 x 333 bytes (child_alloc) and exits 3
  *   exit CODE      exit with status CODE (after "ok exit")
+ *   nodump         make the process non-dumpable: no ptrace by its own (non-root) user
  * Before reading the first command it allocates 5 x 555 bytes (before_attach),
  * freed by the "free" command: after an attach those are unknown frees.
  */
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +131,9 @@ int main(int argc, char **argv)
 					_exit(3);
 				}
 				waitpid(pid, &st, 0);
+			} else if (!strcmp(line, "nodump")) {
+				if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+					return 4;
 			} else if (sscanf(line, "exit %d", &code) == 1) {
 				say(line);
 				exit(code);

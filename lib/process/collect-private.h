@@ -1,0 +1,82 @@
+/* Internal to lib/process/collect: the collector's state, shared by collect.c (streams and
+ * captures) and collect-symbols.c (symbolizing, warnings and notes). */
+#ifndef MEMPROF_LIB_PROCESS_COLLECT_PRIVATE_H
+#define MEMPROF_LIB_PROCESS_COLLECT_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/format/decode.h"
+#include "lib/format/writer.h"
+#include "lib/process/collect.h"
+#include "lib/process/drain.h"
+#include "lib/symbols/symbols.h"
+#include "lib/util/hash.h"
+
+#define READ_CHUNK (1u << 20)
+
+struct stream {
+	int fd;
+	int memfd;                   /* the tracker's rings, until the drain takes them */
+	int pidfd;                   /* readable when the process is gone, or -1 */
+	struct mp_drain *drain;      /* draining the rings, once the header is in */
+	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
+	bool exit_status_known, main, detach_failed, detach_seen;
+	pid_t pid;
+	int exit_status;
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct mp_decoder dec;
+	struct mp_writer w;
+	bool w_open;
+	struct mp_symbols *sym;
+	size_t sym_warned;
+	struct mp_intmap seen_ips;   /* ips already symbolized or pending */
+	struct mp_intmap strings;    /* interned string pointer -> id in this file */
+	uint64_t *pending;           /* ips no known module contained yet */
+	size_t npending, pending_alloc;
+	struct mp_capture_info info;
+	void *obs;                   /* the observer's context, or NULL */
+};
+
+struct mp_collector {
+	struct mp_collect_opts opts;
+	int listen_fd;
+	int notify_fd;               /* an eventfd the drains write when they queue data */
+	bool detaching;
+	struct stream **streams;
+	size_t nstreams, streams_alloc;
+	bool main_exited, main_claimed;
+	unsigned main_captures;      /* captures of the main process so far (memprof ctl start) */
+	int main_status;
+	char **notes;                /* what the user should hear of (snapshots written) */
+	size_t nnotes, notes_alloc;
+	struct mp_symbols *shared;   /* file cache shared by every process's symbolizer */
+	struct mp_capture_info *infos;
+	size_t ninfos;
+	char **warnings;
+	size_t nwarnings, warnings_alloc;
+	char **undebugged;
+	size_t nundebugged, undebugged_alloc;
+};
+
+/* Show rec to the observer of s's capture, if any. */
+static inline void mp_collect_observe(struct mp_collector *c, struct stream *s,
+				      const struct mp_record *rec)
+{
+	if (s->obs)
+		c->opts.observer->record(s->obs, rec);
+}
+
+/* Remember a warning for the end of the run (each distinct text once). */
+void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Remember a note for the user (snapshots written and the like). */
+void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
+bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
+/* Symbolize the ips that no module contained before, keeping those still unknown. */
+void mp_collect_retry_pending(struct mp_collector *c, struct stream *s);
+
+#endif

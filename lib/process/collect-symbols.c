@@ -1,0 +1,136 @@
+/* The collector's symbolizing of addresses, and the warnings and notes it keeps for the end. */
+#include <config.h>
+#include "lib/process/collect-private.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/xalloc.h"
+
+/* Append s (which the list then owns) to a list of distinct strings, or free it if there. */
+static void add_once(char ***list, size_t *n, size_t *alloc, char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], s)) {
+			free(s);
+			return;
+		}
+	ALLOC_GROW(*list, *n + 1, *alloc);
+	(*list)[(*n)++] = s;
+}
+
+void mp_collect_warn(struct mp_collector *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = xstrdup(fmt);
+	va_end(ap);
+	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, msg);
+}
+
+static uint64_t intern(struct mp_collector *c, struct stream *s, const char *str)
+{
+	uint64_t id;
+	struct mp_record rec = { .type = MP_REC_STRING };
+	if (!str)
+		return 0;
+	if (mp_intmap_get(&s->strings, (uint64_t)(uintptr_t)str, &id))
+		return id;
+	id = mp_writer_string(&s->w, str, strlen(str));
+	mp_intmap_put(&s->strings, (uint64_t)(uintptr_t)str, id);
+	rec.u.string.id = id;
+	rec.u.string.text = str;
+	rec.u.string.len = strlen(str);
+	mp_collect_observe(c, s, &rec);
+	return id;
+}
+
+/* A symbolizer's line: missing debug information is a note, anything else a warning. */
+static void symbol_problem(struct mp_collector *c, const char *line)
+{
+	static const char prefix[] = "no debug information for '";
+	const char *end;
+	if (!strncmp(line, prefix, sizeof(prefix) - 1) && (end = strstr(line, "': function names"))) {
+		char *path = xstrndup(line + sizeof(prefix) - 1, (size_t)(end - line) - (sizeof(prefix) - 1));
+		add_once(&c->undebugged, &c->nundebugged, &c->undebugged_alloc, path);
+		return;
+	}
+	mp_collect_warn(c, "%s", line);
+}
+
+/* Write the SYMBOL record of ip; false when no module contains it (yet). */
+bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
+{
+	struct mp_sym sym;
+	struct mp_frame frames[64];
+	size_t n;
+	const char **lines;
+	size_t nw;
+	if (mp_symbols_lookup(s->sym, ip, true, &sym) < 0)
+		return false;
+	n = sym.nframes < 64 ? sym.nframes : 64;
+	for (size_t i = 0; i < n; i++) {
+		frames[i].function = intern(c, s, sym.frames[i].function);
+		frames[i].file = intern(c, s, sym.frames[i].file);
+		frames[i].line = sym.frames[i].line;
+		frames[i].column = sym.frames[i].column;
+	}
+	mp_writer_symbol(&s->w, ip, sym.module_id, sym.offset, frames, n);
+	if (s->obs) {
+		struct mp_record rec = { .type = MP_REC_SYMBOL };
+		rec.u.symbol.ip = ip;
+		rec.u.symbol.module = sym.module_id;
+		rec.u.symbol.offset = sym.offset;
+		rec.u.symbol.nframes = n;
+		rec.u.symbol.frames = frames;
+		mp_collect_observe(c, s, &rec);
+	}
+	s->info.symbols++;
+	nw = mp_symbols_warnings(s->sym, &lines);
+	for (; s->sym_warned < nw; s->sym_warned++)
+		symbol_problem(c, lines[s->sym_warned]);
+	return true;
+}
+
+void mp_collect_retry_pending(struct mp_collector *c, struct stream *s)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->npending; i++)
+		if (!mp_collect_symbolize(c, s, s->pending[i]))
+			s->pending[k++] = s->pending[i];
+	s->npending = k;
+}
+
+void mp_collect_note(struct mp_collector *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = xstrdup(fmt);
+	va_end(ap);
+	ALLOC_GROW(c->notes, c->nnotes + 1, c->notes_alloc);
+	c->notes[c->nnotes++] = msg;
+}
+
+size_t mp_collector_notes(struct mp_collector *c, const char ***lines)
+{
+	*lines = (const char **)c->notes;
+	return c->nnotes;
+}
+
+size_t mp_collector_warnings(struct mp_collector *c, const char ***lines)
+{
+	*lines = (const char **)c->warnings;
+	return c->nwarnings;
+}
+
+size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths)
+{
+	*paths = (const char **)c->undebugged;
+	return c->nundebugged;
+}

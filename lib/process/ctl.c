@@ -1,0 +1,150 @@
+/* Asking a tracker through its control socket. */
+#include <config.h>
+#include "lib/process/ctl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The effective uid and the innermost pid (its own pid namespace's) of pid, from /proc. */
+static int proc_ids(pid_t pid, unsigned long *uid, long *nspid)
+{
+	char path[64], line[512];
+	FILE *f;
+	int have_uid = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	*nspid = pid;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long real, eff;
+		if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2) {
+			*uid = eff;
+			have_uid = 1;
+		} else if (!strncmp(line, "NSpid:", 6)) {
+			char *last = strrchr(line, '\t');
+			if (last)
+				*nspid = strtol(last + 1, NULL, 10);
+		}
+	}
+	fclose(f);
+	return have_uid ? 0 : -1;
+}
+
+/* Connect to path: the fd, or -1 with errno. */
+static int dial(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
+		   struct strbuf *err)
+{
+	char here[160], there[200], buf[4096];
+	unsigned long uid = 0;
+	long nspid = pid;
+	int fd, e;
+	size_t got = 0;
+	struct pollfd p;
+	struct timespec start, now;
+
+	if (proc_ids(pid, &uid, &nspid) < 0) {
+		strbuf_addf(err, "no process %d", (int)pid);
+		return -1;
+	}
+	/*
+	 * Where the tracker made it, seen from here; then through its root: a container, or a
+	 * service with a /tmp of its own (systemd's PrivateTmp).
+	 */
+	snprintf(here, sizeof(here), "/tmp/memprof-%lu/ctl.%ld", uid, nspid);
+	snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, here);
+	fd = dial(here);
+	e = errno;
+	if (fd < 0 && e == ENOENT) {
+		fd = dial(there);
+		e = errno;
+	}
+	if (fd < 0) {
+		if (e == ENOENT)
+			strbuf_addf(err, "process %d has no memprof tracker listening (preload it with "
+				    "MEMPROF_OUTPUT, or start the program with 'memprof run --paused')",
+				    (int)pid);
+		else if (e == ECONNREFUSED)
+			strbuf_addf(err, "the tracker of process %d does not answer ('%s' is left from "
+				    "a process that ended?)", (int)pid, here);
+		else if (e == EACCES || e == EPERM)
+			strbuf_addf(err, "cannot reach the tracker of process %d: it runs as user %lu, and "
+				    "only that user or root may control it", (int)pid, uid);
+		else
+			strbuf_addf(err, "cannot reach the tracker of process %d at '%s': %s", (int)pid,
+				    here, strerror(e));
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s\n", request);
+	if (send(fd, buf, strlen(buf), MSG_NOSIGNAL) < 0) {
+		strbuf_addf(err, "cannot send to the tracker of process %d: %s", (int)pid,
+			    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	p.fd = fd;
+	p.events = POLLIN;
+	for (;;) {
+		long left;
+		ssize_t r;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000 +
+				     (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			strbuf_addf(err, "the tracker of process %d did not answer within %d s",
+				    (int)pid, timeout_ms / 1000);
+			close(fd);
+			return -1;
+		}
+		r = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (memchr(buf, '\n', got) || got == sizeof(buf) - 1)
+			break;
+	}
+	close(fd);
+	buf[got] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!strncmp(buf, "ok", 2) && (buf[2] == ' ' || !buf[2])) {
+		strbuf_addstr(reply, buf[2] ? buf + 3 : "");
+		return 0;
+	}
+	if (!strncmp(buf, "error ", 6)) {
+		strbuf_addstr(err, buf + 6);
+		return 1;
+	}
+	strbuf_addf(err, "the tracker of process %d answered nothing it should ('%s')", (int)pid, buf);
+	return -1;
+}

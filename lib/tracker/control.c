@@ -1,0 +1,283 @@
+/*
+ * The control socket: `memprof ctl PID start|stop|snapshot|status` asks a
+ * tracker that runs in a service (preloaded by hand, or under memprof run)
+ * to start or stop a capture, to snapshot it, or how it is doing, with no
+ * ptrace. The socket is /tmp/memprof-UID/ctl.PID, in a directory only its
+ * user can enter; a request from another user (root excepted) is refused.
+ * One thread of ours (all signals blocked) answers, one request per
+ * connection: a line in, a line out ("ok ..." or "error ...").
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/tracker/config.h"
+#include "lib/tracker/control.h"
+#include "lib/tracker/direct.h"
+#include "lib/tracker/session.h"
+#include "lib/tracker/stream.h"
+
+static int listen_fd = -1;
+static char sock_path[108];
+static pid_t sock_owner; /* the process that bound it: only it may remove it */
+
+/* Append a string to a reply buffer of cap bytes at *n (cut to fit). */
+static void add(char *buf, size_t cap, size_t *n, const char *s)
+{
+	size_t l = strlen(s);
+	if (l > cap - 1 - *n)
+		l = cap - 1 - *n;
+	memcpy(buf + *n, s, l);
+	*n += l;
+	buf[*n] = '\0';
+}
+
+static void add_num(char *buf, size_t cap, size_t *n, uint64_t v)
+{
+	char num[24];
+	mp_u64_to_dec(num, v);
+	add(buf, cap, n, num);
+}
+
+static void status(char *r, size_t cap, size_t *n)
+{
+	if (mp_state == MP_STATE_ON) {
+		add(r, cap, n, "ok recording");
+		if (mp_cfg.direct) {
+			add(r, cap, n, " into '");
+			add(r, cap, n, mp_direct_path());
+			add(r, cap, n, "'");
+		} else {
+			add(r, cap, n, " for the collector at '");
+			add(r, cap, n, mp_cfg.socket_path);
+			add(r, cap, n, "'");
+		}
+		uint64_t tenths = mp_stream_since_start_us() / 100000;
+		add(r, cap, n, " for ");
+		add_num(r, cap, n, tenths / 10);
+		add(r, cap, n, ".");
+		add_num(r, cap, n, tenths % 10);
+		add(r, cap, n, " s, capture ");
+		add_num(r, cap, n, mp_st.capture_no);
+		add(r, cap, n, ", ");
+		add_num(r, cap, n, mp_st.h ? mp_st.h->n_rings : 0);
+		add(r, cap, n, " thread rings");
+	} else {
+		add(r, cap, n, "ok paused, ");
+		add_num(r, cap, n, mp_st.capture_no);
+		add(r, cap, n, mp_st.capture_no == 1 ? " capture written" : " captures written");
+	}
+	add(r, cap, n, "\n");
+}
+
+static void serve(const char *req, char *r, size_t cap)
+{
+	size_t n = 0;
+	int e;
+	if (!strcmp(req, "start")) {
+		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN, NULL, NULL);
+		if (!e) {
+			add(r, cap, &n, "ok recording capture ");
+			add_num(r, cap, &n, mp_st.capture_no);
+			if (mp_cfg.direct) {
+				add(r, cap, &n, " into '");
+				add(r, cap, &n, mp_direct_path());
+				add(r, cap, &n, "'");
+			}
+			add(r, cap, &n, "\n");
+		} else {
+			add(r, cap, &n, e == -EALREADY ? "error already recording\n"
+				     : e == -EBUSY   ? "error the last capture is still being finished\n"
+						     : "error the capture could not be started: see the "
+						       "program's standard error\n");
+		}
+	} else if (!strcmp(req, "stop")) {
+		if (mp_state != MP_STATE_ON) {
+			add(r, cap, &n, "error not recording\n");
+		} else {
+			char path[4096] = "";
+			if (mp_cfg.direct)
+				strncpy(path, mp_direct_path(), sizeof(path) - 1);
+			mp_session_stop(NULL);
+			add(r, cap, &n, "ok stopped");
+			if (path[0]) {
+				add(r, cap, &n, ": '");
+				add(r, cap, &n, path);
+				add(r, cap, &n, "' is complete");
+			}
+			add(r, cap, &n, "\n");
+		}
+	} else if (!strcmp(req, "snapshot")) {
+		unsigned num = 0;
+		char path[4096];
+		e = mp_session_snapshot(&num, path, sizeof(path));
+		if (e == -ENOENT) {
+			add(r, cap, &n, "error not recording\n");
+		} else if (e) {
+			add(r, cap, &n, "error the snapshot could not be written: ");
+			add(r, cap, &n, strerror(-e));
+			add(r, cap, &n, "\n");
+		} else {
+			add(r, cap, &n, "ok snapshot ");
+			add_num(r, cap, &n, num);
+			if (path[0]) {
+				add(r, cap, &n, " written to '");
+				add(r, cap, &n, path);
+				add(r, cap, &n, "'\n");
+			} else {
+				add(r, cap, &n, " asked of the collector, which writes it next to its capture as "
+						"CAPTURE.snap.");
+				add_num(r, cap, &n, num);
+				add(r, cap, &n, "\n");
+			}
+		}
+	} else if (!strcmp(req, "status")) {
+		status(r, cap, &n);
+	} else {
+		add(r, cap, &n, "error unknown request '");
+		add(r, cap, &n, req);
+		add(r, cap, &n, "' (start, stop, snapshot or status)\n");
+	}
+}
+
+static void handle(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct pollfd p = { fd, POLLIN, 0 };
+	char req[64], reply[4200];
+	size_t got = 0;
+	reply[0] = '\0';
+	/* The directory keeps other users out; this is the second lock. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != geteuid() && cred.uid != 0)) {
+		size_t n = 0;
+		add(reply, sizeof(reply), &n, "error refused: the tracker's process belongs to another user\n");
+		goto reply;
+	}
+	/* One line, within a second: a client that says nothing is not waited for. */
+	while (got < sizeof(req) - 1 && poll(&p, 1, 1000) == 1) {
+		ssize_t r = read(fd, req + got, sizeof(req) - 1 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (memchr(req, '\n', got))
+			break;
+	}
+	req[got] = '\0';
+	req[strcspn(req, "\r\n")] = '\0';
+	serve(req, reply, sizeof(reply));
+reply:
+	if (send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
+		return; /* the client went away: nothing to tell */
+}
+
+static void *control_main(void *arg)
+{
+	(void)arg;
+	mp_in_hook = 1; /* this thread is the tracker's: never record it */
+	syscall(SYS_prctl, PR_SET_NAME, "memprof-ctl", 0, 0, 0);
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break; /* closed (a forked child's copy), or gone wrong */
+		}
+		handle(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* The socket's directory: ours, and nobody else's (mode 0700), or we do not use it. */
+static int own_dir(const char *dir)
+{
+	struct stat st;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+int mp_control_start(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[64], num[24];
+	pthread_t t;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	size_t n;
+	int fd, ok;
+	if (!mp_cfg.control || listen_fd >= 0)
+		return 0;
+	n = 0;
+	memcpy(dir, "/tmp/memprof-", 13);
+	n = 13 + mp_u64_to_dec(dir + 13, geteuid());
+	if (own_dir(dir) < 0) {
+		mp_write_stderr("cannot use '", dir,
+				"' for the control socket (it must be a directory of this user's, "
+				"mode 0700); memprof ctl cannot reach this process");
+		return -1;
+	}
+	memcpy(sock_path, dir, n);
+	memcpy(sock_path + n, "/ctl.", 5);
+	mp_u64_to_dec(num, (uint64_t)getpid());
+	memcpy(sock_path + n + 5, num, strlen(num) + 1);
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* A file left by a process of the same pid that died: ours now. */
+	unlink(sock_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sock_path, 0600) < 0 ||
+	    listen(fd, 8) < 0) {
+		close(fd);
+		return -1;
+	}
+	listen_fd = fd;
+	sock_owner = getpid();
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&t, &attr, control_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ok) {
+		mp_control_end();
+		return -1;
+	}
+	return 0;
+}
+
+void mp_control_end(void)
+{
+	if (listen_fd < 0)
+		return;
+	if (sock_owner == getpid())
+		unlink(sock_path);
+	close(listen_fd);
+	listen_fd = -1;
+}
+
+void mp_control_forked(void)
+{
+	/* The parent's socket stays the parent's; the thread that served it is not here. */
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+}

@@ -1,0 +1,21 @@
+/*
+ * The control socket (control.c) through which `memprof ctl PID` starts,
+ * stops and snapshots captures of a running program, without ptrace.
+ */
+#ifndef MEMPROF_LIB_TRACKER_CONTROL_H
+#define MEMPROF_LIB_TRACKER_CONTROL_H
+
+#include "lib/tracker/base.h"
+
+/*
+ * Listen on /tmp/memprof-UID/ctl.PID (unless MEMPROF_CONTROL=0) with a
+ * thread that answers. 0, or -1 (said on standard error when the directory
+ * is not safe to use).
+ */
+int mp_control_start(void) MP_HIDDEN;
+/* Stop listening and remove the socket (at exit). */
+void mp_control_end(void) MP_HIDDEN;
+/* In a forked child: the parent's socket is not ours (a followed child makes its own). */
+void mp_control_forked(void) MP_HIDDEN;
+
+#endif

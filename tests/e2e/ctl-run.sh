@@ -1,0 +1,96 @@
+#!/bin/bash
+# memprof run --paused, then memprof ctl: start/stop/start give two captures with exactly the
+# allocations made while started, a snapshot mid-run is a complete capture, and the program's
+# output and status stay its own.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+
+ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+start_target "$MEMPROF" run --paused -o c.bin
+RUN_PID=$TARGET_PID
+TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused; 'memprof ctl \1 start' starts a capture into 'c.bin'$/\1/p" target.err)
+[ -n "$TARGET_PID" ] || fail_ "memprof run --paused did not say the program's pid: $(cat target.err)"
+[ "$(readlink /proc/$TARGET_PID/exe)" = "$(readlink -f "$WORKLOADS/attachee")" ] || fail_ "pid $TARGET_PID is not the attachee"
+
+ctl status
+expect_rc 0 status
+[ "$(cat out)" = "process $TARGET_PID: paused, 0 captures written" ] || fail_ "status: $(cat out)"
+send_cmd "alloc 4 4444"          # paused: in no capture
+ctl stop
+expect_rc 1 "stop while paused"
+expect_one_line_err
+[ "$(cat err)" = "memprof: process $TARGET_PID: not recording" ] || fail_ "stop while paused: $(cat err)"
+ctl snapshot
+expect_rc 1 "snapshot while paused"
+expect_err "not recording"
+# (memprof run holds the file from the start, empty, so that it fails before the program runs.)
+[ ! -s c.bin ] || fail_ "a paused program has a capture"
+
+ctl start
+expect_rc 0 start
+[ "$(cat out)" = "process $TARGET_PID: recording capture 1" ] || fail_ "start: $(cat out)"
+ctl start
+expect_rc 1 "start while recording"
+expect_one_line_err
+expect_err "already recording"
+ctl status
+expect_rc 0 status
+grep -qE "^process $TARGET_PID: recording for the collector at '[^']*' for [0-9]+\.[0-9] s, capture 1, [0-9]+ thread rings$" out ||
+	fail_ "status while recording: $(cat out)"
+send_cmd "alloc 10 1000"
+ctl snapshot
+expect_rc 0 snapshot
+expect_out "snapshot 1"
+send_cmd "alloc 2 2222"          # after the snapshot: in the capture, not in the snapshot
+send_cmd "free"
+ctl stop
+expect_rc 0 stop
+[ "$(cat out)" = "process $TARGET_PID: stopped" ] || fail_ "stop: $(cat out)"
+send_cmd "alloc 7 777"           # stopped: in no capture
+ctl status
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after stop: $(cat out)"
+ctl start
+expect_rc 0 "second start"
+[ "$(cat out)" = "process $TARGET_PID: recording capture 2" ] || fail_ "second start: $(cat out)"
+send_cmd "alloc 3 333"
+send_cmd "exit 4"
+wait $RUN_PID; st=$?
+[ "$st" -eq 4 ] || fail_ "memprof run exited $st, expected the program's 4: $(cat target.err)"
+printf '%s\n' "ok started" "ok alloc 4 4444" "ok alloc 10 1000" "ok alloc 2 2222" "ok free" \
+	"ok alloc 7 777" "ok alloc 3 333" "ok exit 4" | cmp -s - target.out ||
+	fail_ "the program's output changed: $(cat target.out)"
+grep -qx "memprof: wrote snapshot 'c.bin.snap.1'" target.err || fail_ "no snapshot line: $(cat target.err)"
+grep -q "^memprof: wrote 'c.bin': " target.err || fail_ "no line for c.bin: $(cat target.err)"
+grep -q "^memprof: wrote 'c.bin.2' (capture 2, from 'memprof ctl start'): " target.err ||
+	fail_ "no line for c.bin.2: $(cat target.err)"
+! grep -q "exec" target.err || fail_ "memprof run talks of an exec: $(cat target.err)"
+
+# sizes FILE: "count size" of the commanded allocations (sizes other than the churn's 64).
+sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
+[ "$(sizes c.bin)" = "10x1000 2x2222 " ] || fail_ "c.bin holds $(sizes c.bin)"
+[ "$(sizes c.bin.snap.1)" = "10x1000 " ] || fail_ "the snapshot holds $(sizes c.bin.snap.1)"
+[ "$(sizes c.bin.2)" = "3x333 " ] || fail_ "c.bin.2 holds $(sizes c.bin.2)"
+
+"$MEMPROF" parse c.bin > p1 || fail_ "parse c.bin"
+"$MEMPROF" parse c.bin.2 > p2 || fail_ "parse c.bin.2"
+"$MEMPROF" parse c.bin.snap.1 > ps || fail_ "parse the snapshot"
+[ "$(field end "$(grep ^TRAILER p1)")" = detach ] || fail_ "c.bin's trailer: $(grep ^TRAILER p1)"
+expect_count 1 '^DETACH ' p1
+t2=$(grep ^TRAILER p2)
+[ "$(field end "$t2")" = exit ] && [ "$(field exit_code "$t2")" = 4 ] || fail_ "c.bin.2's trailer: $t2"
+grep -q '^HEADER .*flags=[a-z,]*restarted' p2 || fail_ "c.bin.2 is not marked restarted: $(grep ^HEADER p2)"
+! grep -q '^HEADER .*restarted' p1 || fail_ "c.bin is marked restarted"
+[ "$(field end "$(grep ^TRAILER ps)")" = snapshot ] || fail_ "the snapshot's trailer: $(grep ^TRAILER ps)"
+# Each capture's own numbers: pids, and the blocks freed that came from before it.
+[ "$(field pid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.2's pid"
+# Every reporter reads each; the snapshot's leaks are the 10 blocks live at that moment.
+for f in c.bin c.bin.2 c.bin.snap.1; do
+	"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats $f: $(cat err)"
+	"$MEMPROF" flamegraph -f -o "$f.html" --leaks "$f" > /dev/null 2> err || fail_ "flamegraph $f: $(cat err)"
+done
+# leaked FILE: the bytes leaked from command_alloc, from the folded stacks of the leaks.
+leaked() { "$MEMPROF" transform folded --leaks -o - "$1" | awk '/;command_alloc /{n += $NF} END {print n + 0}'; }
+[ "$(leaked c.bin.snap.1)" = 10000 ] || fail_ "the snapshot leaks $(leaked c.bin.snap.1) bytes from command_alloc, not the 10 x 1000 live then"
+[ "$(leaked c.bin)" = 0 ] || fail_ "c.bin leaks $(leaked c.bin) bytes from command_alloc"
+[ "$(leaked c.bin.2)" = 999 ] || fail_ "c.bin.2 leaks $(leaked c.bin.2) bytes from command_alloc"
+exit 0
