@@ -16,11 +16,7 @@
 
 /* ---- ticks -------------------------------------------------------------- */
 
-/*
- * Buckets 2i and 2i + 1 merged into bucket i: its high-water mark is the
- * higher of theirs (the first on a tie), x_wins[i] when that is 2i's.
- */
-static uint32_t merged_half(uint32_t h, const bool *x_wins)
+uint32_t mp_analysis_merged_half(uint32_t h, const bool *x_wins)
 {
 	uint32_t old = h / 2, i = old / 2;
 	if (h == MP_NONE)
@@ -40,8 +36,8 @@ static void rebucket_intervals(struct mp_analysis *a, const bool *x_wins)
 	a->p->intervals_alloc = 0;
 	mp_idxset_release(&a->p->ivset);
 	for (size_t i = 0; i < n; i++)
-		mp_analysis_add_interval(a, old[i].slot, merged_half(old[i].alloc, x_wins),
-					 merged_half(old[i].free, x_wins), old[i].c.bytes,
+		mp_analysis_add_interval(a, old[i].slot, mp_analysis_merged_half(old[i].alloc, x_wins),
+					 mp_analysis_merged_half(old[i].free, x_wins), old[i].c.bytes,
 					 old[i].c.count);
 	free(old);
 }

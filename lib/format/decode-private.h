@@ -109,46 +109,23 @@ static inline __attribute__((always_inline)) size_t mp_decode_hot(struct mp_deco
 								   struct mp_record *rec)
 {
 	unsigned tag = p[0], n = 1;
-	uint64_t v, serial;
+	uint64_t v, serial, k;
+	const struct mp_class *cl;
 	if (d->header.major < 3)
 		return 0;
 	if (tag - MP_TAG_ALLOC_REF < MP_REF_IN_TAG) {
-		const struct mp_class *cl;
-		if (tag - MP_TAG_ALLOC_REF >= d->nclasses)
-			return 0;
-		cl = &d->classes[tag - MP_TAG_ALLOC_REF];
-		rec->type = MP_REC_ALLOC;
-		rec->thread = d->cur_thread;
-		rec->u.ev.kind = cl->kind;
-		rec->u.ev.ranged = false;
-		rec->u.ev.serial = true;
-		rec->u.ev.size = cl->size;
-		rec->u.ev.stack = cl->stack;
-		rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq);
-		d->n_seq++;
-		d->threads[d->cur_thread].last_stack = cl->stack;
-		return 1;
+		k = tag - MP_TAG_ALLOC_REF;
+		goto alloc;
 	}
 	if (tag == MP_TAG_ALLOC_REF_N && left >= 3 && (p[1] < 0x80 || p[2] < 0x80)) {
 		/* A class beyond the tag's, in a varint of one or two bytes. */
-		uint64_t k = MP_REF_IN_TAG + (p[1] & 0x7f);
-		const struct mp_class *cl;
-		if (p[1] >= 0x80)
+		k = MP_REF_IN_TAG + (p[1] & 0x7f);
+		n = 2;
+		if (p[1] >= 0x80) {
 			k += (uint64_t)p[2] << 7;
-		if (k >= d->nclasses)
-			return 0;
-		cl = &d->classes[k];
-		rec->type = MP_REC_ALLOC;
-		rec->thread = d->cur_thread;
-		rec->u.ev.kind = cl->kind;
-		rec->u.ev.ranged = false;
-		rec->u.ev.serial = true;
-		rec->u.ev.size = cl->size;
-		rec->u.ev.stack = cl->stack;
-		rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq);
-		d->n_seq++;
-		d->threads[d->cur_thread].last_stack = cl->stack;
-		return p[1] < 0x80 ? 2 : 3;
+			n = 3;
+		}
+		goto alloc;
 	}
 	if (tag - MP_TAG_FREE_NEAR_LIT < 8) {
 		v = tag & 3;
@@ -198,6 +175,21 @@ free:
 	rec->u.ev.stack = 0;
 	rec->u.ev.addr = MP_SERIAL_ADDR(serial);
 	d->last_freed = serial;
+	return n;
+alloc:
+	if (k >= d->nclasses)
+		return 0;
+	cl = &d->classes[k];
+	rec->type = MP_REC_ALLOC;
+	rec->thread = d->cur_thread;
+	rec->u.ev.kind = cl->kind;
+	rec->u.ev.ranged = false;
+	rec->u.ev.serial = true;
+	rec->u.ev.size = cl->size;
+	rec->u.ev.stack = cl->stack;
+	rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq);
+	d->n_seq++;
+	d->threads[d->cur_thread].last_stack = cl->stack;
 	return n;
 }
 

@@ -312,21 +312,6 @@ static void emit(struct build *b, struct mp_html_tree *t)
 
 /* ---- the timeline --------------------------------------------------------------- */
 
-/*
- * Buckets 2i and 2i + 1 merged into bucket i: its high-water mark is the
- * higher of theirs (the first on a tie), x_wins[i] when that is 2i's; as
- * lib/analysis/series.c merges them.
- */
-static uint32_t merged_half(uint32_t h, const bool *x_wins)
-{
-	uint32_t old = h / 2, i = old / 2;
-	if (h == MP_NONE)
-		return h;
-	if (!(old & 1))
-		return x_wins[i] ? 2 * i + (h & 1) : 2 * i;
-	return x_wins[i] ? 2 * i + 1 : 2 * i + (h & 1);
-}
-
 static void halve_buckets(struct mp_html_tree *t)
 {
 	size_t nb = t->nbuckets, nn = (nb + 1) / 2, m = 0;
@@ -341,8 +326,8 @@ static void halve_buckets(struct mp_html_tree *t)
 	t->bucket_us[nn] = t->bucket_us[nb];
 	for (size_t i = 0; i < t->niv; i++) {
 		struct mp_html_interval v = t->iv[i];
-		v.alloc = merged_half(v.alloc, x_wins);
-		v.free = merged_half(v.free, x_wins);
+		v.alloc = mp_analysis_merged_half(v.alloc, x_wins);
+		v.free = mp_analysis_merged_half(v.free, x_wins);
 		if (v.alloc != v.free) /* live at no high-water mark any more */
 			t->iv[m++] = v;
 	}
