@@ -88,7 +88,7 @@ static void block_room(struct mp_writer *w, size_t len)
 {
 	size_t have = mp_fields_total(&w->fields);
 	if (have && have + len > BLOCK_RAW)
-		mp_writer_flush(w);
+		mp_writer_block(w);
 }
 
 /* Scratch room for encoding records of at most len bytes, to be committed. */
@@ -104,14 +104,14 @@ static void add_records(struct mp_writer *w, const uint8_t *records, size_t len)
 	w->hot_check = 0; /* the next hot event sums the streams again */
 	if (mp_fields_append(&w->fields, records, len) < 0) {
 		/* Not records this writer knows: they go out as they are, in order. */
-		mp_writer_flush(w);
+		mp_writer_block(w);
 		mp_writer_write(w, records, len);
 		w->fields.tick_known = false; /* there may be ticks among them */
 		return;
 	}
 	/* An oversized record goes out at once rather than into a huge block. */
 	if (mp_fields_total(&w->fields) > BLOCK_RAW)
-		mp_writer_flush(w);
+		mp_writer_block(w);
 }
 
 /* The record(s) encoded in w->raw up to end join the block. */
@@ -132,8 +132,7 @@ void mp_writer_raw(struct mp_writer *w, const void *records, size_t len)
 int mp_writer_close(struct mp_writer *w)
 {
 	int err;
-	w->closing = true;
-	mp_writer_flush(w);
+	mp_writer_block(w);
 	err = w->errnum;
 	if (w->fd >= 0 && close(w->fd) < 0 && !err)
 		err = errno;
@@ -263,7 +262,7 @@ void mp_writer_header(struct mp_writer *w, const struct mp_header *h)
 	put_sized(w, MP_TAG_HEADER, &b);
 	/* Uncompressed, so a reader can validate a capture before decompressing anything. */
 	w->flags |= MP_WRITER_NO_COMPRESS;
-	mp_writer_flush(w);
+	mp_writer_block(w);
 	w->flags = flags;
 }
 
@@ -283,10 +282,7 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const struct mp_tr
 	char buf[64 << 10];
 	uint64_t off = 0;
 	int in, out, e = 0;
-	/* Ticks alone would wait for the next block: not for a snapshot. */
-	w->closing = true;
-	e = mp_writer_flush(w);
-	w->closing = false;
+	e = mp_writer_block(w);
 	if (e < 0)
 		return -1;
 	in = open(w->path, O_RDONLY | O_CLOEXEC);

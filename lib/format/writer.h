@@ -49,7 +49,7 @@ struct mp_writer {
 	void *cctx;                   /* one-frame blocks */
 	void *scctx[MP_FS_COUNT];     /* the field streams' zstd streams, continued block to block */
 	int errnum;            /* first write error, sticky */
-	bool closing;          /* the last flush: nothing waits */
+	uint32_t waited;       /* intervals the block being built has waited (mp_writer_flush) */
 	/* Encoder state, for records written through the event functions. */
 	struct mp_enc_thread *threads;
 	size_t nthreads;
@@ -68,7 +68,13 @@ int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags);
 int mp_writer_fdopen(struct mp_writer *w, int fd, const char *name, unsigned flags);
 /* Finish: flush, fsync-free close. Returns 0 or -1 with errno of the first error. */
 int mp_writer_close(struct mp_writer *w);
-/* Compress and write the records buffered so far. Returns 0 or -1. */
+/*
+ * The end of an interval (the collector's ticks): the records buffered so
+ * far go out as a block, unless they are under 16 KiB and have waited fewer
+ * than 100 intervals. A block costs some 40 bytes of headers, more than an
+ * idle interval's records; a busy program's blocks are not kept waiting.
+ * Close and snapshot write everything. Returns 0 or -1 with errno.
+ */
 int mp_writer_flush(struct mp_writer *w);
 
 void mp_writer_header(struct mp_writer *w, const struct mp_header *h);

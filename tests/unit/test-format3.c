@@ -56,6 +56,15 @@ static uint64_t serial_of(const struct mp_record *rec)
 }
 
 /* Every form of free: literal, one to three bytes in planes, counted; near and by age; free and realloc. */
+/* Ends the block being built: the intervals it may wait, flushed. */
+static void end_block(struct mp_writer *w)
+{
+	size_t before = w->bytes_written;
+	for (int i = 0; i < 100 && w->bytes_written == before; i++)
+		mp_writer_flush(w);
+	assert_true(w->bytes_written > before);
+}
+
 static void test_free_forms(void **state)
 {
 	const uint64_t N = 1ull << 40;
@@ -255,7 +264,7 @@ static void test_classes_and_frees(void **state)
 								 th, live[nlive], 0, 0 };
 				}
 				if (k % 1000 == 999)
-					mp_writer_flush(&w);
+					end_block(&w);
 			}
 			/* Half the live blocks, in order then in reverse, from far back. */
 			for (uint64_t i = 0; i < nlive / 2; i++) {
@@ -337,7 +346,10 @@ static void test_ticks(void **state)
 	free(path);
 }
 
-/* A flush of ticks alone waits (up to 100 of them); an event ends the wait. */
+/*
+ * At the end of an interval, fewer than 16 KiB of records wait for more, up
+ * to 100 intervals; more go out at once; closing writes what waits.
+ */
 static void test_ticks_wait(void **state)
 {
 	char *path = tmp_path();
@@ -349,16 +361,24 @@ static void test_ticks_wait(void **state)
 	assert_int_equal(mp_writer_open(&w, path, 0), 0);
 	mp_writer_header(&w, &h);
 	after_header = w.bytes_written;
-	for (int i = 1; i <= 50; i++) {
+	for (int i = 1; i < 100; i++) {
 		mp_writer_tick(&w, 10000u * i, 1 << 20);
+		if (i == 50)
+			mp_writer_alloc_seq(&w, 0, MP_KIND_MALLOC, 8, 0);
 		mp_writer_flush(&w);
 	}
 	assert_int_equal(w.bytes_written, after_header);
-	mp_writer_alloc_seq(&w, 0, MP_KIND_MALLOC, 8, 0);
 	mp_writer_flush(&w);
 	assert_true(w.bytes_written > after_header);
 	after_header = w.bytes_written;
-	mp_writer_tick(&w, 600000, 1 << 20);
+	for (uint64_t i = 0; i < 5000; i++)
+		mp_writer_alloc_seq(&w, 0, MP_KIND_MALLOC, (1u << 20) + i, i % 100);
+	mp_writer_flush(&w);
+	assert_true(w.bytes_written > after_header);
+	after_header = w.bytes_written;
+	mp_writer_tick(&w, 2000000, 1 << 20);
+	mp_writer_flush(&w);
+	assert_int_equal(w.bytes_written, after_header);
 	assert_int_equal(mp_writer_close(&w), 0);
 	data = read_file(path, &len);
 	assert_true(len > after_header);
@@ -464,7 +484,7 @@ static void test_streams_continue(void **state)
 					24 + (uint64_t)(b * 8 + i % 7), 1);
 			mp_writer_free(&w, 0, MP_KIND_FREE, 0x1000 + 16 * (uint64_t)(b * 200 + i));
 		}
-		mp_writer_flush(&w);
+		end_block(&w);
 		if (b == 0)
 			first_block = w.bytes_written;
 		if (b == 1)
