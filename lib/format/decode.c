@@ -75,7 +75,7 @@ void mp_decoder_init(struct mp_decoder *d)
 {
 	memset(d, 0, sizeof(*d));
 	strbuf_init(&d->err, 0);
-	mp_intmap_init(&d->sym_base);
+	mp_intmap_init(&d->module_base);
 	d->nthreads = 1;
 	d->threads = xcalloc(1, sizeof(*d->threads));
 }
@@ -98,7 +98,7 @@ void mp_decoder_release(struct mp_decoder *d)
 	mp_header_release(&d->header);
 	free(d->threads);
 	free(d->classes);
-	mp_intmap_release(&d->sym_base);
+	mp_intmap_release(&d->module_base);
 	free(d->seg);
 	free(d->frames);
 	strbuf_release(&d->err);
@@ -324,10 +324,11 @@ static uint64_t get_string_ref(struct mp_decoder *d, struct cur *c)
 
 /*
  * SYMBOL. In 1.0 and 2.0: ip, module, offset, frames naming their strings by
- * id. In 3.0: module, offset, and the ip as its difference (zigzag) to the
- * module's base as the module's previous SYMBOL gave it (ip - offset; 0
- * before the first), so that only a module's first symbol spells it out;
- * frames name their strings backwards from the latest.
+ * id. In 3.0: module, the ip as its difference (zigzag) to the latest
+ * TRACE's, the offset as its difference to ip minus the base of the
+ * module's MODULE record (0 when there is none), so that a symbol written
+ * after the TRACE of its ip spells out neither; frames name their strings
+ * backwards from the latest.
  */
 static ssize_t decode_symbol(struct mp_decoder *d, struct cur *c, struct mp_record *rec, bool v3)
 {
@@ -336,10 +337,12 @@ static ssize_t decode_symbol(struct mp_decoder *d, struct cur *c, struct mp_reco
 	if (!v3)
 		rec->u.symbol.ip = get_u(c);
 	rec->u.symbol.module = get_u(c);
-	rec->u.symbol.offset = get_u(c);
 	if (v3) {
-		mp_intmap_get(&d->sym_base, rec->u.symbol.module, &base);
-		rec->u.symbol.ip = base + rec->u.symbol.offset + (uint64_t)mp_unzigzag(get_u(c));
+		mp_intmap_get(&d->module_base, rec->u.symbol.module, &base);
+		rec->u.symbol.ip = d->last_ip + (uint64_t)mp_unzigzag(get_u(c));
+		rec->u.symbol.offset = rec->u.symbol.ip - base + (uint64_t)mp_unzigzag(get_u(c));
+	} else {
+		rec->u.symbol.offset = get_u(c);
 	}
 	n = get_u(c);
 	if (c->err)
@@ -357,9 +360,6 @@ static ssize_t decode_symbol(struct mp_decoder *d, struct cur *c, struct mp_reco
 		goto bad;
 	rec->u.symbol.nframes = n;
 	rec->u.symbol.frames = d->frames;
-	/* The map keeps any value but UINT64_MAX, its own marker of an empty entry. */
-	if (v3 && rec->u.symbol.ip - rec->u.symbol.offset != UINT64_MAX)
-		mp_intmap_put(&d->sym_base, rec->u.symbol.module, rec->u.symbol.ip - rec->u.symbol.offset);
 	return 0;
 bad:
 	return mp_decode_fail(d, "symbol record is %s", c->err == CUR_SHORT ? "shorter than its fields" : "malformed");
@@ -424,6 +424,9 @@ ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struc
 		}
 		rec->u.module.nseg = nseg;
 		rec->u.module.seg = d->seg;
+		/* 3.0 SYMBOLs give offsets against it (the map keeps any value but UINT64_MAX). */
+		if (d->header.major >= 3 && rec->u.module.base != UINT64_MAX)
+			mp_intmap_put(&d->module_base, rec->u.module.id, rec->u.module.base);
 		break;
 	}
 	case MP_TAG_MODULE_UNLOAD:

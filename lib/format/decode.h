@@ -141,7 +141,7 @@ struct mp_decoder {
 	struct mp_class *classes;     /* 3.0: defined by ALLOC_SEQ records */
 	size_t nclasses, classes_alloc;
 	uint64_t n_strings;           /* STRING records so far (3.0 numbers them implicitly) */
-	struct mp_intmap sym_base;    /* 3.0: module id -> ip - offset of its latest SYMBOL */
+	struct mp_intmap module_base; /* 3.0: module id -> the base of its MODULE record */
 	bool seen_header;
 	struct mp_header header;
 	struct mp_trailer trailer;

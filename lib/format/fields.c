@@ -278,12 +278,14 @@ ssize_t mp_record_length(const uint8_t *buf, size_t len)
 void mp_fields_init(struct mp_fields *f)
 {
 	memset(f, 0, sizeof(*f));
+	mp_intmap_init(&f->module_base);
 }
 
 void mp_fields_release(struct mp_fields *f)
 {
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		free(f->p[i]);
+	mp_intmap_release(&f->module_base);
 	mp_fields_init(f);
 }
 
@@ -341,6 +343,38 @@ static int tick_delta(const struct route *r, uint8_t *tag, bool *known, uint64_t
 	return 0;
 }
 
+/* A varint of a record just moved into a stream; false when it does not end before end. */
+static bool moved_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What a 3.0 writer's SYMBOL records need of a TRACE or MODULE just moved
+ * to stream 5 (from p to end): the TRACE's ip, the MODULE's id and base.
+ */
+static void follow(struct mp_fields *f, unsigned tag, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t a, b, c;
+	if (tag == MP_TAG_TRACE) {
+		if (moved_varint(&p, end, &a) && moved_varint(&p, end, &b))
+			f->trace_ip += (uint64_t)mp_unzigzag(b);
+		return;
+	}
+	/* The payload's length, the id, the base (a short payload is no module for readers either). */
+	if (moved_varint(&p, end, &a) && moved_varint(&p, end, &b) && moved_varint(&p, end, &c) &&
+	    c != UINT64_MAX) /* the map's own marker */
+		mp_intmap_put(&f->module_base, b, c);
+}
+
 int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 {
 	struct src in = { raw, raw + len };
@@ -363,6 +397,13 @@ int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 		if (tag == MP_TAG_TICK && f->tick_deltas) {
 			if (tick_delta(&r, at, &known, &last) < 0)
 				return -1;
+			continue;
+		}
+		if (tag == MP_TAG_TRACE || tag == MP_TAG_MODULE) {
+			const uint8_t *moved = end[MP_FS_OTHER];
+			if (move_record(&r, tag))
+				return -1;
+			follow(f, tag, moved, end[MP_FS_OTHER]);
 			continue;
 		}
 		if (move_record(&r, tag))

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/util/hash.h"
+
 enum mp_field_stream {
 	MP_FS_TAGS,    /* every record's tag byte; the class of ALLOC_REF_N, plane counts */
 	MP_FS_SIZES,   /* the sizes of ALLOC, ALLOC_SEQ and FREE_RANGE */
@@ -43,6 +45,13 @@ struct mp_fields {
 	 */
 	bool tick_deltas, tick_known;
 	uint64_t tick_rss;
+	/*
+	 * For a 3.0 writer's SYMBOL records, which give their ip against the
+	 * latest TRACE's and their offset against their module's base: the ip
+	 * of the latest TRACE appended, and the base of each MODULE by id.
+	 */
+	uint64_t trace_ip;
+	struct mp_intmap module_base;
 };
 
 /*
@@ -61,8 +70,9 @@ void mp_fields_reset(struct mp_fields *f);
 size_t mp_fields_total(const struct mp_fields *f);
 /*
  * Append len bytes of whole records to f's streams (TICKs as TICK_DELTAs
- * when f->tick_deltas). Returns 0, or -1 when the bytes are not whole
- * records of known types; f is then unchanged.
+ * when f->tick_deltas), following TRACE and MODULE records. Returns 0, or
+ * -1 when the bytes are not whole records of known types; f's streams are
+ * then unchanged.
  */
 int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len);
 /* As mp_fields_append() into emptied streams. */

@@ -29,6 +29,7 @@ static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned 
 	w->flags = flags;
 	w->nthreads = 1;
 	w->threads = xcalloc(1, sizeof(*w->threads));
+	mp_fields_init(&w->fields);
 	w->fields.tick_deltas = true;
 }
 
@@ -142,7 +143,6 @@ int mp_writer_close(struct mp_writer *w)
 		ZSTD_freeCCtx(w->scctx[i]);
 	mp_fields_release(&w->fields);
 	mp_idxset_release(&w->class_set);
-	mp_intmap_release(&w->sym_base);
 	free(w->classes);
 	mp_intmap_release(&w->serials);
 	free(w->raw);
@@ -678,18 +678,26 @@ static uint64_t string_ref(const struct mp_writer *w, uint64_t id)
 }
 
 /*
- * 3.0: module, offset, and the ip as its difference to the module's base as
- * its previous symbol gave it (0 but for a module's first symbol).
+ * 3.0: module, the ip as its difference to the latest TRACE's, the offset as
+ * its difference to ip minus the base of the module's MODULE record.
  */
 void mp_writer_symbol(struct mp_writer *w, uint64_t ip, uint64_t module, uint64_t offset,
 		      const struct mp_frame *frames, size_t nframes)
 {
 	struct rbuf b = { 0 };
 	uint64_t base = 0;
-	mp_intmap_get(&w->sym_base, module, &base);
+	/*
+	 * The collector writes most symbols right after the TRACE of their ip,
+	 * and their offset is the ip minus their module's load bias: two zeros
+	 * where 3.0 at first spelled out a 2 to 3 byte offset, and a module's
+	 * base at its first symbol (a tenth of the capture of xz or sort).
+	 * Records that reached the file unsplit, after add_records() failed,
+	 * are not followed; a reader cannot read past them either.
+	 */
+	mp_intmap_get(&w->fields.module_base, module, &base);
 	rb_u(&b, module);
-	rb_u(&b, offset);
-	rb_u(&b, mp_zigzag((int64_t)(ip - base - offset)));
+	rb_u(&b, mp_zigzag((int64_t)(ip - w->fields.trace_ip)));
+	rb_u(&b, mp_zigzag((int64_t)(offset - (ip - base))));
 	rb_u(&b, nframes);
 	for (size_t i = 0; i < nframes; i++) {
 		rb_u(&b, string_ref(w, frames[i].function));
@@ -698,8 +706,6 @@ void mp_writer_symbol(struct mp_writer *w, uint64_t ip, uint64_t module, uint64_
 		rb_u(&b, frames[i].column);
 	}
 	put_sized(w, MP_TAG_SYMBOL, &b);
-	if (ip - offset != UINT64_MAX)
-		mp_intmap_put(&w->sym_base, module, ip - offset);
 	w->n_symbols++;
 }
 

@@ -44,7 +44,6 @@ struct mp_writer {
 	struct mp_idxset class_set;   /* class -> its number */
 	/* Once every class is defined: lookups and hits in this window, and the lookup stride. */
 	uint32_t class_lookups, class_hits, class_stride, class_skipped;
-	struct mp_intmap sym_base;    /* module id -> ip - offset of its latest SYMBOL */
 	size_t hot_check;             /* when the tag stream is this long, check the block's size */
 	void *cctx;                   /* one-frame blocks */
 	void *scctx[MP_FS_COUNT];     /* the field streams' zstd streams, continued block to block */

@@ -441,12 +441,95 @@ static void test_strings_and_symbols(void **state)
 	free(path);
 }
 
+/*
+ * A 3.0 SYMBOL gives its ip against the latest TRACE's and its offset
+ * against its MODULE's base, whether those came through the writer's
+ * functions or as a tracker's records: written right after its TRACE, a
+ * symbol of a known module spells out neither; one written later, of a
+ * module reloaded elsewhere or of none, still reads back exactly.
+ */
+/* A tracker's TRACE record, as the collector passes it on. */
+static void raw_trace(struct mp_writer *w, uint64_t *n, uint64_t parent, uint64_t ip, uint64_t *last_ip)
+{
+	uint8_t buf[3 * MP_VARINT_MAX];
+	uint8_t *e = mp_enc_trace(buf, ++*n, parent, ip, last_ip);
+	mp_writer_raw(w, buf, (size_t)(e - buf));
+}
+
+static void test_symbols_follow_traces(void **state)
+{
+	char *path = tmp_path();
+	struct mp_writer w;
+	struct mp_header h = { .pid = 1 };
+	struct mp_reader r;
+	struct mp_record rec;
+	struct mp_segment seg = { 0, 0x10000, 5 };
+	struct mp_frame fr = { 1, 0, 7, 0 };
+	static const struct { uint64_t ip, module, offset; } syms[] = {
+		{ 0x555555555136, 1, 0x1136 },   /* after its TRACE */
+		{ 0x7ffff7c29d90, 2, 0x29d90 },  /* of a tracker's MODULE record */
+		{ 0x555555555200, 1, 0x1200 },   /* after another TRACE */
+		{ 0x7ffff7c29d90, 2, 0x29d90 },  /* module 2 reloaded elsewhere: offset given */
+		{ 0x1234, 0, 0x1234 },           /* no module */
+	};
+	uint8_t raw[32], *p = raw;
+	uint64_t last_ip = 0, n = 0;
+	size_t ns = 0, before;
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 0), 0);
+	mp_writer_header(&w, &h);
+	mp_writer_module(&w, 1, 0x555555554000, "/bin/a", NULL, 0, &seg, 1);
+	assert_int_equal(mp_writer_string(&w, "f", 1), 1);
+	raw_trace(&w, &n, 0, syms[0].ip, &last_ip);
+	before = mp_fields_total(&w.fields);
+	mp_writer_symbol(&w, syms[0].ip, 1, syms[0].offset, &fr, 1);
+	/* Tag, length, module, two zeros, one frame of four bytes. */
+	assert_int_equal(mp_fields_total(&w.fields) - before, 10);
+	*p++ = MP_TAG_MODULE;
+	*p++ = 0; /* the payload's length, set below */
+	p = mp_put_uvarint(p, 2);
+	p = mp_put_uvarint(p, 0x7ffff7c00000);
+	*p++ = 0; /* no path */
+	*p++ = 0; /* no build-id */
+	*p++ = 0; /* no segments */
+	raw[1] = (uint8_t)(p - raw - 2);
+	mp_writer_raw(&w, raw, (size_t)(p - raw));
+	raw_trace(&w, &n, 1, syms[1].ip, &last_ip);
+	before = mp_fields_total(&w.fields);
+	mp_writer_symbol(&w, syms[1].ip, 2, syms[1].offset, &fr, 1);
+	assert_int_equal(mp_fields_total(&w.fields) - before, 10);
+	raw_trace(&w, &n, 2, syms[2].ip, &last_ip);
+	raw_trace(&w, &n, 3, 0x401000, &last_ip);
+	mp_writer_symbol(&w, syms[2].ip, 1, syms[2].offset, &fr, 1);
+	mp_writer_module(&w, 2, 0x7fffe0000000, "/lib/b.so", NULL, 0, &seg, 1);
+	mp_writer_symbol(&w, syms[3].ip, 2, syms[3].offset, &fr, 1);
+	mp_writer_symbol(&w, syms[4].ip, 0, syms[4].offset, &fr, 1);
+	assert_int_equal(mp_writer_close(&w), 0);
+	assert_int_equal(mp_reader_open(&r, path), 0);
+	while (mp_reader_next(&r, &rec)) {
+		if (rec.type != MP_REC_SYMBOL)
+			continue;
+		assert_true(ns < sizeof(syms) / sizeof(syms[0]));
+		assert_int_equal(rec.u.symbol.ip, syms[ns].ip);
+		assert_int_equal(rec.u.symbol.module, syms[ns].module);
+		assert_int_equal(rec.u.symbol.offset, syms[ns].offset);
+		assert_int_equal(rec.u.symbol.nframes, 1);
+		assert_int_equal(rec.u.symbol.frames[0].line, 7);
+		ns++;
+	}
+	assert_int_equal(r.status, MP_READ_OK);
+	assert_int_equal(ns, sizeof(syms) / sizeof(syms[0]));
+	mp_reader_release(&r);
+	unlink(path);
+	free(path);
+}
+
 /* A symbol naming a string before the first is corruption. */
 static void test_symbol_bad_string(void **state)
 {
 	struct mp_decoder d;
 	struct mp_record rec;
-	/* SYMBOL: module 1, offset 16, ip delta 0, one frame naming ref 3, the string before the only one. */
+	/* SYMBOL: module 1, ip delta 8, offset delta 0, one frame naming ref 3, the string before the only one. */
 	static const uint8_t sym[] = { MP_TAG_SYMBOL, 8, 1, 16, 0, 1, 3, 0, 0, 0 };
 	static const uint8_t str[] = { MP_TAG_STRING, 1, 'x' };
 	(void)state;
@@ -602,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_ticks),
 		cmocka_unit_test(test_ticks_wait),
 		cmocka_unit_test(test_strings_and_symbols),
+		cmocka_unit_test(test_symbols_follow_traces),
 		cmocka_unit_test(test_symbol_bad_string),
 		cmocka_unit_test(test_streams_continue),
 		cmocka_unit_test(test_hot_path_agrees),
