@@ -80,9 +80,9 @@ struct mp_analysis_private {
 	size_t ev_alloc;
 	/* The current bucket, the future sample a->nsamples: the same so far. */
 	uint64_t cur_start, cur_hwm, cur_max, cur_hwm_time;
-	/* Temporal intervals. */
+	/* Temporal intervals; past this many (0: series.c's default) buckets merge early. */
 	struct mp_idxset ivset;
-	size_t intervals_alloc;
+	size_t intervals_alloc, interval_limit;
 	/*
 	 * Blocks freed in the current bucket after its high-water mark so far,
 	 * by (slot, alloc half): their free half is 2b if the heap rises higher
