@@ -12,16 +12,18 @@
 #include "lib/process/ctl.h"
 #include "lib/util/usage.h"
 
-enum { OPT_TIMEOUT = 256 };
+enum { OPT_TIMEOUT = 256, OPT_AGGREGATE };
 
 static const struct mp_opt opts[] = {
 	{ OPT_TIMEOUT, 0, "timeout", "SECONDS", "wait at most SECONDS for the answer (default 30)" },
+	{ OPT_AGGREGATE, 0, "aggregate", NULL,
+	  "with start: an aggregated capture (totals per stack; under memprof run --paused)" },
 	{ 0 },
 };
 
 static const struct mp_cmd_spec spec = {
 	.name = "ctl",
-	.synopsis = "[options] PID start|stop|snapshot|status",
+	.synopsis = "[--timeout SECONDS] [--aggregate] PID start|stop|snapshot|status",
 	.summary = "Start, stop or snapshot the capture of a program whose tracker was preloaded "
 		   "(MEMPROF_OUTPUT, or memprof run --paused), without ptrace.",
 	.opts = opts,
@@ -36,13 +38,16 @@ int cmd_ctl(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, reply = STRBUF_INIT;
 	unsigned timeout = 30;
 	const char *request;
-	bool known = false;
+	bool known = false, aggregate = false;
 	long pid;
 	char *end;
 	int c, r;
-	while ((c = mp_getopt(&spec, &g)) != -1)
+	while ((c = mp_getopt(&spec, &g)) != -1) {
 		if (c == OPT_TIMEOUT)
 			timeout = (unsigned)mp_opt_uint(&spec, "--timeout", g.arg, 1, 86400);
+		else if (c == OPT_AGGREGATE)
+			aggregate = true;
+	}
 	errno = 0;
 	pid = strtol(argv[g.optind], &end, 10);
 	if (errno || *end || pid <= 0 || pid > INT_MAX)
@@ -52,6 +57,10 @@ int cmd_ctl(int argc, char **argv)
 		known |= !strcmp(request, requests[i]);
 	if (!known)
 		mp_usage_error(&spec, "unknown request '%s' (start, stop, snapshot or status)", request);
+	if (aggregate && strcmp(request, "start"))
+		mp_usage_error(&spec, "--aggregate goes with start, not with %s", request);
+	if (aggregate)
+		request = "start aggregate";
 	r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
 	if (r < 0)
 		die("%s", err.buf);

@@ -243,6 +243,7 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 		return true;
 	case MP_OPT_NO_SYMBOLS: t->symbols = false; return true;
 	case MP_OPT_KEEP_ADDRESSES: t->keep_addresses = true; return true;
+	case MP_OPT_AGGREGATE: t->aggregate = true; return true;
 	default: return false;
 	}
 }
@@ -257,6 +258,7 @@ struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const cha
 	co.force = t->force;
 	co.symbolize = t->symbols;
 	co.keep_addresses = t->keep_addresses;
+	co.aggregate = t->aggregate;
 	co.main_pid = pid;
 	c = mp_collector_new(&co);
 	if (!c)

@@ -77,18 +77,20 @@ int mp_opt_uint_check(const char *opt, const char *arg, uint64_t min, uint64_t m
  */
 struct mp_track_opts {
 	const char *output;
-	bool force, quiet, follow_fork, symbols, keep_addresses;
+	bool force, quiet, follow_fork, symbols, keep_addresses, aggregate;
 	unsigned interval_ms, max_depth;
 };
 #define MP_TRACK_OPTS_INIT { .symbols = true, .interval_ms = 10, .max_depth = 128 }
 enum { MP_OPT_FOLLOW_FORK = 256, MP_OPT_INTERVAL, MP_OPT_MAX_DEPTH, MP_OPT_NO_SYMBOLS,
-       MP_OPT_KEEP_ADDRESSES, MP_OPT_TRACK_END };
+       MP_OPT_KEEP_ADDRESSES, MP_OPT_AGGREGATE, MP_OPT_TRACK_END };
 #define MP_TRACK_OPT_ENTRIES(follow_fork_help) \
 	{ MP_OPT_FOLLOW_FORK, 0, "follow-fork", NULL, follow_fork_help }, \
 	{ MP_OPT_INTERVAL, 0, "memory-interval-ms", "N", "sample RSS and flush every N ms (default 10)" }, \
 	{ MP_OPT_MAX_DEPTH, 0, "max-depth", "N", "keep at most N frames per stack (default 128)" }, \
 	{ MP_OPT_NO_SYMBOLS, 0, "no-symbols", NULL, "leave symbolization to report time" }, \
-	{ MP_OPT_KEEP_ADDRESSES, 0, "keep-addresses", NULL, "record heap blocks' addresses (a larger capture)" }
+	{ MP_OPT_KEEP_ADDRESSES, 0, "keep-addresses", NULL, "record heap blocks' addresses (a larger capture)" }, \
+	{ MP_OPT_AGGREGATE, 0, "aggregate", NULL, \
+	  "write totals per stack instead of every event (peak, leaks, allocations; no temporary or temporal reports)" }
 /* Apply option c (-o, -f, -q or one of the entries above); false when it is not one of them. */
 bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 		     struct mp_track_opts *t);

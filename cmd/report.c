@@ -221,6 +221,21 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 		error("%s", msg.buf);
 	else if (ret > 0)
 		warning("%s", msg.buf);
+	if (ret >= 0 && a->aggregated) {
+		/* What totals per stack cannot answer: said once, as an error. */
+		const char *why = NULL;
+		if (args->view == MP_VIEW_TEMPORARY)
+			why = "temporary allocations need the order of its events";
+		else if (opts.flags & MP_ANALYSIS_TEMPORAL)
+			why = "--temporal needs when each block lived";
+		else if (opts.flags & MP_ANALYSIS_NO_MMAP)
+			why = "its peak counts the mappings, so --no-mmap needs every event";
+		if (why) {
+			error("'%s' is an aggregated capture (--aggregate), with totals per stack and no "
+			      "events: %s; profile without --aggregate for this report", path, why);
+			ret = -1;
+		}
+	}
 	if (z.sym) {
 		const char **lines;
 		size_t n = mp_symbols_warnings(z.sym, &lines);

@@ -459,6 +459,20 @@ static void check_reporter(struct run_opts *o, const char *name)
 		die("cannot write the %s report: %s (add --reporter-arg -f to overwrite it)", name,
 		    err.buf);
 	strbuf_release(&err);
+	/* What an aggregated capture cannot answer, before the program runs rather than after. */
+	for (int i = 1; o->t.aggregate && i <= o->rargc; i++) {
+		static const char *const needs_events[] = { "--temporary-allocations",
+							    "--temporary-allocation-threshold",
+							    "--temporal", "--no-mmap" };
+		for (size_t k = 0; k < sizeof(needs_events) / sizeof(needs_events[0]); k++) {
+			size_t l = strlen(needs_events[k]);
+			if (!strncmp(o->rargv[i], needs_events[k], l) &&
+			    (!o->rargv[i][l] || o->rargv[i][l] == '='))
+				mp_usage_error(&spec, "--reporter-arg %s needs every event; an aggregated "
+						      "capture (--aggregate) has totals per stack",
+					       needs_events[k]);
+		}
+	}
 }
 
 int cmd_run(int argc, char **argv)

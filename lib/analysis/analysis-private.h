@@ -105,6 +105,14 @@ void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah,
 void mp_analysis_flush_pending(struct mp_analysis *a, uint32_t fh);
 uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event);
 
+/* analysis.c's lookups, for aggregate.c. */
+uint32_t mp_analysis_thread_of(struct mp_analysis *a, uint32_t index);
+uint32_t mp_analysis_get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread, uint32_t kind);
+struct mp_kind_totals *mp_analysis_kind_totals(struct mp_analysis *a, uint32_t kind);
+
+/* aggregate.c: the records of an aggregated capture (a->aggregated), as they are read. */
+void mp_aggregate_on_record(struct mp_analysis *a, const struct mp_record *rec);
+
 /*
  * frames.c: strings, modules, symbols and traces into locations. Location 0
  * (MP_LOCATION_NO_STACK) is the single frame of allocations without a stack.

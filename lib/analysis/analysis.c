@@ -559,10 +559,29 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 	case MP_REC_MESSAGE: case MP_REC_SNAPSHOT:
 		seen_time(a, &rec->u.marker);
 		break;
-	case MP_REC_SWITCH:
 	case MP_REC_UNKNOWN:
+		if (a->aggregated)
+			mp_aggregate_on_record(a, rec);
+		break;
+	case MP_REC_SWITCH:
 		break;
 	}
+}
+
+/* For aggregate.c: the pass's own lookups. */
+uint32_t mp_analysis_thread_of(struct mp_analysis *a, uint32_t index)
+{
+	return thread_of(a, index);
+}
+
+uint32_t mp_analysis_get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread, uint32_t kind)
+{
+	return get_slot(a, stack, thread, kind);
+}
+
+struct mp_kind_totals *mp_analysis_kind_totals(struct mp_analysis *a, uint32_t kind)
+{
+	return kind_totals(a, kind);
 }
 
 /*

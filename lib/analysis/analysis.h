@@ -252,6 +252,12 @@ struct mp_analysis {
 	uint64_t attach_time_us;
 	bool detached;
 	uint64_t detach_time_us;
+	/*
+	 * The header's flag "aggregated": slots, totals and samples come from
+	 * AGG_* records (memprof run --aggregate), with no events; the temporary
+	 * view, MP_ANALYSIS_TEMPORAL and MP_ANALYSIS_NO_MMAP cannot be answered.
+	 */
+	bool aggregated;
 	bool has_exit_marker;           /* an EXIT record: the argument of exit() */
 	int64_t exit_marker_status;
 	uint64_t n_forks;
@@ -311,6 +317,16 @@ int mp_analysis_read(struct mp_analysis *a, struct mp_reader *r, struct strbuf *
  * as mp_analysis_read() (a warning in *err).
  */
 int mp_analysis_read_file(struct mp_analysis *a, const char *path, struct strbuf *err);
+
+/*
+ * The state of the pass so far (or its result, once finished) as the records
+ * of an aggregated capture: a THREAD record per thread (numbered anew), an
+ * AGG_SLOT per slot, then the totals, histogram, kinds, threads' totals and
+ * time series. Each record goes to emit, whole. The analysis must have been
+ * made with MP_ANALYSIS_SPLIT_THREADS, so each slot has its thread.
+ */
+void mp_aggregate_emit(const struct mp_analysis *a,
+		       void (*emit)(void *ctx, const uint8_t *rec, size_t len), void *ctx);
 
 /* Lookups. */
 static inline const struct mp_location *mp_analysis_location(const struct mp_analysis *a,

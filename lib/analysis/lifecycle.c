@@ -126,6 +126,7 @@ void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h)
 	}
 	if (h->mode == MP_MODE_ATTACH)
 		a->attached = true;
+	a->aggregated = (h->flags & MP_HF_AGGREGATED) != 0;
 }
 
 static int kind_cmp(const void *x, const void *y)

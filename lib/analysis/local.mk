@@ -1,6 +1,7 @@
 # lib/analysis: the analysis of a capture: peak, leaks, temporary, time series, stacks (lib/analysis/README.md), into libmp.a.
 lib_libmp_a_SOURCES += \
 	%reldir%/analysis-private.h \
+	%reldir%/aggregate.c \
 	%reldir%/analysis.c %reldir%/analysis.h \
 	%reldir%/blocks.c %reldir%/blocks.h \
 	%reldir%/calltree.c %reldir%/calltree.h \

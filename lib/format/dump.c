@@ -1,6 +1,7 @@
 /* Text form of capture records. */
 #include <config.h>
 #include "lib/format/dump.h"
+#include "lib/format/aggregate.h"
 
 #include <stdlib.h>
 
@@ -68,12 +69,13 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 		    mode_name(h->mode));
 	mp_format_time(out, h->start_time_us);
 	strbuf_addf(out, " page_size=%" PRIu64 " max_depth=%" PRIu64 " interval_ms=%" PRIu64
-		    " flags=%s%s%s%s machine=%s pointer_size=%" PRIu64,
+		    " flags=%s%s%s%s%s machine=%s pointer_size=%" PRIu64,
 		    h->page_size, h->max_depth, h->interval_ms,
 		    h->flags & MP_HF_SYMBOLIZED ? "symbolized" : "raw",
 		    h->flags & MP_HF_FOLLOW_FORK ? ",follow-fork" : "",
 		    h->flags & MP_HF_FORK_CHILD ? ",fork-child" : "",
 		    h->flags & MP_HF_RESTARTED ? ",restarted" : "",
+		    h->flags & MP_HF_AGGREGATED ? ",aggregated" : "",
 		    mp_machine_name(h->machine), h->pointer_size);
 	if (h->forked_from)
 		strbuf_addf(out, " forked_from=%" PRIu64, h->forked_from);
@@ -237,10 +239,19 @@ void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct 
 	case MP_REC_EXIT: dump_marker(out, "EXIT", &rec->u.marker); break;
 	case MP_REC_MESSAGE: dump_marker(out, "MESSAGE", &rec->u.marker); break;
 	case MP_REC_SNAPSHOT: dump_marker(out, "SNAPSHOT", &rec->u.marker); break;
-	case MP_REC_UNKNOWN:
-		strbuf_addf(out, "UNKNOWN type=0x%02x length=%zu", rec->u.unknown.tag,
-			    rec->u.unknown.len);
+	case MP_REC_UNKNOWN: {
+		struct mp_agg agg;
+		int got = mp_agg_decode(rec->u.unknown.tag, rec->u.unknown.data, rec->u.unknown.len, &agg);
+		if (got == 0) {
+			char line[2048];
+			mp_agg_format(&agg, line, sizeof(line));
+			strbuf_addstr(out, line);
+		} else {
+			strbuf_addf(out, "%s type=0x%02x length=%zu", got < 0 ? "MALFORMED" : "UNKNOWN",
+				    rec->u.unknown.tag, rec->u.unknown.len);
+		}
 		break;
+	}
 	}
 	strbuf_addch(out, '\n');
 }

@@ -67,6 +67,13 @@ enum mp_tag {
 	MP_TAG_EXIT = 0x8c,          /* fields */
 	MP_TAG_MESSAGE = 0x8d,       /* fields */
 	MP_TAG_SNAPSHOT = 0x8e,      /* fields: a snapshot was asked for here (tracker to collector) */
+	/* Aggregated captures (lib/format/aggregate.h), all keyed: */
+	MP_TAG_AGG_SLOT = 0x93,      /* one stack, thread and kind: allocated, at the peak, leaked */
+	MP_TAG_AGG_TOTALS = 0x94,    /* the capture's totals */
+	MP_TAG_AGG_HIST = 0x95,      /* allocation sizes by power of two */
+	MP_TAG_AGG_KIND = 0x96,      /* one allocator kind's totals */
+	MP_TAG_AGG_THREAD = 0x97,    /* one thread's totals */
+	MP_TAG_AGG_SAMPLE = 0x98,    /* a point of the memory time series */
 	MP_TAG_ALLOC_X = 0x90,       /* kind, then as ALLOC */
 	MP_TAG_FREE_X = 0x91,        /* kind, then as FREE */
 	MP_TAG_FREE_RANGE_X = 0x92,  /* kind, then as FREE_RANGE */
@@ -146,6 +153,11 @@ enum mp_header_flags {
 	MP_HF_SYMBOLIZED = 1 << 1, /* the collector adds SYMBOL records */
 	MP_HF_FORK_CHILD = 1 << 2,
 	MP_HF_RESTARTED = 1 << 3,  /* a later capture of a process (memprof ctl PID start) */
+	/*
+	 * Aggregated (memprof run --aggregate): totals per stack, thread and kind
+	 * instead of events; in a tracker's stream, a request for one.
+	 */
+	MP_HF_AGGREGATED = 1 << 4,
 };
 
 /* TRAILER fields. */

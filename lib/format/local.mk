@@ -1,5 +1,6 @@
 # lib/format: the capture format: constants, encoders, decoder, reader, writer, dump (lib/format/README.md), into libmp.a.
 lib_libmp_a_SOURCES += \
+	%reldir%/aggregate.c %reldir%/aggregate.h \
 	%reldir%/decode.c %reldir%/decode-events.c %reldir%/decode.h %reldir%/decode-private.h \
 	%reldir%/dict.c %reldir%/dict.h \
 	%reldir%/dump.c %reldir%/dump.h \

@@ -275,7 +275,8 @@ void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t)
 	put_sized(w, MP_TAG_TRAILER, &b);
 }
 
-int mp_writer_snapshot(struct mp_writer *w, const char *path, const struct mp_trailer *t)
+int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *extra,
+		       size_t extra_len, const struct mp_trailer *t)
 {
 	struct rbuf b = { 0 };
 	uint8_t head[1 + MP_VARINT_MAX], *p = head;
@@ -308,6 +309,13 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const struct mp_tr
 			if ((k = write(out, buf + done, (size_t)(n - done))) < 0)
 				e = errno;
 		off += (uint64_t)n;
+	}
+	for (size_t done = 0; !e && done < extra_len;) {
+		ssize_t k = write(out, extra + done, extra_len - done);
+		if (k < 0)
+			e = errno;
+		else
+			done += (size_t)k;
 	}
 	if (!e) {
 		trailer_payload(&b, t);

@@ -79,11 +79,13 @@ int mp_writer_flush(struct mp_writer *w);
 void mp_writer_header(struct mp_writer *w, const struct mp_header *h);
 void mp_writer_trailer(struct mp_writer *w, const struct mp_trailer *t);
 /*
- * A snapshot: everything written so far (the current block flushed), with
- * trailer t, as a capture of its own at path; the capture goes on. 0, or -1
- * with errno.
+ * A snapshot: everything written so far (the current block flushed), then
+ * extra (extra_len bytes of whole records, such as an aggregated capture's
+ * totals so far; may be NULL) and trailer t, as a capture of its own at path;
+ * the capture goes on. 0, or -1 with errno.
  */
-int mp_writer_snapshot(struct mp_writer *w, const char *path, const struct mp_trailer *t);
+int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *extra,
+		       size_t extra_len, const struct mp_trailer *t);
 /*
  * Append already-encoded records (a tracker's stream after its preamble and
  * header). A writer fed this way must not also use the event functions

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/analysis/analysis.h"
 #include "lib/format/decode.h"
 #include "lib/format/writer.h"
 #include "lib/process/collect.h"
@@ -39,6 +40,7 @@ struct stream {
 	size_t npending, pending_alloc;
 	struct mp_capture_info info;
 	void *obs;                   /* the observer's context, or NULL */
+	struct mp_analysis *agg;     /* an aggregated capture's analysis of the events, or NULL */
 };
 
 struct mp_collector {
@@ -66,6 +68,8 @@ struct mp_collector {
 static inline void mp_collect_observe(struct mp_collector *c, struct stream *s,
 				      const struct mp_record *rec)
 {
+	if (s->agg)
+		mp_analysis_record(s->agg, rec);
 	if (s->obs)
 		c->opts.observer->record(s->obs, rec);
 }

@@ -24,12 +24,9 @@ static void add_once(char ***list, size_t *n, size_t *alloc, char *s)
 void mp_collect_warn(struct mp_collector *c, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = xstrdup(fmt);
+	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, xvasprintf(fmt, ap));
 	va_end(ap);
-	add_once(&c->warnings, &c->nwarnings, &c->warnings_alloc, msg);
 }
 
 static uint64_t intern(struct mp_collector *c, struct stream *s, const char *str)
@@ -108,13 +105,10 @@ void mp_collect_retry_pending(struct mp_collector *c, struct stream *s)
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = xstrdup(fmt);
-	va_end(ap);
 	ALLOC_GROW(c->notes, c->nnotes + 1, c->notes_alloc);
-	c->notes[c->nnotes++] = msg;
+	c->notes[c->nnotes++] = xvasprintf(fmt, ap);
+	va_end(ap);
 }
 
 size_t mp_collector_notes(struct mp_collector *c, const char ***lines)

@@ -63,6 +63,10 @@ static void stream_free(struct stream *s)
 	mp_intmap_release(&s->seen_ips);
 	mp_intmap_release(&s->strings);
 	free(s->pending);
+	if (s->agg) {
+		mp_analysis_release(s->agg);
+		free(s->agg);
+	}
 	free(s);
 }
 
@@ -186,6 +190,17 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 	s->w_open = true;
 	if (c->opts.symbolize)
 		h.flags |= MP_HF_SYMBOLIZED;
+	if (c->opts.aggregate || (h.flags & MP_HF_AGGREGATED)) {
+		/* The analysis reads the events as a capture without the flag would hold them. */
+		struct mp_analysis_opts ao = MP_ANALYSIS_OPTS_INIT;
+		struct mp_header plain = h;
+		ao.flags = MP_ANALYSIS_SPLIT_THREADS;
+		plain.flags &= ~(uint64_t)MP_HF_AGGREGATED;
+		s->agg = xmalloc(sizeof(*s->agg));
+		mp_analysis_init(s->agg, &ao);
+		mp_analysis_header(s->agg, &plain);
+		h.flags |= MP_HF_AGGREGATED;
+	}
 	mp_writer_header(&s->w, &h);
 	if (c->opts.symbolize) {
 		if (!c->shared)
@@ -206,21 +221,36 @@ fail:
 	return false;
 }
 
-static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t);
+static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
+
+static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
+{
+	mp_writer_raw(ctx, rec, len);
+}
+
+static void emit_buf(void *ctx, const uint8_t *rec, size_t len)
+{
+	strbuf_add(ctx, rec, len);
+}
 
 static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
 {
 	struct mp_trailer t = { 0 };
+	struct strbuf extra = STRBUF_INIT;
 	char *path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
-	fill_trailer(c, s, &t);
+	fill_trailer(c, s, &t, false);
 	t.end_reason = MP_END_SNAPSHOT;
 	t.has_exit_code = t.has_exit_signal = false;
 	t.core_dumped = 0;
-	if (mp_writer_snapshot(&s->w, path, &t) < 0)
+	/* An aggregated capture's snapshot: the totals so far. */
+	if (s->agg)
+		mp_aggregate_emit(s->agg, emit_buf, &extra);
+	if (mp_writer_snapshot(&s->w, path, (const uint8_t *)extra.buf, extra.len, &t) < 0)
 		mp_collect_warn(c, "cannot write the snapshot '%s': %s", path, strerror(errno));
 	else
 		mp_collect_note(c, "wrote snapshot '%s'", path);
 	free(path);
+	strbuf_release(&extra);
 }
 
 /* Decode what has arrived, pass it to the capture, symbolize new ips. */
@@ -267,7 +297,8 @@ static void process(struct mp_collector *c, struct stream *s)
 		 * tracker's. Other records are copied as they came.
 		 */
 		if (rec.type == MP_REC_ALLOC || rec.type == MP_REC_FREE || rec.type == MP_REC_SWITCH ||
-		    rec.type == MP_REC_THREAD) {
+		    rec.type == MP_REC_THREAD || (s->agg && rec.type == MP_REC_TICK)) {
+			/* (An aggregated capture has neither events nor ticks: its analysis takes them.) */
 			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 			chunk = pos + (size_t)n;
 		}
@@ -276,11 +307,14 @@ static void process(struct mp_collector *c, struct stream *s)
 		case MP_REC_ALLOC:
 			s->info.allocs++;
 			s->info.bytes += rec.u.ev.size;
-			mp_writer_alloc(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr, rec.u.ev.size,
-					rec.u.ev.stack);
+			if (!s->agg)
+				mp_writer_alloc(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr,
+						rec.u.ev.size, rec.u.ev.stack);
 			break;
 		case MP_REC_FREE:
 			s->info.frees++;
+			if (s->agg)
+				break;
 			if (rec.u.ev.ranged)
 				mp_writer_free_range(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr,
 						     rec.u.ev.size);
@@ -288,8 +322,11 @@ static void process(struct mp_collector *c, struct stream *s)
 				mp_writer_free(&s->w, rec.thread, rec.u.ev.kind, rec.u.ev.addr);
 			break;
 		case MP_REC_THREAD: {
-			char *name = xstrndup(rec.u.thread.name, rec.u.thread.name_len);
+			char *name;
 			s->info.threads++;
+			if (s->agg)
+				break; /* the aggregate records name the threads */
+			name = xstrndup(rec.u.thread.name, rec.u.thread.name_len);
 			mp_writer_thread(&s->w, rec.u.thread.index, rec.u.thread.tid, name);
 			free(name);
 			break;
@@ -340,7 +377,8 @@ static void process(struct mp_collector *c, struct stream *s)
 			break;
 		case MP_REC_TICK:
 			/* Each tick ends an interval, after which the writer may write its block. */
-			mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
+			if (!s->agg) /* (an aggregated capture's analysis has taken the tick) */
+				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 			chunk = pos + (size_t)n;
 			mp_writer_flush(&s->w);
 			break;
@@ -579,7 +617,11 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 		return;
 	if (s->sym)
 		mp_collect_retry_pending(c, s);
-	fill_trailer(c, s, &t);
+	if (s->agg) {
+		mp_analysis_finish(s->agg);
+		mp_aggregate_emit(s->agg, emit_raw, &s->w);
+	}
+	fill_trailer(c, s, &t, true);
 	mp_writer_trailer(&s->w, &t);
 	if (mp_writer_close(&s->w) < 0) {
 		mp_collect_warn(c, "cannot write '%s': %s", s->info.path, strerror(errno));
@@ -594,8 +636,11 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	}
 }
 
-/* The trailer of s's capture as it stands. */
-static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_)
+/*
+ * The trailer of s's capture as it stands; final: it is the capture's own, not
+ * a snapshot's (which the collector may take late, after the program ended).
+ */
+static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_, bool final)
 {
 	struct mp_trailer t = { 0 };
 	struct timeval tv;
@@ -614,7 +659,8 @@ static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_tra
 			t.has_exit_code = true;
 			t.exit_code = WEXITSTATUS(c->main_status);
 			/* Exited without passing through exit(): it became another program. */
-			s->info.exec_replaced = !s->exit_seen && !s->broken;
+			if (final)
+				s->info.exec_replaced = !s->exit_seen && !s->broken;
 		} else if (WIFSIGNALED(c->main_status)) {
 			t.has_exit_signal = true;
 			t.exit_signal = WTERMSIG(c->main_status);

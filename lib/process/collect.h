@@ -46,6 +46,12 @@ struct mp_collect_opts {
 	const char *root;        /* prefix for module paths (containers), or NULL */
 	bool keep_addresses;     /* heap blocks by address, not by serial number */
 	const struct mp_collect_observer *observer; /* or NULL */
+	/*
+	 * Aggregated captures (memprof run --aggregate): totals per stack, thread
+	 * and kind from an analysis of the events, which are not written. A
+	 * tracker may ask for it for one capture (memprof ctl PID start --aggregate).
+	 */
+	bool aggregate;
 };
 
 /* What happened to a stream, for the caller's messages. */

@@ -85,7 +85,14 @@ int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf
 	e = errno;
 	if (fd < 0 && e == ENOENT) {
 		fd = dial(there);
-		e = errno;
+		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+			strbuf_addf(err, "process %d has no memprof tracker listening in /tmp, and its own "
+				    "/tmp cannot be looked into ('/proc/%d/root': %s)", (int)pid, (int)pid,
+				    strerror(errno));
+			return -1;
+		}
+		if (fd < 0 && errno != ENOENT && errno != ENOTDIR)
+			e = errno;
 	}
 	if (fd < 0) {
 		if (e == ENOENT)

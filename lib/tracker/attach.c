@@ -118,7 +118,7 @@ static int attach_start(const struct mp_attach_cfg *ac)
 	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
 				 !(ac->ring_kb & (ac->ring_kb - 1)) ? ac->ring_kb : MP_RING_SIZE_DEFAULT >> 10;
 	mp_register_handlers();
-	return mp_session_start(MP_MODE_ATTACH, &attach_ops, attach_record);
+	return mp_session_start(MP_MODE_ATTACH, 0, &attach_ops, attach_record);
 }
 
 /* "key=value" lines; unknown keys are ignored so newer collectors can add some. */

@@ -62,6 +62,8 @@ enum { MP_STATE_INIT = 0, MP_STATE_ON = 1, MP_STATE_OFF = 2 };
 void *mp_boot_alloc(size_t size, size_t align) MP_HIDDEN;
 int mp_is_boot(const void *p) MP_HIDDEN;
 size_t mp_boot_size(const void *p) MP_HIDDEN;
+/* The definition of name after ours (the C library's), or NULL (real.c). */
+void *mp_next_symbol(const char *name) MP_HIDDEN;
 /* Resolve the real functions (real.c); 0, or -1 when the allocator itself is missing. */
 int mp_resolve_real(void) MP_HIDDEN;
 

@@ -13,7 +13,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,6 +30,9 @@
 #include "lib/tracker/stream.h"
 
 static int listen_fd = -1;
+static int wake_fd = -1;          /* an eventfd: the thread leaves when it is written */
+static pthread_t ctl_thread;
+static int ctl_running, ctl_restart;
 static char sock_path[108];
 static pid_t sock_owner; /* the process that bound it: only it may remove it */
 
@@ -84,8 +89,16 @@ static void serve(const char *req, char *r, size_t cap)
 {
 	size_t n = 0;
 	int e;
-	if (!strcmp(req, "start")) {
-		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN, NULL, NULL);
+	if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
+		bool aggregate = req[5] != '\0';
+		if (aggregate && mp_cfg.direct) {
+			add(r, cap, &n, "error this tracker writes its own capture, with every event; "
+					"aggregated captures are made by memprof run --paused or memprof "
+					"attach, with --aggregate\n");
+			return;
+		}
+		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
+				     aggregate ? MP_HF_AGGREGATED : 0, NULL, NULL);
 		if (!e) {
 			add(r, cap, &n, "ok recording capture ");
 			add_num(r, cap, &n, mp_st.capture_no);
@@ -182,15 +195,28 @@ reply:
 		return; /* the client went away: nothing to tell */
 }
 
+static int start_thread(void);
+
 static void *control_main(void *arg)
 {
 	(void)arg;
 	mp_in_hook = 1; /* this thread is the tracker's: never record it */
 	syscall(SYS_prctl, PR_SET_NAME, "memprof-ctl", 0, 0, 0);
 	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		struct pollfd p[2] = { { listen_fd, POLLIN, 0 }, { wake_fd, POLLIN, 0 } };
+		int fd;
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break; /* mp_control_park() */
+		if (p[0].revents & (POLLERR | POLLNVAL))
+			break;
+		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
+			if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
 				continue;
 			break; /* closed (a forked child's copy), or gone wrong */
 		}
@@ -216,11 +242,8 @@ int mp_control_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[64], num[24];
-	pthread_t t;
-	pthread_attr_t attr;
-	sigset_t all, old;
 	size_t n;
-	int fd, ok;
+	int fd;
 	if (!mp_cfg.control || listen_fd >= 0)
 		return 0;
 	n = 0;
@@ -249,23 +272,59 @@ int mp_control_start(void)
 	}
 	listen_fd = fd;
 	sock_owner = getpid();
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	ok = pthread_create(&t, &attr, control_main, NULL) == 0;
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!ok) {
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake_fd < 0 || start_thread() < 0) {
 		mp_control_end();
 		return -1;
 	}
 	return 0;
 }
 
+/* The thread that answers; joinable, so that mp_control_park() knows it gone. */
+static int start_thread(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int ok;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	ok = pthread_create(&ctl_thread, &attr, control_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ctl_running = ok;
+	return ok ? 0 : -1;
+}
+
+void mp_control_park(void)
+{
+	uint64_t one = 1;
+	if (!ctl_running)
+		return;
+	/* It finishes the request it is answering, if any, and leaves. */
+	if (write(wake_fd, &one, sizeof(one)) != sizeof(one))
+		return; /* cannot happen with an eventfd below its maximum */
+	pthread_join(ctl_thread, NULL);
+	if (read(wake_fd, &one, sizeof(one)) < 0)
+		one = 0;
+	ctl_running = 0;
+	ctl_restart = 1;
+}
+
+void mp_control_unpark(void)
+{
+	if (ctl_restart && listen_fd >= 0)
+		start_thread();
+	ctl_restart = 0;
+}
+
 void mp_control_end(void)
 {
+	if (wake_fd >= 0 && !ctl_running) {
+		close(wake_fd);
+		wake_fd = -1;
+	}
 	if (listen_fd < 0)
 		return;
 	if (sock_owner == getpid())
@@ -279,5 +338,8 @@ void mp_control_forked(void)
 	/* The parent's socket stays the parent's; the thread that served it is not here. */
 	if (listen_fd >= 0)
 		close(listen_fd);
-	listen_fd = -1;
+	if (wake_fd >= 0)
+		close(wake_fd);
+	listen_fd = wake_fd = -1;
+	ctl_running = ctl_restart = 0;
 }

@@ -15,6 +15,12 @@
 int mp_control_start(void) MP_HIDDEN;
 /* Stop listening and remove the socket (at exit). */
 void mp_control_end(void) MP_HIDDEN;
+/*
+ * While the program changes its credentials (creds.c): the answering thread
+ * finishes its request and ends (joined); mp_control_unpark() starts it again.
+ */
+void mp_control_park(void) MP_HIDDEN;
+void mp_control_unpark(void) MP_HIDDEN;
 /* In a forked child: the parent's socket is not ours (a followed child makes its own). */
 void mp_control_forked(void) MP_HIDDEN;
 

@@ -165,6 +165,15 @@ void mp_direct_wait(uint64_t ns)
 	__atomic_store_n(&h->reader_state, MP_READER_ACTIVE, __ATOMIC_RELAXED);
 }
 
+void mp_direct_wake(void)
+{
+	struct mp_shm_header *h = mp_st.h;
+	if (!mp_cfg.direct || !h)
+		return;
+	__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
 /* Direct mode writes its own trailer: the collector is not there to do it (under drain.lock). */
 static size_t trailer_locked(uint8_t *rec, unsigned reason)
 {

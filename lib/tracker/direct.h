@@ -20,6 +20,8 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
 void mp_direct_drain(int final) MP_HIDDEN;
 /* The timer's pause of ns nanoseconds, cut short when a ring passes half full. */
 void mp_direct_wait(uint64_t ns) MP_HIDDEN;
+/* End that wait now (the timer is asked to stop). */
+void mp_direct_wake(void) MP_HIDDEN;
 /*
  * The process is ending (the exit handler, _exit): merge, then the trailer;
  * later events are merged as they come.

@@ -24,6 +24,7 @@
 
 #include "lib/format/format.h"
 #include "lib/tracker/hooks.h"
+#include "lib/tracker/creds.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/record.h"
 #include "lib/tracker/threads.h"
@@ -576,6 +577,8 @@ const struct mp_hook mp_hooks[] = {
 	HOOK(mremap), HOOK(fork), HOOK(exit), HOOK(_exit), HOOK(_Exit), HOOK(abort),
 	HOOK(execve), HOOK(execv), HOOK(execvp), HOOK(execvpe), HOOK(fexecve), HOOK(execl),
 	HOOK(execlp), HOOK(execle), HOOK(pthread_setname_np), HOOK(prctl),
+	HOOK(setuid), HOOK(setgid), HOOK(seteuid), HOOK(setegid), HOOK(setreuid),
+	HOOK(setregid), HOOK(setresuid), HOOK(setresgid), HOOK(setgroups),
 	{ NULL, NULL },
 };
 

@@ -5,6 +5,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/base.h \
 	%reldir%/config.c %reldir%/config.h \
 	%reldir%/control.c %reldir%/control.h \
+	%reldir%/creds.c %reldir%/creds.h \
 	%reldir%/direct.c %reldir%/direct.h \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h \

@@ -72,6 +72,11 @@ static void *next_symbol(const char *name)
 	return p;
 }
 
+void *mp_next_symbol(const char *name)
+{
+	return next_symbol(name);
+}
+
 #define RESOLVE(name) (mp_real.name = (__typeof__(mp_real.name))next_symbol(#name))
 
 int mp_resolve_real(void)

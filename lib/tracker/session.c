@@ -44,7 +44,8 @@ void mp_new_stream_state(void)
 }
 
 
-int mp_session_start(unsigned mode, const struct mp_timer_ops *ops, void (*prelude)(void))
+int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *ops,
+		     void (*prelude)(void))
 {
 	int r = 0;
 	mp_lock(&session_lock);
@@ -68,7 +69,7 @@ int mp_session_start(unsigned mode, const struct mp_timer_ops *ops, void (*prelu
 	mp_st.mode = mode;
 	mp_st.capture_no++;
 	snapshots = 0;
-	if (mp_session_open_stream(mode, (mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0) |
+	if (mp_session_open_stream(mode, flags | (mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0) |
 				 (mp_st.capture_no > 1 ? MP_HF_RESTARTED : 0), 0)) {
 		r = -ECONNREFUSED;
 		goto out;

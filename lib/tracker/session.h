@@ -20,9 +20,12 @@
  * -EALREADY (tracking), -EBUSY (a stop is still finishing), -ECONNREFUSED
  * (no stream could be opened; said on standard error). prelude, when not
  * NULL, writes records that must come before any event. The exit and fork
- * handlers must have been registered (mp_register_handlers()).
+ * handlers must have been registered (mp_register_handlers()). flags are
+ * added to the header's (MP_HF_AGGREGATED: the collector is asked for an
+ * aggregated capture).
  */
-int mp_session_start(unsigned mode, const struct mp_timer_ops *ops, void (*prelude)(void)) MP_HIDDEN;
+int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *ops,
+		     void (*prelude)(void)) MP_HIDDEN;
 /*
  * Stop tracking: the hooks made inert (then before(), when not NULL, runs),
  * every thread stopped from writing, a DETACH record and a last sample, the

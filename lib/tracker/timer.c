@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,9 +17,27 @@
 #include "lib/tracker/timer.h"
 
 static pthread_t timer_thread;
+static int timer_joinable;        /* timer_thread was created and not joined yet */
 static int timer_running;
 static volatile int timer_stop;
+static int timer_wake;            /* a futex: the timer's sleep ends when it changes */
 static const struct mp_timer_ops *timer_ops;
+static int parked, park_restart;  /* parked: no timer may start; restart it at unpark */
+
+/* Sleep ns, or less when woken (a ring fills in direct mode, or mp_timer_park()). */
+static void timer_sleep(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	if (mp_cfg.direct) {
+		/*
+		 * Cut short when a ring fills; in slices, so that a stop asked for just
+		 * before the wait began is seen soon (mp_timer_park() waits for it).
+		 */
+		mp_direct_wait(ns < 20000000u ? ns : 20000000u);
+		return;
+	}
+	syscall(SYS_futex, &timer_wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
 
 static void *timer_main(void *arg)
 {
@@ -29,15 +48,8 @@ static void *timer_main(void *arg)
 	syscall(SYS_prctl, PR_SET_NAME, "memprof-timer", 0, 0, 0);
 	while (!timer_stop && mp_state == MP_STATE_ON) {
 		uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
-		if (now < next_tick) {
-			if (mp_cfg.direct) {
-				mp_direct_wait(next_tick - now); /* cut short when a ring fills */
-			} else {
-				struct timespec ts = { (time_t)((next_tick - now) / 1000000000u),
-						       (long)((next_tick - now) % 1000000000u) };
-				nanosleep(&ts, NULL);
-			}
-		}
+		if (now < next_tick)
+			timer_sleep(next_tick - now);
 		if (timer_stop || mp_state != MP_STATE_ON)
 			break;
 		if (mp_cfg.direct)
@@ -72,17 +84,53 @@ void mp_timer_start(const struct mp_timer_ops *ops)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
+	timer_ops = ops;
+	if (parked) {
+		park_restart = 1; /* the program is changing its credentials: at unpark */
+		return;
+	}
+	/* The last stream's timer has ended (mp_session_start() waits for it): reap it. */
+	if (timer_joinable) {
+		pthread_join(timer_thread, NULL);
+		timer_joinable = 0;
+	}
 	sigfillset(&all);
 	/* All signals blocked, so the program's signals never land on our thread. */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	timer_stop = 0;
-	timer_ops = ops;
+	timer_wake = 0;
 	timer_running = pthread_create(&timer_thread, &attr, timer_main, NULL) == 0;
+	timer_joinable = timer_running;
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void mp_timer_park(void)
+{
+	parked = 1;
+	if (!timer_joinable)
+		return;
+	if (timer_running) {
+		timer_stop = 1;
+		__atomic_store_n(&timer_wake, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &timer_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		mp_direct_wake();
+		park_restart = mp_state == MP_STATE_ON;
+	}
+	/* Gone for good, not only out of its loop: the kernel has forgotten the thread. */
+	pthread_join(timer_thread, NULL);
+	timer_joinable = 0;
+	timer_running = 0;
+}
+
+void mp_timer_unpark(void)
+{
+	parked = 0;
+	if (park_restart && mp_state == MP_STATE_ON)
+		mp_timer_start(timer_ops);
+	park_restart = 0;
 }
 
 int mp_timer_running(void)
@@ -93,4 +141,6 @@ int mp_timer_running(void)
 void mp_timer_forked(void)
 {
 	timer_running = 0; /* threads are not forked */
+	timer_joinable = 0;
+	parked = park_restart = 0;
 }

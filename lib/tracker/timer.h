@@ -17,6 +17,13 @@ struct mp_timer_ops {
 void mp_timer_start(const struct mp_timer_ops *ops) MP_HIDDEN;
 /* Whether the timer thread of the last stream still runs. */
 int mp_timer_running(void) MP_HIDDEN;
+/*
+ * While the program changes its credentials (creds.c): the timer thread
+ * ends and is joined, and none starts until mp_timer_unpark(), which starts
+ * it again if tracking is on.
+ */
+void mp_timer_park(void) MP_HIDDEN;
+void mp_timer_unpark(void) MP_HIDDEN;
 /* In a forked child: no timer thread runs. */
 void mp_timer_forked(void) MP_HIDDEN;
 

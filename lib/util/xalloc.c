@@ -68,13 +68,20 @@ void *xmemdup(const void *p, size_t n)
 	return q;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom(strlen(fmt));
+	return s;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		oom(strlen(fmt));
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }

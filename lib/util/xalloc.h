@@ -2,6 +2,7 @@
 #ifndef MEMPROF_LIB_UTIL_XALLOC_H
 #define MEMPROF_LIB_UTIL_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xmalloc(size_t n);
@@ -14,6 +15,7 @@ char *xstrndup(const char *s, size_t n);
 void *xmemdup(const void *p, size_t n);
 /* printf into a newly allocated string. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /*
  * Grow an array so that it holds at least n elements: ALLOC_GROW(arr, n, alloc)

@@ -1,5 +1,6 @@
 # tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error).
 E2E_TESTS = \
+	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
@@ -7,6 +8,7 @@ E2E_TESTS = \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
 	%reldir%/attach-real.sh \
+	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
 	%reldir%/ctl-run.sh \
@@ -38,7 +40,9 @@ E2E_TESTS = \
 	%reldir%/parse-golden.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-symbolize.sh \
+	%reldir%/run-aggregate.sh \
 	%reldir%/run-allocs.sh \
+	%reldir%/run-creds.sh \
 	%reldir%/run-crash.sh \
 	%reldir%/run-cxx.sh \
 	%reldir%/run-dies.sh \

@@ -1,5 +1,6 @@
 # tests/unit: cmocka, one binary per lib module.
 UNIT_TESTS += \
+	%reldir%/test-aggregate \
 	%reldir%/test-analysis \
 	%reldir%/test-blocks \
 	%reldir%/test-capture \
@@ -20,6 +21,9 @@ UNIT_TESTS += \
 # end of UNIT_TESTS
 UNIT_LDADD = $(MP_LIBS) $(CMOCKA_LIBS)
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
+tests_unit_test_aggregate_SOURCES = %reldir%/test-aggregate.c %reldir%/analysis-fixture.h
+tests_unit_test_aggregate_LDADD = $(UNIT_LDADD)
+tests_unit_test_aggregate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_analysis_SOURCES = %reldir%/test-analysis.c %reldir%/analysis-fixture.h
 tests_unit_test_analysis_LDADD = $(UNIT_LDADD)
 tests_unit_test_analysis_CFLAGS = $(UNIT_CFLAGS)

@@ -1,0 +1,30 @@
+#!/bin/bash
+# A program that changes its credentials with capabilities kept in its own thread only (setpriv
+# drops to another user with PR_SET_KEEPCAPS and capset, then sets its groups) must not be
+# killed by the tracker's threads: glibc makes every thread repeat set*id calls and aborts the
+# process when one fails. Under memprof run, preloaded by hand, and paused with a control socket.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_ "changing to another user needs root"
+command -v setpriv > /dev/null || skip_ "no setpriv"
+drop=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+mkdir -m 1777 shared && chmod 711 "$T" || framework_failure_ "mkdir"
+
+mp run -o s.bin "${drop[@]}" /bin/sh -c 'id -u; echo done'
+expect_rc 0 "memprof run setpriv"
+[ "$(cat out)" = "$(printf '65534\ndone')" ] || fail_ "the program's output: $(cat out)"
+"$MEMPROF" parse s.bin > p || fail_ "parse s.bin"
+grep -q '^TRAILER .*end=exit exit_code=0 ' p || fail_ "trailer: $(grep ^TRAILER p)"
+[ "$(count '^ALLOC ' p)" -gt 0 ] || fail_ "setpriv's allocations are not in the capture"
+
+for env in "MEMPROF_OUTPUT=$T/shared/d.%p.bin" "MEMPROF_PAUSED=1 MEMPROF_OUTPUT=$T/shared/q.%p.bin"; do
+	# shellcheck disable=SC2086
+	env $env LD_PRELOAD="$TRACKER_LIB" "${drop[@]}" /bin/sh -c 'id -u; echo done' > out 2> err; rc=$?
+	expect_rc 0 "setpriv with the tracker preloaded ($env)"
+	expect_no_err "setpriv ($env)"
+	[ "$(cat out)" = "$(printf '65534\ndone')" ] || fail_ "the program's output ($env): $(cat out)"
+done
+f=$(echo shared/d.*.bin)
+[ -s "$f" ] || fail_ "no capture of the preloaded run"
+"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats of the preloaded run: $(cat err)"
+exit 0
