@@ -82,10 +82,21 @@ static inline __attribute__((always_inline)) void mp_blocks_prefetch(const struc
 {
 	if (mp_blocks_serial(key)) {
 		uint64_t s = mp_blocks_number(key), p = s >> MP_BLOCKS_PAGE_BITS;
-		if (p < bs->npages && bs->pages[p])
-			__builtin_prefetch(&bs->pages[p]->e[s & (MP_BLOCKS_PAGE - 1)]);
-	} else if (bs->cap) {
-		__builtin_prefetch(&bs->tab[mp_blocks_home(key, bs->cap - 1)]);
+		if (p < bs->npages && bs->pages[p]) {
+			const struct mp_block *b = &bs->pages[p]->e[s & (MP_BLOCKS_PAGE - 1)];
+			/* An entry of 40 bytes may straddle two lines: its key and slot1 are read. */
+			__builtin_prefetch(&b->key);
+			__builtin_prefetch(&b->slot1);
+			return;
+		}
+		/* Its page was freed: the block, if live, moved to the table. */
+		if (key > bs->tab_serial_max)
+			return;
+	}
+	if (bs->cap) {
+		const struct mp_block *b = &bs->tab[mp_blocks_home(key, bs->cap - 1)];
+		__builtin_prefetch(&b->key);
+		__builtin_prefetch(&b->slot1);
 	}
 }
 
