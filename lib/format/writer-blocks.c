@@ -38,17 +38,22 @@
 /*
  * Each stream's compression level: the tags (with the allocation classes
  * and the small numbers of frees) repeat in long patterns, where level 3
- * finds 3.5% more than level 1 on the std::map benchmark, and the other
- * records (symbols, strings) are few; the number streams gain under 1%
- * from it (measured on the benchmark's captures), not worth its time.
+ * finds 3.5% more than level 1 on the std::map benchmark; the number
+ * streams gain under 1% from it (measured on the benchmark's captures), not
+ * worth its time. The other records (modules, symbols, strings, ticks) are
+ * few, and most of a small program's capture: level 6 takes 3% to 4% off
+ * them (xz, sort) for no time that shows, with level 3's tables
+ * (OTHER_HASH_LOG, OTHER_CHAIN_LOG: level 6's own would take 3 MB more).
  */
 static const int stream_level[MP_FS_COUNT] = {
 	[MP_FS_TAGS] = 3, [MP_FS_SIZES] = 1, [MP_FS_STACKS] = 1, [MP_FS_AGES] = 1,
-	[MP_FS_ADDRS] = 1, [MP_FS_OTHER] = 3, [MP_FS_NEAR0] = 1, [MP_FS_NEAR1] = 1,
+	[MP_FS_ADDRS] = 1, [MP_FS_OTHER] = 6, [MP_FS_NEAR0] = 1, [MP_FS_NEAR1] = 1,
 	[MP_FS_NEAR2] = 1, [MP_FS_AGE0] = 1, [MP_FS_AGE1] = 1, [MP_FS_AGE2] = 1,
 };
 /* The streams' history: 1 MiB each (readers keep as much per stream). */
 #define STREAM_WINDOW_LOG 20
+#define OTHER_HASH_LOG 17
+#define OTHER_CHAIN_LOG 16
 
 static ZSTD_CCtx *stream_cctx(struct mp_writer *w, int i)
 {
@@ -61,9 +66,12 @@ static ZSTD_CCtx *stream_cctx(struct mp_writer *w, int i)
 		ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, STREAM_WINDOW_LOG);
 		ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
 		ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
-		if (i == MP_FS_OTHER &&
-		    ZSTD_isError(ZSTD_CCtx_loadDictionary(c, mp_dict_other, MP_DICT_OTHER_SIZE)))
-			die("out of memory");
+		if (i == MP_FS_OTHER) {
+			ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, OTHER_HASH_LOG);
+			ZSTD_CCtx_setParameter(c, ZSTD_c_chainLog, OTHER_CHAIN_LOG);
+			if (ZSTD_isError(ZSTD_CCtx_loadDictionary(c, mp_dict_other, MP_DICT_OTHER_SIZE)))
+				die("out of memory");
+		}
 		w->scctx[i] = c;
 	}
 	return c;
