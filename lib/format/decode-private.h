@@ -117,13 +117,20 @@ static inline __attribute__((always_inline)) size_t mp_decode_hot(struct mp_deco
 		k = tag - MP_TAG_ALLOC_REF;
 		goto alloc;
 	}
-	if (tag == MP_TAG_ALLOC_REF_N && left >= 3 && (p[1] < 0x80 || p[2] < 0x80)) {
-		/* A class beyond the tag's, in a varint of one or two bytes. */
+	if (tag == MP_TAG_ALLOC_REF_N && left >= 4 && (p[1] < 0x80 || p[2] < 0x80 || p[3] < 0x80)) {
+		/*
+		 * A class beyond the tag's, in a varint of one to three bytes
+		 * (of the 65536 classes, those from 16402 on take three).
+		 */
 		k = MP_REF_IN_TAG + (p[1] & 0x7f);
 		n = 2;
 		if (p[1] >= 0x80) {
-			k += (uint64_t)p[2] << 7;
+			k += (uint64_t)(p[2] & 0x7f) << 7;
 			n = 3;
+			if (p[2] >= 0x80) {
+				k += (uint64_t)p[3] << 14;
+				n = 4;
+			}
 		}
 		goto alloc;
 	}

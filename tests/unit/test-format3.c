@@ -606,8 +606,9 @@ static void test_streams_continue(void **state)
 
 /*
  * The reader's inline decoding of the common records (mp_decode_hot()) means
- * exactly what mp_decode() does: a capture of many classes, 200 threads
- * (switches of one and two bytes), frees of every form, decoded both ways.
+ * exactly what mp_decode() does: a capture of many classes (30,000: their
+ * numbers take one to three bytes), 200 threads (switches of one and two
+ * bytes), frees of every form, decoded both ways.
  */
 static void test_hot_path_agrees(void **state)
 {
@@ -622,7 +623,7 @@ static void test_hot_path_agrees(void **state)
 	(void)state;
 	assert_int_equal(mp_writer_open(&w, path, MP_WRITER_SERIALS | MP_WRITER_NO_COMPRESS), 0);
 	mp_writer_header(&w, &h);
-	for (uint64_t i = 1; i <= 50; i++)
+	for (uint64_t i = 1; i <= 100; i++)
 		mp_writer_trace(&w, i - 1, 0x400000 + 16 * i);
 	for (uint64_t i = 0; i < 200000; i++) {
 		uint32_t th = (uint32_t)(rng >> 40) % 200;
@@ -632,7 +633,7 @@ static void test_hot_path_agrees(void **state)
 		if (live[k])
 			mp_writer_free(&w, th, (rng >> 20) % 4 ? MP_KIND_FREE : MP_KIND_REALLOC, live[k]);
 		live[k] = 0x100000 + 16 * i;
-		mp_writer_alloc(&w, th, MP_KIND_MALLOC, live[k], 8 + (rng >> 50) % 300, 1 + i % 50);
+		mp_writer_alloc(&w, th, MP_KIND_MALLOC, live[k], 8 + (rng >> 50) % 300, 1 + i % 100);
 	}
 	assert_int_equal(mp_writer_close(&w), 0);
 	data = read_file(path, &len);
