@@ -2,7 +2,8 @@
 BENCH_BINARIES = \
 	%reldir%/alloc-heavy \
 	%reldir%/alloc-light \
-	%reldir%/launch
+	%reldir%/launch \
+	%reldir%/map-strings
 # end of BENCH_BINARIES
 EXTRA_PROGRAMS += $(BENCH_BINARIES)
 # The workloads are built like a distribution builds programs: -O2 -g, no frame pointers.
@@ -13,10 +14,13 @@ bench_alloc_heavy_LDADD = -lpthread
 bench_alloc_light_SOURCES = %reldir%/alloc-light.c %reldir%/workload.h
 bench_alloc_light_CFLAGS = $(BENCH_CFLAGS)
 bench_alloc_light_LDADD = -lpthread
+bench_map_strings_SOURCES = %reldir%/map-strings.cc
+bench_map_strings_CXXFLAGS = -O2 -g -Wall
 bench_launch_SOURCES = %reldir%/launch.c
 bench_launch_CFLAGS = $(BENCH_CFLAGS)
 EXTRA_DIST += \
 	%reldir%/README.md \
+	%reldir%/html_scale.py \
 	%reldir%/run.py
 CLEANFILES += $(BENCH_BINARIES)
 BENCH_RUN = python3 $(srcdir)/%reldir%/run.py --builddir $(abs_top_builddir) --json bench-work/results.json

@@ -21,6 +21,8 @@ import sys
 import time
 import types
 
+import html_scale
+
 MODE_LABEL = {
     "native": "untracked",
     "memprof": "memprof run",
@@ -28,7 +30,10 @@ MODE_LABEL = {
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
 }
-ANALYSIS_LABEL = {"stats": "memprof stats", "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
+ANALYSIS_LABEL = {"stats": "memprof stats", "flamegraph": "memprof flamegraph", "table": "memprof table",
+                  "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
+# The reporters timed on every capture against heaptrack_print on heaptrack's (issue 16).
+REPORTERS = ("stats", "flamegraph", "table")
 # heaptrack's live interpreter can grow without bound (bench/README.md): cap the
 # address space of its whole process tree so that a blow-up fails the run
 # instead of the machine.
@@ -192,6 +197,7 @@ def workloads(cfg):
     q = cfg.quick
     heavy = os.path.join(cfg.builddir, "bench", "alloc-heavy")
     light = os.path.join(cfg.builddir, "bench", "alloc-light")
+    mapstr = os.path.join(cfg.builddir, "bench", "map-strings")
     pairs = str(cfg.pairs or (300000 if q else 5000000))
     synth = ["native", "memprof", "heaptrack-raw"]
     real = ["native", "memprof", "heaptrack-raw", "heaptrack"]
@@ -199,20 +205,25 @@ def workloads(cfg):
     pyreal = ["native", "memprof", "memprof-nopy", "heaptrack-raw", "heaptrack"]
     pydeep = ["native", "memprof", "memprof-nopy"]
     rows, text_kib, xz_kib = (15000, 3072, 256) if q else (150000, 24576, 2048)
+    map_rounds, sort_kib = ("1", 1024) if q else ("4", 8192)
     sql = os.path.join(cfg.workdir, "input-%d-rows.sql" % rows)
     text = os.path.join(cfg.workdir, "input-%d-KiB-seed7.txt" % text_kib)
     xz_text = os.path.join(cfg.workdir, "input-%d-KiB-seed8.txt" % xz_kib)
+    sort_text = os.path.join(cfg.workdir, "input-%d-KiB-seed9.txt" % sort_kib)
     py = "/usr/bin/python3"
     w = [
         Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
                  [heavy, "-n", pairs, "-t", "1"], heavy, synth, expect_counts=True),
+        Workload("heavy-2t", "the same work split across 2 threads",
+                 [heavy, "-n", pairs, "-t", "2"], heavy, synth, expect_counts=True),
         Workload("heavy-4t", "the same work split across 4 threads",
                  [heavy, "-n", pairs, "-t", "4"], heavy, synth, expect_counts=True),
         Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
                  [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
                  ["native", "memprof", "heaptrack"], expect_counts=True),
+        # heaptrack interprets it too: its capture is compared with a file that has symbols, like ours
         Workload("light", "compute-bound, one 4 KiB buffer per round",
-                 [light, "-r", "150" if q else "1000"], light, synth, expect_counts=True),
+                 [light, "-r", "150" if q else "1000"], light, synth + ["heaptrack"], expect_counts=True),
         Workload("sqlite3", "sqlite3 :memory: < generated SQL (%d rows)" % rows,
                  ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3", real,
                  stdin=sql, make_input=lambda: gen_sql(sql, rows)),
@@ -231,6 +242,11 @@ def workloads(cfg):
         Workload("xz", "xz -T1 -3 -c < %d KiB of generated text" % xz_kib,
                  ["/usr/bin/xz", "-T1", "-3", "-c"], "/usr/bin/xz", real,
                  stdin=xz_text, make_input=lambda: gen_text(xz_text, xz_kib << 10, seed=8)),
+        Workload("map", "C++ std::map<std::string, std::string> of 64,000 entries, %s rounds" % map_rounds,
+                 [mapstr, "-n", "64000", "-r", map_rounds], mapstr, real),
+        Workload("sort", "sort < %d KiB of generated text" % sort_kib,
+                 ["/usr/bin/sort"], "/usr/bin/sort", real,
+                 stdin=sort_text, make_input=lambda: gen_text(sort_text, sort_kib << 10, seed=9)),
     ]
     if cfg.only:
         names = cfg.only.split(",")
@@ -456,10 +472,16 @@ def run_analysis(cfg, w, rep, caps):
     """memprof stats, memprof transform pprof and heaptrack_print on this repetition's captures,
     alternating."""
     res = {}
+    html = os.path.join(cfg.workdir, "%s.%d.html" % (w.name, rep))
     jobs = [("stats", [cfg.memprof, "stats", caps["memprof"]]),
+            ("flamegraph", [cfg.memprof, "flamegraph", "-f", "-o", html, caps["memprof"]]),
+            ("table", [cfg.memprof, "table", "-f", "-o", html, caps["memprof"]]),
             ("pprof", [cfg.memprof, "transform", "-f", "-o", os.devnull, "pprof", caps["memprof"]])]
     if "heaptrack" in caps:
         jobs.append(("heaptrack_print", ["heaptrack_print", caps["heaptrack"]]))
+    # each repetition starts with another one, heaptrack_print first every other time
+    k = rep % len(jobs)
+    jobs = jobs[k:] + jobs[:k]
     if rep % 2:
         jobs.reverse()
     for name, argv in jobs:
@@ -468,7 +490,11 @@ def run_analysis(cfg, w, rep, caps):
             raise BenchError("%s failed on %s's capture (exit %d, signal %d): %s"
                              % (ANALYSIS_LABEL[name], w.name, m["exit"], m["signal"],
                                 open(m["err"]).read()[-500:]))
+        if name in ("flamegraph", "table"):
+            m["html_bytes"] = os.path.getsize(html)
         res[name] = m
+    if os.path.exists(html):
+        os.unlink(html)
     return res
 
 
@@ -483,7 +509,7 @@ def heaptrack_print_allocs(path):
 def bench_workload(cfg, w, log):
     """All repetitions of one workload: {mode: [runs]}, {reporter: [runs]}, notes."""
     runs = {m: [] for m in w.modes}
-    analysis = {"stats": [], "pprof": [], "heaptrack_print": []}
+    analysis = {name: [] for name in REPORTERS + ("pprof", "heaptrack_print")}
     notes = []
     modes = list(w.modes)
     # one untimed run first, so that the program and its input are in the page cache
@@ -604,6 +630,12 @@ def summarize(results):
                                               for m in runs["heaptrack-raw"]])
         s["rss_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "target_rss_mb"))
         s["cpu_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "cpu_s"))
+    runs, _, _ = get("heavy-2t")
+    if runs.get("memprof") and runs.get("native"):
+        s["overhead_2t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+        s["prog_cpu_2t"] = med(ratios(runs["memprof"], runs["native"], "target_cpu_s"))
+    if runs.get("memprof") and runs.get("heaptrack-raw"):
+        s["vs_heaptrack_2t"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
     runs, _, _ = get("heavy-4t")
     if runs.get("memprof") and runs.get("native"):
         s["overhead_4t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
@@ -626,11 +658,20 @@ def summarize(results):
         if runs.get("memprof") and runs.get("memprof-nopy"):
             s[key] = med(ratios(runs["memprof"], runs["memprof-nopy"], "wall_s"))
             s[key + "_cpu"] = med(ratios(runs["memprof"], runs["memprof-nopy"], "target_cpu_s"))
+    # issue 16: the worst program's median ratio against heaptrack
+    cap, rep = [], []
+    for name, (runs, analysis, _) in results.items():
+        r = vs_heaptrack(runs, analysis)
+        if r.get("capture") and r["capture"][1] and not r["no_events"]:
+            cap.append(med(r["capture"][1]))
+        rep += [med(r[k]) for k in REPORTERS if r.get(k)]
+    s["capture_vs_heaptrack_max"] = max(cap) if cap else None
+    s["reporters_vs_heaptrack_print_max"] = max(rep) if rep else None
     return s
 
 
 RUN_ROW = "%-13s %-16s %8s %8s %9s %8s %7s %10s  %-20s %-20s %-20s %-20s"
-ANALYSIS_ROW = "%-13s %-16s %8s %8s %9s %10s %10s  %-20s %-20s"
+ANALYSIS_ROW = "%-13s %-18s %8s %8s %9s %10s %10s  %-20s %-20s %8s"
 
 
 def print_tables(reps, wls, results, out):
@@ -680,24 +721,26 @@ def print_tables(reps, wls, results, out):
                     fmt_ratio(ratios(runs["memprof"], runs[other], "wall_s")),
                     fmt_ratio(ratios(runs["memprof"], runs[other], "cpu_s")),
                     fmt_ratio(ratios(runs["memprof"], runs[other], "target_rss_mb"))))
-    header("Analysis of the captures (memprof stats on the memprof capture, heaptrack_print on heaptrack's)",
+    header("Analysis of the captures (memprof's reporters on the memprof capture, heaptrack_print on heaptrack's)",
            ANALYSIS_ROW, "workload", "reporter", "wall s", "cpu s", "peak MB", "events", "s/Mevent",
-           "wall vs heaptrack_print", "mem vs heaptrack_print")
+           "wall vs heaptrack_print", "mem vs heaptrack_print", "HTML KB")
     for w, (_, analysis, _) in done:
         first = True
-        for name in ("stats", "pprof", "heaptrack_print"):
+        for name in REPORTERS + ("pprof", "heaptrack_print"):
             rs = analysis.get(name)
             if not rs:
                 continue
-            both = name == "stats" and analysis.get("heaptrack_print")
+            both = name in REPORTERS and analysis.get("heaptrack_print")
             p(ANALYSIS_ROW % (
                 w.name if first else "", ANALYSIS_LABEL[name],
                 fmt(med([m["wall_s"] for m in rs]), 3), fmt(med([m["cpu_s"] for m in rs]), 3),
                 fmt(med([m["tree_rss_mb"] for m in rs]), 1), "%d" % med([m["events"] for m in rs]),
                 fmt(med([m["wall_s"] / m["events"] * 1e6 for m in rs if m["events"]]), 3),
                 fmt_ratio(ratios(rs, analysis["heaptrack_print"], "wall_s")) if both else "",
-                fmt_ratio(ratios(rs, analysis["heaptrack_print"], "tree_rss_mb")) if both else ""))
+                fmt_ratio(ratios(rs, analysis["heaptrack_print"], "tree_rss_mb")) if both else "",
+                fmt(med([m["html_bytes"] / 1024 for m in rs if "html_bytes" in m]) if "html_bytes" in rs[0] else None, 0)))
             first = False
+    against_heaptrack(done, p)
     p()
     p("Allocation counts (memprof capture / heaptrack file, allocations only, first repetition):")
     for w, (runs, analysis, _) in done:
@@ -715,6 +758,41 @@ def print_tables(reps, wls, results, out):
         p("Notes:")
         for n in notes:
             p("  - " + n)
+
+
+def vs_heaptrack(runs, analysis):
+    """Per-repetition ratios against heaptrack of one workload: the capture's
+    bytes (against heaptrack's interpreted file, else its raw one), and each
+    reporter's wall time against heaptrack_print's."""
+    r = {}
+    other = "heaptrack" if runs.get("heaptrack") else "heaptrack-raw"
+    if runs.get("memprof") and runs.get(other):
+        r["capture"] = (other, ratios(runs["memprof"], runs[other], "capture_bytes"))
+        # a program that allocates nothing: both files are only the metadata (modules, ticks)
+        r["no_events"] = not any(m.get("events") for m in runs["memprof"])
+    for name in REPORTERS:
+        if analysis.get(name) and analysis.get("heaptrack_print"):
+            r[name] = ratios(analysis[name], analysis["heaptrack_print"], "wall_s")
+    return r
+
+
+def against_heaptrack(done, p):
+    """The issue-16 table: memprof against heaptrack, program by program."""
+    row = "%-13s %-36s %-20s %-20s %-20s"
+    p()
+    p("Against heaptrack (medians of per-repetition ratios [min-max]; capture bytes against heaptrack's file,")
+    p("interpreted where heaptrack 1.4 can interpret the program, else --raw; reporters' wall time against heaptrack_print)")
+    p(row % ("workload", "capture bytes", "stats", "flamegraph", "table"))
+    p("-" * len(row % ("", "", "", "", "")))
+    for w, (runs, analysis, _) in done:
+        r = vs_heaptrack(runs, analysis)
+        if not r:
+            continue
+        cap = r.get("capture")
+        p(row % (w.name, "%s%s" % (fmt_ratio(cap[1]), " (raw)" if cap[0] == "heaptrack-raw"
+                                   else " (no allocations)" if r["no_events"] else "")
+                 if cap else "-", fmt_ratio(r.get("stats")), fmt_ratio(r.get("flamegraph")),
+                 fmt_ratio(r.get("table"))))
 
 
 def machine_info():
@@ -756,21 +834,27 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds allowed for one run")
     ap.add_argument("--json", help="also write every measurement to this file")
     ap.add_argument("--report", metavar="JSON", help="print the tables of a --json file again; run nothing")
+    ap.add_argument("--html-pairs", type=int, help="alloc-heavy pairs of the HTML-at-scale capture "
+                    "(default 25000000: 50 million events; 1000000 with --quick; 0: none)")
     cfg = ap.parse_args()
     if cfg.report:
         with open(cfg.report) as f:
             d = json.load(f)
         wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
         results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
-        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results)
+        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"))
         return
     cfg.builddir = os.path.abspath(cfg.builddir)
+    cfg.srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if cfg.html_pairs is None:
+        cfg.html_pairs = 1000000 if cfg.quick else 25000000
     cfg.reps = cfg.reps or (2 if cfg.quick else 5)
     cfg.workdir = os.path.abspath(cfg.workdir or os.path.join(cfg.builddir, "bench-work"))
     cfg.memprof = os.path.join(cfg.builddir, "memprof")
     cfg.launch = os.path.join(cfg.builddir, "bench", "launch")
     for path in (cfg.memprof, cfg.launch, os.path.join(cfg.builddir, "bench", "alloc-heavy"),
-                 os.path.join(cfg.builddir, "bench", "alloc-light")):
+                 os.path.join(cfg.builddir, "bench", "alloc-light"),
+                 os.path.join(cfg.builddir, "bench", "map-strings")):
         if not os.access(path, os.X_OK):
             die("'%s' is not built: run 'make bench'" % path)
     if cfg.heaptrack and not (shutil.which("heaptrack") and shutil.which("heaptrack_print")
@@ -794,11 +878,18 @@ def main():
             results[w.name] = bench_workload(cfg, w, log)
     except BenchError as e:
         die("FAILED: %s\nbench: a benchmark of a broken run is worthless: no figures" % e)
+    scale = None
+    if cfg.html_pairs and not cfg.only:
+        try:
+            scale = html_scale.run(cfg, launch, log, cfg.html_pairs)
+        except (RuntimeError, BenchError) as e:
+            die("FAILED: the HTML reports at scale: %s" % e)
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
-    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results)
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale)
     if cfg.json:
         dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
+                "html_scale": scale,
                 "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
                                        "analysis": results[w.name][1], "notes": results[w.name][2]}
                               for w in wls}}
@@ -806,16 +897,18 @@ def main():
             json.dump(dump, f, indent=1)
 
 
-SUMMARY_KEYS = ["overhead_vs_native", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
+SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrack", "vs_heaptrack_4t", "bytes_per_event",
                 "heaptrack_bytes_per_event", "rss_vs_heaptrack", "stats_vs_heaptrack_print",
                 "stats_mem_vs_heaptrack_print", "stats_s_per_mevent", "pprof_vs_stats", "light_overhead",
                 "cpu_vs_native",
                 "cpu_4t", "prog_cpu_vs_native", "prog_cpu_4t", "cpu_vs_heaptrack", "heaptrack_overhead", "heaptrack_overhead_4t",
                 "py_frames_dicts", "py_frames_deep", "py_frames_malloc", "py_frames_dicts_cpu",
-                "py_frames_deep_cpu", "py_frames_malloc_cpu"]
+                "py_frames_deep_cpu", "py_frames_malloc_cpu",
+                "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max",
+                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t"]
 
 
-def report(info, reps, quick, elapsed, wls, results):
+def report(info, reps, quick, elapsed, wls, results, scale=None):
     """Print the header, the tables and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
@@ -824,7 +917,15 @@ def report(info, reps, quick, elapsed, wls, results):
     for w in wls:
         print("  %-13s %s" % (w.name, w.desc))
     print_tables(reps, wls, results, sys.stdout)
+    if scale:
+        html_scale.print_table(scale, lambda *a: print(*a))
     s = summarize(results)
+    if scale:
+        rs = scale["reports"].values()
+        s["html_mb_max"] = max(r["html_bytes"] for r in rs) / 1e6
+        s["html_load_s_max"] = max((r.get("open_ms", r.get("load_ms", 0)) for r in rs), default=0) / 1e3 or None
+        if "aggregate_bytes" in scale:
+            s["aggregate_mb"] = scale["aggregate_bytes"] / 1e6
     print()
     print(" ".join("%s=%s" % (k, "na" if s.get(k) is None else "%.3g" % s[k]) for k in SUMMARY_KEYS))
     return s

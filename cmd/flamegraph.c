@@ -17,7 +17,7 @@ static const struct mp_opt opts[] = {
 	{ MP_OPT_DIFF, 0, "diff", "BASE",
 	  "a differential flame graph of FILE against the capture BASE: growth red, shrinkage blue" },
 	{ MP_OPT_MAX_RECORDS, 0, "max-memory-records", "N",
-	  "at most N points of memory over time (and time windows; default 10000)" },
+	  "at most N points of memory over time (and time windows; at most and by default 2048)" },
 	MP_REPORT_NO_MMAP_OPT,
 	{ 0 },
 };

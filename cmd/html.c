@@ -33,7 +33,7 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	args->view = view;
 	args->html = html;
 	args->html.report = report;
-	args->max_memory_records = MP_DEFAULT_MAX_MEMORY_RECORDS;
+	args->max_memory_records = MP_HTML_MAX_POINTS;
 	while ((c = err ? mp_getopt_check(spec, &g, &msg) : mp_getopt(spec, &g)) != -1) {
 		int r;
 		if (c == MP_GETOPT_ERROR) {
@@ -139,7 +139,9 @@ int mp_html_run(const struct mp_html_args *args, FILE *msgs)
 	}
 	opts.flags = (args->split_threads ? MP_ANALYSIS_SPLIT_THREADS : 0) |
 		     (html.temporal ? MP_ANALYSIS_TEMPORAL : 0);
-	opts.max_memory_records = (size_t)args->max_memory_records;
+	/* A page draws no more points than its chart has pixels, about (render-html.h). */
+	opts.max_memory_records = args->max_memory_records < MP_HTML_MAX_POINTS
+					  ? (size_t)args->max_memory_records : MP_HTML_MAX_POINTS;
 	/* Both analyses are released whatever happens, so the base is always made. */
 	loaded = !args->diff_base || mp_report_load(&base, args->diff_base, &args->view, &opts);
 	if (!loaded)

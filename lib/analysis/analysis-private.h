@@ -39,7 +39,6 @@ struct segref {
 
 struct mp_analysis_private {
 	struct mp_blocks blocks;         /* live heap blocks (any non-mapping kind) */
-	struct mp_intmap block_events;  /* MP_ANALYSIS_TEMPORAL: address -> event of allocation */
 	struct mp_rangemap maps;
 	struct origin *origins;
 	size_t norigins, origins_alloc;
@@ -81,9 +80,9 @@ struct mp_analysis_private {
 	size_t ev_alloc;
 	/* The current bucket, the future sample a->nsamples: the same so far. */
 	uint64_t cur_start, cur_hwm, cur_max, cur_hwm_time;
-	/* Temporal intervals. */
+	/* Temporal intervals; past this many (0: series.c's default) buckets merge early. */
 	struct mp_idxset ivset;
-	size_t intervals_alloc;
+	size_t intervals_alloc, interval_limit;
 	/*
 	 * Blocks freed in the current bucket after its high-water mark so far,
 	 * by (slot, alloc half): their free half is 2b if the heap rises higher
@@ -101,7 +100,6 @@ struct mp_analysis_private {
  * analysis.c, the per-event pass: the temporal intervals it keeps, which the
  * time series (series.c) renumbers and completes.
  */
-uint64_t mp_analysis_take_block_event(struct mp_analysis *a, uint64_t addr);
 void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah, uint32_t fh,
 			      uint64_t bytes, uint64_t count);
 void mp_analysis_flush_pending(struct mp_analysis *a, uint32_t fh);

@@ -233,6 +233,14 @@ struct mp_interval {
 	struct mp_counts c;
 };
 
+/*
+ * When buckets 2i and 2i + 1 merge into bucket i (the series is full), the
+ * half of an event that was in half h: the merged high-water mark is the
+ * higher of theirs (the first on a tie), x_wins[i] when that is 2i's.
+ * MP_NONE stays MP_NONE. HTML reports merge buckets the same way.
+ */
+uint32_t mp_analysis_merged_half(uint32_t h, const bool *x_wins);
+
 struct mp_analysis_private;
 
 struct mp_analysis {

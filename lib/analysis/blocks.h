@@ -1,12 +1,18 @@
 /*
  * The live heap blocks of the analysis, by key: a heap address, or a serial
- * number as MP_SERIAL_ADDR(n) (capture format 2.0's ALLOC_SEQ/FREE_SEQ).
+ * number as MP_SERIAL_ADDR(n) (capture formats 2.0 and 3.0 number blocks).
  *
- * Serial keys go to a ring indexed by the number, where allocations land in
- * order and most frees hit the few recent kilobytes: a block still live when
- * the ring comes round to its entry again moves to the table. Address keys,
- * and those moved blocks, live in an open-addressing table (linear probing,
- * backward-shift deletion), at most half full.
+ * Serial keys go to pages of MP_BLOCKS_PAGE entries indexed by the number,
+ * where allocations land in order and a free is one direct load, whatever
+ * the number of live blocks. A page that is not the newest and holds at
+ * most a sixteenth of its entries live moves them to the table and is
+ * freed; and when the pages hold more than eight entries per live block,
+ * every page at an eighth or less goes the same way: pages cost at most
+ * about eight entries per live block, against two in the table. Address
+ * keys, and the blocks of freed pages, live in an open-addressing table
+ * (linear probing, backward-shift deletion), at most half full. Pages freed
+ * are kept for the next ones, as many as are in use: allocating and
+ * clearing 64 KiB cost more than the blocks they hold.
  */
 #ifndef MEMPROF_LIB_ANALYSIS_BLOCKS_H
 #define MEMPROF_LIB_ANALYSIS_BLOCKS_H
@@ -16,18 +22,34 @@
 
 #include "lib/format/format.h"
 
-/* 32 bytes, since there may be tens of millions. */
+/* 40 bytes, since there may be tens of millions. */
 struct mp_block {
 	uint64_t key, size;
 	uint64_t serial;        /* the allocating thread's allocation number */
+	uint64_t event;         /* temporal analyses: the event that allocated it */
 	uint32_t slot1;         /* slot + 1; 0 marks an empty entry */
 	uint32_t thread;        /* the allocating thread */
 };
 
-#define MP_BLOCKS_RING 4096     /* entries; a power of two */
+/* 80 KiB pages: allocated from the heap, not mapped and unmapped one by one. */
+#define MP_BLOCKS_PAGE_BITS 11
+#define MP_BLOCKS_PAGE (1u << MP_BLOCKS_PAGE_BITS)  /* entries of a page */
+
+struct mp_blocks_page {
+	uint32_t live;
+	struct mp_blocks_page *next;   /* in the list of spare pages */
+	struct mp_block e[MP_BLOCKS_PAGE];
+};
 
 struct mp_blocks {
-	struct mp_block *ring;  /* MP_BLOCKS_RING entries, from the first serial key */
+	struct mp_blocks_page **pages; /* by number >> MP_BLOCKS_PAGE_BITS; NULL: none or freed */
+	size_t npages;                 /* pages[] entries in use: one past the newest page */
+	size_t pages_alloc;
+	size_t pages_live;             /* pages allocated */
+	uint64_t paged;                /* live blocks in pages */
+	size_t made_since_scan;        /* pages made since the pages were last scanned */
+	struct mp_blocks_page *spare;  /* freed pages kept for the next ones, a list */
+	size_t nspare;
 	struct mp_block *tab;
 	size_t cap, n;          /* the table's entries and how many are used */
 	uint64_t tab_serial_max; /* no serial key above it was ever in the table */
@@ -38,9 +60,10 @@ static inline int mp_blocks_serial(uint64_t key)
 	return (key & MP_SERIAL_ADDR_BASE) != 0;
 }
 
-static inline size_t mp_blocks_ring_pos(uint64_t key)
+/* The serial number of a serial key. */
+static inline uint64_t mp_blocks_number(uint64_t key)
 {
-	return (size_t)(key >> 4) & (MP_BLOCKS_RING - 1);
+	return (key & ~MP_SERIAL_ADDR_BASE) >> 4;
 }
 
 /*
@@ -58,10 +81,22 @@ static inline __attribute__((always_inline)) void mp_blocks_prefetch(const struc
 								      uint64_t key)
 {
 	if (mp_blocks_serial(key)) {
-		if (bs->ring)
-			__builtin_prefetch(&bs->ring[mp_blocks_ring_pos(key)]);
-	} else if (bs->cap) {
-		__builtin_prefetch(&bs->tab[mp_blocks_home(key, bs->cap - 1)]);
+		uint64_t s = mp_blocks_number(key), p = s >> MP_BLOCKS_PAGE_BITS;
+		if (p < bs->npages && bs->pages[p]) {
+			const struct mp_block *b = &bs->pages[p]->e[s & (MP_BLOCKS_PAGE - 1)];
+			/* An entry of 40 bytes may straddle two lines: its key and slot1 are read. */
+			__builtin_prefetch(&b->key);
+			__builtin_prefetch(&b->slot1);
+			return;
+		}
+		/* Its page was freed: the block, if live, moved to the table. */
+		if (key > bs->tab_serial_max)
+			return;
+	}
+	if (bs->cap) {
+		const struct mp_block *b = &bs->tab[mp_blocks_home(key, bs->cap - 1)];
+		__builtin_prefetch(&b->key);
+		__builtin_prefetch(&b->slot1);
 	}
 }
 
@@ -76,9 +111,9 @@ struct mp_block *mp_blocks_find(struct mp_blocks *bs, uint64_t key);
 struct mp_block *mp_blocks_insert(struct mp_blocks *bs, uint64_t key);
 /* Forget a live block (from find or insert). Other entries may move. */
 void mp_blocks_delete(struct mp_blocks *bs, struct mp_block *b);
-/* How many blocks are live (a scan of the ring: for checks, not the analysis). */
+/* How many blocks are live (a scan of the pages: for checks, not the analysis). */
 size_t mp_blocks_count(const struct mp_blocks *bs);
-/* Each live block: the ring's by position, then the table's. */
+/* Each live block: the pages' by number, then the table's. */
 void mp_blocks_each(const struct mp_blocks *bs, void (*fn)(void *ctx, const struct mp_block *b),
 		    void *ctx);
 

@@ -30,7 +30,6 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	p = a->p = xcalloc(1, sizeof(*p));
 	mp_blocks_init(&p->blocks);
 	mp_rangemap_init(&p->maps);
-	mp_intmap_init(&p->block_events);
 	mp_idxset_init(&p->pendset);
 	p->free_origin = MP_NONE;
 	mp_idxset_init(&p->slotset);
@@ -49,7 +48,6 @@ static void release_pass_state(struct mp_analysis_private *p)
 {
 	mp_blocks_release(&p->blocks);
 	mp_rangemap_release(&p->maps);
-	mp_intmap_release(&p->block_events);
 	mp_idxset_release(&p->pendset);
 	free(p->pend);
 	p->pend = NULL;

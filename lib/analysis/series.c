@@ -16,11 +16,7 @@
 
 /* ---- ticks -------------------------------------------------------------- */
 
-/*
- * Buckets 2i and 2i + 1 merged into bucket i: its high-water mark is the
- * higher of theirs (the first on a tie), x_wins[i] when that is 2i's.
- */
-static uint32_t merged_half(uint32_t h, const bool *x_wins)
+uint32_t mp_analysis_merged_half(uint32_t h, const bool *x_wins)
 {
 	uint32_t old = h / 2, i = old / 2;
 	if (h == MP_NONE)
@@ -40,17 +36,31 @@ static void rebucket_intervals(struct mp_analysis *a, const bool *x_wins)
 	a->p->intervals_alloc = 0;
 	mp_idxset_release(&a->p->ivset);
 	for (size_t i = 0; i < n; i++)
-		mp_analysis_add_interval(a, old[i].slot, merged_half(old[i].alloc, x_wins),
-					 merged_half(old[i].free, x_wins), old[i].c.bytes,
+		mp_analysis_add_interval(a, old[i].slot, mp_analysis_merged_half(old[i].alloc, x_wins),
+					 mp_analysis_merged_half(old[i].free, x_wins), old[i].c.bytes,
 					 old[i].c.count);
 	free(old);
 }
+
+/*
+ * The temporal intervals kept before the buckets merge in pairs anyway,
+ * with at least MIN_BUCKETS of them: with their index some 50 MB, however
+ * long the capture (a 50M-event capture of alloc-heavy needed 300 MB at
+ * 2048 buckets: its 4000 stacks each had blocks across most buckets).
+ * Merging does not always make fewer intervals (blocks that live about a
+ * bucket keep one per bucket until buckets are longer than they live), so
+ * after a merge they may grow by MAX_INTERVALS / 2 again before the next:
+ * at most five such merges (2048 buckets to 64), so at most 3.5 times as
+ * many intervals in the worst case, instead of merging down to 64 buckets.
+ */
+#define MAX_INTERVALS (1u << 20)
+#define MIN_BUCKETS 64
 
 static void push_sample(struct mp_analysis *a, const struct mp_sample *s)
 {
 	struct mp_analysis_private *p = a->p;
 	size_t cap = a->opts.max_memory_records;
-	bool *x_wins;
+	bool *x_wins, by_intervals;
 	ALLOC_GROW(a->samples, a->nsamples + 1, a->samples_alloc);
 	if (p->ev_alloc < a->samples_alloc) {
 		p->ev_start = xreallocarray(p->ev_start, a->samples_alloc, sizeof(*p->ev_start));
@@ -60,9 +70,11 @@ static void push_sample(struct mp_analysis *a, const struct mp_sample *s)
 	p->ev_start[a->nsamples] = p->cur_start;
 	p->ev_hwm[a->nsamples] = p->cur_hwm;
 	a->samples[a->nsamples++] = *s;
-	if (a->nsamples < cap)
+	by_intervals = a->nintervals > (p->interval_limit ? p->interval_limit : MAX_INTERVALS) &&
+		       a->nsamples >= MIN_BUCKETS && !(a->nsamples % 2);
+	if (a->nsamples < cap && !by_intervals)
 		return;
-	/* Full (cap is even): merge neighbours, keeping the maxima, and double the stride. */
+	/* Full (an even count): merge neighbours, keeping the maxima, and double the stride. */
 	x_wins = xcalloc(a->nsamples / 2, sizeof(*x_wins));
 	for (size_t i = 0; i < a->nsamples / 2; i++) {
 		const struct mp_sample *x = &a->samples[2 * i], *y = &a->samples[2 * i + 1];
@@ -79,6 +91,9 @@ static void push_sample(struct mp_analysis *a, const struct mp_sample *s)
 	a->ticks_per_sample *= 2;
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
 		rebucket_intervals(a, x_wins);
+	if (by_intervals)
+		p->interval_limit = (a->nintervals > MAX_INTERVALS / 2 ? a->nintervals : MAX_INTERVALS / 2) +
+				    MAX_INTERVALS / 2;
 	free(x_wins);
 }
 
@@ -151,7 +166,7 @@ static void live_block_interval(struct mp_analysis *a, uint32_t slot, uint64_t e
 static void live_block(void *ctx, const struct mp_block *b)
 {
 	struct mp_analysis *a = ctx;
-	live_block_interval(a, b->slot1 - 1, mp_analysis_take_block_event(a, b->key), b->size, 1);
+	live_block_interval(a, b->slot1 - 1, b->event, b->size, 1);
 }
 
 static void live_mapping_interval(void *ctx, uint64_t start, uint64_t end, uint64_t value)

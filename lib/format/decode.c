@@ -1,4 +1,9 @@
-/* Capture records: the decoder, allocator kind names (lib/format/decode.h). */
+/*
+ * Capture records: the decoder of sized records (header, trailer, modules,
+ * strings, symbols, markers...), its state, allocator kind names
+ * (lib/format/decode.h). The event records and mp_decode() are in
+ * decode-events.c.
+ */
 #include <config.h>
 #include "lib/format/decode.h"
 
@@ -51,11 +56,6 @@ int mp_kind_from_name(const char *name)
 
 /* ---- decoding ---------------------------------------------------------- */
 
-static int64_t get_s(struct cur *c)
-{
-	return mp_unzigzag(get_u(c));
-}
-
 static const uint8_t *get_bytes(struct cur *c, size_t *len)
 {
 	uint64_t n = get_u(c);
@@ -71,22 +71,11 @@ static const uint8_t *get_bytes(struct cur *c, size_t *len)
 	return p;
 }
 
-static uint64_t get_addr(struct cur *c, uint64_t last)
-{
-	uint64_t v = get_u(c);
-	if (!(v & 1))
-		return last + ((uint64_t)mp_unzigzag(v >> 1) << 4);
-	if ((v >> 1) > 15) {
-		c->err = CUR_BAD;
-		return 0;
-	}
-	return last + (((uint64_t)get_s(c) << 4) | (v >> 1));
-}
-
 void mp_decoder_init(struct mp_decoder *d)
 {
 	memset(d, 0, sizeof(*d));
 	strbuf_init(&d->err, 0);
+	mp_intmap_init(&d->module_base);
 	d->nthreads = 1;
 	d->threads = xcalloc(1, sizeof(*d->threads));
 }
@@ -108,14 +97,15 @@ void mp_decoder_release(struct mp_decoder *d)
 {
 	mp_header_release(&d->header);
 	free(d->threads);
+	free(d->classes);
+	mp_intmap_release(&d->module_base);
 	free(d->seg);
 	free(d->frames);
 	strbuf_release(&d->err);
 	memset(d, 0, sizeof(*d));
 }
 
-static ssize_t fail(struct mp_decoder *d, const char *fmt, ...) MP_PRINTF(2, 3);
-static ssize_t fail(struct mp_decoder *d, const char *fmt, ...)
+ssize_t mp_decode_fail(struct mp_decoder *d, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -128,19 +118,19 @@ ssize_t mp_decode_preamble(struct mp_decoder *d, const uint8_t *buf, size_t len)
 {
 	size_t n = len < MP_MAGIC_LEN ? len : MP_MAGIC_LEN;
 	if (n && memcmp(buf, MP_MAGIC, n))
-		return fail(d, "not a memprof capture (unknown file signature)");
+		return mp_decode_fail(d, "not a memprof capture (unknown file signature)");
 	if (len < MP_MAGIC_LEN + 2)
 		return 0;
 	d->header.major = buf[MP_MAGIC_LEN];
 	d->header.minor = buf[MP_MAGIC_LEN + 1];
 	if (d->header.major < MP_FORMAT_MAJOR_MIN || d->header.major > MP_FORMAT_MAJOR)
-		return fail(d, "capture format %u.%u is not readable by this memprof, which reads formats %d.x to %d.x%s",
+		return mp_decode_fail(d, "capture format %u.%u is not readable by this memprof, which reads formats %d.x to %d.x%s",
 			    d->header.major, d->header.minor, MP_FORMAT_MAJOR_MIN, MP_FORMAT_MAJOR,
 			    d->header.major > MP_FORMAT_MAJOR ? "; upgrade memprof" : "");
 	return MP_MAGIC_LEN + 2;
 }
 
-static int grow_threads(struct mp_decoder *d, uint64_t index)
+int mp_decode_grow_threads(struct mp_decoder *d, uint64_t index)
 {
 	if (index >= MP_MAX_THREADS)
 		return -1;
@@ -298,7 +288,7 @@ static void marker_field(void *ctx, unsigned id, unsigned type, uint64_t u, cons
 	}
 }
 
-static const char *tag_name(unsigned tag)
+const char *mp_decode_tag_name(unsigned tag)
 {
 	switch (tag) {
 	case MP_TAG_HEADER: return "header";
@@ -316,81 +306,66 @@ static const char *tag_name(unsigned tag)
 	}
 }
 
-/* Decode an event's fields (after tag and, for extended forms, kind). */
-static void decode_event(struct mp_decoder *d, struct cur *c, int cls, struct mp_record *rec,
-			 uint64_t *new_addr, uint64_t *new_stack)
+/*
+ * A string reference of a 3.0 SYMBOL: 0 for none, else 1 + zigzag(d - 1) for
+ * the string with id (strings so far + 1 - d): 1 is the latest string. An id
+ * below 1 is malformed; one above the strings so far names a later string.
+ */
+static uint64_t get_string_ref(struct mp_decoder *d, struct cur *c)
 {
-	struct mp_enc_thread *t = &d->threads[d->cur_thread];
-	rec->thread = d->cur_thread;
-	rec->u.ev.addr = get_addr(c, t->last_addr);
-	*new_addr = rec->u.ev.addr;
-	*new_stack = t->last_stack;
-	rec->u.ev.size = 0;
-	rec->u.ev.stack = 0;
-	rec->u.ev.ranged = false;
-	rec->u.ev.serial = false;
-	if (cls == 1) {
-		rec->type = MP_REC_ALLOC;
-		rec->u.ev.size = get_u(c);
-		rec->u.ev.stack = t->last_stack + (uint64_t)get_s(c);
-		*new_stack = rec->u.ev.stack;
-	} else {
-		rec->type = MP_REC_FREE;
-		if (cls == 3) {
-			rec->u.ev.ranged = true;
-			rec->u.ev.size = get_u(c);
-		}
-	}
-}
-
-static ssize_t check_stack(struct mp_decoder *d, const struct mp_record *rec)
-{
-	if (rec->type == MP_REC_ALLOC && rec->u.ev.stack > d->n_traces)
-		return fail(d, "allocation refers to trace node %llu, but only %llu are defined",
-			    (unsigned long long)rec->u.ev.stack, (unsigned long long)d->n_traces);
-	return 0;
+	uint64_t ref = get_u(c), id;
+	if (!ref)
+		return 0;
+	id = d->n_strings - (uint64_t)mp_unzigzag(ref - 1);
+	if (!c->err && (id == 0 || (int64_t)id < 0))
+		c->err = CUR_BAD;
+	return id;
 }
 
 /*
- * ALLOC_SEQ and FREE_SEQ: blocks named by serial number, shown as the
- * addresses MP_SERIAL_ADDR(serial). The state changes only for a whole record.
+ * SYMBOL. In 1.0 and 2.0: ip, module, offset, frames naming their strings by
+ * id. In 3.0: module, the ip as its difference (zigzag) to the latest
+ * TRACE's, the offset as its difference to ip minus the base of the
+ * module's MODULE record (0 when there is none), so that a symbol written
+ * after the TRACE of its ip spells out neither; frames name their strings
+ * backwards from the latest.
  */
-static ssize_t decode_seq(struct mp_decoder *d, struct cur *c, unsigned tag,
-			  struct mp_record *rec)
+static ssize_t decode_symbol(struct mp_decoder *d, struct cur *c, struct mp_record *rec, bool v3)
 {
-	struct mp_enc_thread *t = &d->threads[d->cur_thread];
-	rec->thread = d->cur_thread;
-	rec->u.ev.kind = tag & 15;
-	rec->u.ev.ranged = false;
-	rec->u.ev.serial = true;
-	if (tag < MP_TAG_FREE_SEQ) {
-		rec->type = MP_REC_ALLOC;
-		rec->u.ev.size = get_u(c);
-		rec->u.ev.stack = t->last_stack + (uint64_t)get_s(c);
-		if (c->err)
-			return 0;
-		if (check_stack(d, rec))
-			return -1;
-		rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq);
-		d->n_seq++;
-		t->last_stack = rec->u.ev.stack;
+	uint64_t base = 0, n;
+	rec->type = MP_REC_SYMBOL;
+	if (!v3)
+		rec->u.symbol.ip = get_u(c);
+	rec->u.symbol.module = get_u(c);
+	if (v3) {
+		mp_intmap_get(&d->module_base, rec->u.symbol.module, &base);
+		rec->u.symbol.ip = d->last_ip + (uint64_t)mp_unzigzag(get_u(c));
+		rec->u.symbol.offset = rec->u.symbol.ip - base + (uint64_t)mp_unzigzag(get_u(c));
 	} else {
-		uint64_t age = get_u(c);
-		rec->type = MP_REC_FREE;
-		rec->u.ev.size = 0;
-		rec->u.ev.stack = 0;
-		if (c->err)
-			return 0;
-		if (age >= d->n_seq)
-			return fail(d, "a deallocation of block age %llu, but only %llu blocks were allocated by number",
-				    (unsigned long long)age, (unsigned long long)d->n_seq);
-		rec->u.ev.addr = MP_SERIAL_ADDR(d->n_seq - 1 - age);
+		rec->u.symbol.offset = get_u(c);
 	}
+	n = get_u(c);
+	if (c->err)
+		goto bad;
+	if (n > MP_MAX_FRAMES || n > (uint64_t)(c->end - c->p) / 4)
+		return mp_decode_fail(d, "symbol record claims %llu frames", (unsigned long long)n);
+	ALLOC_GROW(d->frames, n, d->frames_alloc);
+	for (uint64_t i = 0; i < n; i++) {
+		d->frames[i].function = v3 ? get_string_ref(d, c) : get_u(c);
+		d->frames[i].file = v3 ? get_string_ref(d, c) : get_u(c);
+		d->frames[i].line = (uint32_t)get_u(c);
+		d->frames[i].column = (uint32_t)get_u(c);
+	}
+	if (c->err)
+		goto bad;
+	rec->u.symbol.nframes = n;
+	rec->u.symbol.frames = d->frames;
 	return 0;
+bad:
+	return mp_decode_fail(d, "symbol record is %s", c->err == CUR_SHORT ? "shorter than its fields" : "malformed");
 }
 
-static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
-			    struct mp_record *rec)
+ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struct mp_record *rec)
 {
 	size_t blen;
 	const uint8_t *b;
@@ -398,7 +373,7 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 	switch (tag) {
 	case MP_TAG_HEADER:
 		if (d->seen_header)
-			return fail(d, "a second header record");
+			return mp_decode_fail(d, "a second header record");
 		rec->type = MP_REC_HEADER;
 		if (parse_fields(c, header_field, &d->header))
 			break;
@@ -420,8 +395,8 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 		b = get_bytes(c, &blen);
 		if (c->err)
 			break;
-		if (grow_threads(d, index))
-			return fail(d, "thread index %llu is out of range", (unsigned long long)index);
+		if (mp_decode_grow_threads(d, index))
+			return mp_decode_fail(d, "thread index %llu is out of range", (unsigned long long)index);
 		rec->u.thread.index = (uint32_t)index;
 		rec->u.thread.name = (const char *)b;
 		rec->u.thread.name_len = blen;
@@ -440,7 +415,7 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 		if (c->err)
 			break;
 		if (nseg > (uint64_t)(c->end - c->p) / 3)
-			return fail(d, "module record claims %llu segments", (unsigned long long)nseg);
+			return mp_decode_fail(d, "module record claims %llu segments", (unsigned long long)nseg);
 		ALLOC_GROW(d->seg, nseg, d->seg_alloc);
 		for (uint64_t i = 0; i < nseg; i++) {
 			d->seg[i].vaddr = get_u(c);
@@ -449,6 +424,9 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 		}
 		rec->u.module.nseg = nseg;
 		rec->u.module.seg = d->seg;
+		/* 3.0 SYMBOLs give offsets against it (the map keeps any value but UINT64_MAX). */
+		if (d->header.major >= 3 && rec->u.module.base != UINT64_MAX)
+			mp_intmap_put(&d->module_base, rec->u.module.id, rec->u.module.base);
 		break;
 	}
 	case MP_TAG_MODULE_UNLOAD:
@@ -457,31 +435,22 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 		break;
 	case MP_TAG_STRING:
 		rec->type = MP_REC_STRING;
-		rec->u.string.id = get_u(c);
-		rec->u.string.text = (const char *)get_bytes(c, &rec->u.string.len);
-		break;
-	case MP_TAG_SYMBOL: {
-		uint64_t n;
-		rec->type = MP_REC_SYMBOL;
-		rec->u.symbol.ip = get_u(c);
-		rec->u.symbol.module = get_u(c);
-		rec->u.symbol.offset = get_u(c);
-		n = get_u(c);
-		if (c->err)
-			break;
-		if (n > MP_MAX_FRAMES || n > (uint64_t)(c->end - c->p) / 4)
-			return fail(d, "symbol record claims %llu frames", (unsigned long long)n);
-		ALLOC_GROW(d->frames, n, d->frames_alloc);
-		for (uint64_t i = 0; i < n; i++) {
-			d->frames[i].function = get_u(c);
-			d->frames[i].file = get_u(c);
-			d->frames[i].line = (uint32_t)get_u(c);
-			d->frames[i].column = (uint32_t)get_u(c);
+		if (d->header.major >= 3) {
+			/* 3.0: the payload is the text; strings are numbered 1, 2, ... */
+			rec->u.string.id = d->n_strings + 1;
+			rec->u.string.text = (const char *)c->p;
+			rec->u.string.len = (size_t)(c->end - c->p);
+			c->p = c->end;
+		} else {
+			rec->u.string.id = get_u(c);
+			rec->u.string.text = (const char *)get_bytes(c, &rec->u.string.len);
+			if (c->err)
+				break;
 		}
-		rec->u.symbol.nframes = n;
-		rec->u.symbol.frames = d->frames;
-		break;
-	}
+		d->n_strings = rec->u.string.id;
+		return 0;
+	case MP_TAG_SYMBOL:
+		return decode_symbol(d, c, rec, d->header.major >= 3);
 	case MP_TAG_ATTACH: case MP_TAG_DETACH: case MP_TAG_FORK:
 	case MP_TAG_LOST: case MP_TAG_EXIT: case MP_TAG_MESSAGE: case MP_TAG_SNAPSHOT:
 		rec->type = tag == MP_TAG_ATTACH ? MP_REC_ATTACH
@@ -501,10 +470,10 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 		if (c->err)
 			break;
 		rec->u.ev.kind = (uint32_t)kind;
-		decode_event(d, c, cls, rec, &na, &ns);
+		mp_decode_event(d, c, cls, rec, &na, &ns);
 		if (c->err)
 			break;
-		if (check_stack(d, rec))
+		if (mp_decode_check_stack(d, rec))
 			return -1;
 		d->threads[d->cur_thread].last_addr = na;
 		d->threads[d->cur_thread].last_stack = ns;
@@ -518,111 +487,7 @@ static ssize_t decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c,
 		return 0;
 	}
 	if (c->err)
-		return fail(d, "%s record is %s", tag_name(tag),
+		return mp_decode_fail(d, "%s record is %s", mp_decode_tag_name(tag),
 			    c->err == CUR_SHORT ? "shorter than its fields" : "malformed");
 	return 0;
-}
-
-ssize_t mp_decode(struct mp_decoder *d, const uint8_t *buf, size_t len, struct mp_record *rec)
-{
-	struct cur c = { buf + 1, buf + len, CUR_OK };
-	unsigned tag;
-
-	if (!len)
-		return 0;
-	tag = buf[0];
-	if (tag < MP_TAG_FIRST_SIZED) {
-		if (!d->seen_header)
-			return fail(d, "the stream does not start with a header record");
-		if (tag >= MP_TAG_ALLOC && tag < MP_TAG_FREE_RANGE + 16) {
-			uint64_t na, ns;
-			rec->u.ev.kind = tag & 15;
-			decode_event(d, &c, tag >> 4, rec, &na, &ns);
-			if (c.err)
-				goto bad;
-			if (check_stack(d, rec))
-				return -1;
-			d->threads[d->cur_thread].last_addr = na;
-			d->threads[d->cur_thread].last_stack = ns;
-			return c.p - buf;
-		}
-		if (tag >= MP_TAG_ALLOC_SEQ && tag < MP_TAG_FREE_SEQ + 16) {
-			if (decode_seq(d, &c, tag, rec) < 0)
-				return -1;
-			if (c.err)
-				goto bad;
-			return c.p - buf;
-		}
-		switch (tag) {
-		case MP_TAG_THREAD_SWITCH: {
-			uint64_t index = get_u(&c);
-			if (c.err)
-				goto bad;
-			if (grow_threads(d, index))
-				return fail(d, "thread index %llu is out of range",
-					    (unsigned long long)index);
-			d->cur_thread = (uint32_t)index;
-			rec->type = MP_REC_SWITCH;
-			rec->thread = (uint32_t)index;
-			return c.p - buf;
-		}
-		case MP_TAG_TRACE: {
-			uint64_t back = get_u(&c), index = d->n_traces + 1;
-			int64_t delta = get_s(&c);
-			if (c.err)
-				goto bad;
-			if (back == 0 || back > index)
-				return fail(d, "trace node %llu has an invalid parent",
-					    (unsigned long long)index);
-			rec->type = MP_REC_TRACE;
-			rec->u.trace.index = index;
-			rec->u.trace.parent = index - back;
-			rec->u.trace.ip = d->last_ip + (uint64_t)delta;
-			d->last_ip = rec->u.trace.ip;
-			d->n_traces = index;
-			return c.p - buf;
-		}
-		case MP_TAG_TICK: {
-			uint64_t delta = get_u(&c), rss = get_u(&c);
-			if (c.err)
-				goto bad;
-			rec->type = MP_REC_TICK;
-			d->time_us += delta;
-			rec->u.tick.time_us = d->time_us;
-			rec->u.tick.delta_us = delta;
-			rec->u.tick.rss = rss;
-			return c.p - buf;
-		}
-		default:
-			return fail(d, "unknown record type 0x%02x", tag);
-		}
-	} else {
-		uint64_t plen = get_u(&c);
-		size_t hdr;
-		if (c.err)
-			goto bad;
-		if (plen > MP_MAX_RECORD_LEN)
-			return fail(d, "%s record length %llu exceeds the limit", tag_name(tag),
-				    (unsigned long long)plen);
-		hdr = (size_t)(c.p - buf);
-		if (plen > len - hdr)
-			return 0;
-		if (!d->seen_header && tag != MP_TAG_HEADER)
-			return fail(d, "the stream does not start with a header record");
-		c.end = c.p + plen;
-		if (tag == MP_TAG_BLOCK) {
-			rec->type = MP_REC_UNKNOWN;
-			rec->u.unknown.tag = tag;
-			rec->u.unknown.len = (size_t)plen;
-			rec->u.unknown.data = c.p;
-			return (ssize_t)(hdr + plen);
-		}
-		if (decode_sized(d, tag, &c, rec))
-			return -1;
-		return (ssize_t)(hdr + plen);
-	}
-bad:
-	if (c.err == CUR_SHORT)
-		return 0;
-	return fail(d, "malformed number in a record of type 0x%02x", tag);
 }

@@ -15,6 +15,7 @@
 
 #include "lib/format/encode.h"
 #include "lib/format/format.h"
+#include "lib/util/hash.h"
 #include "lib/util/strbuf.h"
 
 /* Name of an allocator kind ("malloc", "munmap"...), or "kind#N" for unknown ones. */
@@ -122,12 +123,25 @@ struct mp_record {
  * function that decodes one record from a buffer. Used by the reader and by
  * the collector on the live stream.
  */
+/* 3.0: an allocation class, what an ALLOC_REF record allocates. */
+struct mp_class {
+	uint64_t size, stack;
+	uint32_t kind;
+};
+
 struct mp_decoder {
 	struct mp_enc_thread *threads;
 	size_t nthreads;
 	uint32_t cur_thread;
 	uint64_t n_traces, last_ip, time_us;
-	uint64_t n_seq;               /* ALLOC_SEQ records so far */
+	uint64_t last_rss;            /* of the latest tick, for TICK_DELTA (3.0) */
+	bool rss_known;
+	uint64_t n_seq;               /* blocks allocated by number so far */
+	uint64_t last_freed;          /* the number of the latest block freed by number */
+	struct mp_class *classes;     /* 3.0: defined by ALLOC_SEQ records */
+	size_t nclasses, classes_alloc;
+	uint64_t n_strings;           /* STRING records so far (3.0 numbers them implicitly) */
+	struct mp_intmap module_base; /* 3.0: module id -> the base of its MODULE record */
 	bool seen_header;
 	struct mp_header header;
 	struct mp_trailer trailer;

@@ -11,38 +11,80 @@
 
 #include "lib/format/encode.h"
 #include "lib/format/format.h"
+#include "lib/util/hash.h"
 #include "lib/util/xalloc.h"
 
-/* What follows a tag below 0x80: up to three fields, each a stream (an address is one field). */
-enum { F_END = -1, F_ADDR = -2 };
-struct layout {
-	signed char f[3];
+/*
+ * What follows a tag below 0x80: up to three fields. A field is a varint
+ * going to one stream, an address (one or two varints, to MP_FS_ADDRS), or
+ * a number in byte planes: n bytes, little-endian, byte i going to stream
+ * base + min(i, 2), where n is fixed by the tag or is a count byte (1..8)
+ * going to MP_FS_TAGS first.
+ */
+enum { H_END, H_VARINT, H_ADDR, H_PLANES, H_COUNTED };
+struct field {
+	unsigned char how, stream, n;
 };
+struct layout {
+	struct field f[3];
+};
+#define VARINT(st) { H_VARINT, (st), 0 }
+#define ADDR { H_ADDR, MP_FS_ADDRS, 0 }
+#define END { H_END, 0, 0 }
+
+/* The frees of format 3.0 with a number in byte planes: 0x0c (near), 0x74 (age), 0x78, 0x7c. */
+static int planes_layout(unsigned tag, struct layout *l)
+{
+	unsigned base, k = tag & 3;
+	if (tag >= MP_TAG_FREE_NEAR_N && tag < MP_TAG_FREE_NEAR_N + 4)
+		base = MP_FS_NEAR0;
+	else if (tag >= MP_TAG_FREE_AGE_N && tag < MP_TAG_FREE_AGE_N + 4)
+		base = MP_FS_AGE0;
+	else if (tag >= MP_TAG_REALLOC_NEAR_N && tag < MP_TAG_REALLOC_NEAR_N + 4)
+		base = MP_FS_NEAR0;
+	else if (tag >= MP_TAG_REALLOC_AGE_N && tag < MP_TAG_REALLOC_AGE_N + 4)
+		base = MP_FS_AGE0;
+	else
+		return 0;
+	*l = (struct layout){ { END, END, END } };
+	l->f[0] = k == 3 ? (struct field){ H_COUNTED, (unsigned char)base, 0 }
+			 : (struct field){ H_PLANES, (unsigned char)base, (unsigned char)(k + 1) };
+	return 1;
+}
 
 /* The layout of an event record's tag; false for tags that are not defined. */
 static int layout_of(unsigned tag, struct layout *l)
 {
 	static const struct layout by_class[5] = {
-		{ { F_ADDR, MP_FS_SIZES, MP_FS_STACKS } },  /* 0x10 ALLOC */
-		{ { F_ADDR, F_END, F_END } },                /* 0x20 FREE */
-		{ { F_ADDR, MP_FS_SIZES, F_END } },          /* 0x30 FREE_RANGE */
-		{ { MP_FS_SIZES, MP_FS_STACKS, F_END } },    /* 0x40 ALLOC_SEQ */
-		{ { MP_FS_AGES, F_END, F_END } },            /* 0x50 FREE_SEQ */
+		{ { ADDR, VARINT(MP_FS_SIZES), VARINT(MP_FS_STACKS) } },  /* 0x10 ALLOC */
+		{ { ADDR, END, END } },                                  /* 0x20 FREE */
+		{ { ADDR, VARINT(MP_FS_SIZES), END } },                  /* 0x30 FREE_RANGE */
+		{ { VARINT(MP_FS_SIZES), VARINT(MP_FS_STACKS), END } },  /* 0x40 ALLOC_SEQ */
+		{ { VARINT(MP_FS_AGES), END, END } },                    /* 0x50 FREE_SEQ */
 	};
 	switch (tag) {
 	case MP_TAG_THREAD_SWITCH:
-		*l = (struct layout){ { MP_FS_OTHER, F_END, F_END } };
+		*l = (struct layout){ { VARINT(MP_FS_OTHER), END, END } };
 		return 1;
 	case MP_TAG_TRACE:
 	case MP_TAG_TICK:
-		*l = (struct layout){ { MP_FS_OTHER, MP_FS_OTHER, F_END } };
+	case MP_TAG_TICK_DELTA:
+		*l = (struct layout){ { VARINT(MP_FS_OTHER), VARINT(MP_FS_OTHER), END } };
+		return 1;
+	case MP_TAG_ALLOC_REF_N:
+		*l = (struct layout){ { VARINT(MP_FS_TAGS), END, END } };
 		return 1;
 	default:
 		if (tag >= MP_TAG_ALLOC && tag < MP_TAG_FREE_SEQ + 16) {
 			*l = by_class[(tag >> 4) - 1];
 			return 1;
 		}
-		return 0;
+		if ((tag >= MP_TAG_ALLOC_REF && tag < MP_TAG_ALLOC_REF + MP_REF_IN_TAG) ||
+		    (tag >= MP_TAG_FREE_NEAR_LIT && tag < MP_TAG_FREE_AGE_LIT + 4)) {
+			*l = (struct layout){ { END, END, END } };
+			return 1;
+		}
+		return planes_layout(tag, l);
 	}
 }
 
@@ -84,17 +126,9 @@ static inline __attribute__((always_inline)) int copy_varint(struct src *s, uint
 	return -1;
 }
 
-/* A field: an address is one varint, or two when the first has its low bit set. */
-static inline __attribute__((always_inline)) int copy_field(struct src *s, int field, uint8_t **out,
-							    const uint8_t *out_end)
-{
-	uint64_t v;
-	if (copy_varint(s, out, out_end, &v) < 0)
-		return -1;
-	if (field == F_ADDR && (v & 1))
-		return copy_varint(s, out, out_end, &v);
-	return 0;
-}
+/* n raw bytes, byte i from/to stream base + min(i, 2). */
+struct route;
+static int copy_planes(const struct route *r, unsigned base, unsigned n);
 
 /*
  * Where the fields of one record come from and go to, by stream: splitting
@@ -132,12 +166,111 @@ static int move_record(const struct route *r, unsigned tag)
 	}
 	if (!layout_of(tag, &l))
 		return 1;
-	for (int k = 0; k < 3 && l.f[k] != F_END; k++) {
-		int st = l.f[k] == F_ADDR ? MP_FS_ADDRS : l.f[k];
-		if (copy_field(r->from[st], l.f[k], r->to[st], r->to_end[st]) < 0)
-			return -1;
+	for (int k = 0; k < 3 && l.f[k].how != H_END; k++) {
+		const struct field *f = &l.f[k];
+		unsigned st = f->stream;
+		uint64_t v;
+		switch (f->how) {
+		case H_PLANES:
+			if (copy_planes(r, st, f->n) < 0)
+				return -1;
+			break;
+		case H_COUNTED:
+			/* The count goes with the tags: a one-byte varint of 1 to 8. */
+			if (copy_varint(r->from[MP_FS_TAGS], r->to[MP_FS_TAGS], r->to_end[MP_FS_TAGS], &v) < 0 ||
+			    v < 1 || v > 8 || copy_planes(r, st, (unsigned)v) < 0)
+				return -1;
+			break;
+		default:
+			if (copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
+				return -1;
+			/* An address is one varint, or two when the first has its low bit set. */
+			if (f->how == H_ADDR && (v & 1) &&
+			    copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
+				return -1;
+			break;
+		}
 	}
 	return 0;
+}
+
+static int copy_planes(const struct route *r, unsigned base, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned st = base + (i < 2 ? i : 2);
+		struct src *x = r->from[st];
+		uint8_t **o = r->to[st];
+		if (x->p >= x->end || *o >= r->to_end[st])
+			return -1;
+		*(*o)++ = *x->p++;
+	}
+	return 0;
+}
+
+/* ---- the length of a record ---------------------------------------------- */
+
+/* A varint at s: 1 (its value in *v), 0 when s ends inside it, -1 when it is longer than 10 bytes. */
+static int skip_varint(struct src *s, uint64_t *v)
+{
+	uint64_t val = 0;
+	for (unsigned i = 0; i < MP_VARINT_MAX; i++) {
+		uint8_t b;
+		if (s->p >= s->end)
+			return 0;
+		b = *s->p++;
+		if (i < 10)
+			val |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = val;
+			return 1;
+		}
+	}
+	return -1;
+}
+
+ssize_t mp_record_length(const uint8_t *buf, size_t len)
+{
+	struct src in = { buf + 1, buf + len };
+	struct layout l;
+	uint64_t v;
+	int r;
+	if (!len)
+		return 0;
+	if (buf[0] >= MP_TAG_FIRST_SIZED) {
+		if ((r = skip_varint(&in, &v)) <= 0)
+			return r;
+		if (v > MP_MAX_RECORD_LEN)
+			return -1;
+		if (v > (uint64_t)(in.end - in.p))
+			return 0;
+		return (in.p - buf) + (ssize_t)v;
+	}
+	if (!layout_of(buf[0], &l))
+		return -1;
+	for (int k = 0; k < 3 && l.f[k].how != H_END; k++) {
+		unsigned n = l.f[k].n;
+		switch (l.f[k].how) {
+		case H_COUNTED:
+			if ((r = skip_varint(&in, &v)) <= 0)
+				return r;
+			if (v < 1 || v > 8)
+				return -1;
+			n = (unsigned)v;
+			/* fall through */
+		case H_PLANES:
+			if ((size_t)(in.end - in.p) < n)
+				return 0;
+			in.p += n;
+			break;
+		default:
+			if ((r = skip_varint(&in, &v)) <= 0)
+				return r;
+			if (l.f[k].how == H_ADDR && (v & 1) && (r = skip_varint(&in, &v)) <= 0)
+				return r;
+			break;
+		}
+	}
+	return in.p - buf;
 }
 
 /* ---- splitting ---------------------------------------------------------- */
@@ -145,12 +278,14 @@ static int move_record(const struct route *r, unsigned tag)
 void mp_fields_init(struct mp_fields *f)
 {
 	memset(f, 0, sizeof(*f));
+	mp_intmap_init(&f->module_base);
 }
 
 void mp_fields_release(struct mp_fields *f)
 {
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		free(f->p[i]);
+	mp_intmap_release(&f->module_base);
 	mp_fields_init(f);
 }
 
@@ -177,11 +312,76 @@ void mp_fields_grow(struct mp_fields *f, int stream, size_t n)
 	f->alloc[stream] = a;
 }
 
+/*
+ * A TICK (its tag already in the tag stream, at tag) as a TICK_DELTA when
+ * the last tick's RSS is known, the change is whole pages and its number is
+ * no longer than the RSS's. Returns 0, or -1 when the record is cut short.
+ */
+static int tick_delta(const struct route *r, uint8_t *tag, bool *known, uint64_t *last)
+{
+	struct src *in = r->from[MP_FS_OTHER];
+	uint8_t **o = r->to[MP_FS_OTHER], scratch[2 * MP_VARINT_MAX], *s = scratch;
+	const uint8_t *s_end = scratch + sizeof(scratch);
+	uint64_t dt, rss, change = 0;
+	bool delta;
+	if (copy_varint(in, &s, s_end, &dt) < 0 || copy_varint(in, &s, s_end, &rss) < 0)
+		return -1;
+	delta = *known && !((rss - *last) % MP_TICK_RSS_UNIT);
+	if (delta) {
+		change = mp_zigzag((int64_t)(rss - *last) / MP_TICK_RSS_UNIT);
+		delta = mp_uvarint_len(change) <= mp_uvarint_len(rss);
+	}
+	*known = true;
+	*last = rss;
+	if (!delta) {
+		memcpy(*o, scratch, (size_t)(s - scratch));
+		*o += s - scratch;
+		return 0;
+	}
+	*tag = MP_TAG_TICK_DELTA;
+	*o = mp_put_uvarint(mp_put_uvarint(*o, dt), change);
+	return 0;
+}
+
+/* A varint of a record just moved into a stream; false when it does not end before end. */
+static bool moved_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What a 3.0 writer's SYMBOL records need of a TRACE or MODULE just moved
+ * to stream 5 (from p to end): the TRACE's ip, the MODULE's id and base.
+ */
+static void follow(struct mp_fields *f, unsigned tag, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t a, b, c;
+	if (tag == MP_TAG_TRACE) {
+		if (moved_varint(&p, end, &a) && moved_varint(&p, end, &b))
+			f->trace_ip += (uint64_t)mp_unzigzag(b);
+		return;
+	}
+	/* The payload's length, the id, the base (a short payload is no module for readers either). */
+	if (moved_varint(&p, end, &a) && moved_varint(&p, end, &b) && moved_varint(&p, end, &c) &&
+	    c != UINT64_MAX) /* the map's own marker */
+		mp_intmap_put(&f->module_base, b, c);
+}
+
 int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 {
 	struct src in = { raw, raw + len };
 	uint8_t *end[MP_FS_COUNT];
 	struct route r;
+	bool known = f->tick_known;
+	uint64_t last = f->tick_rss;
 
 	/* No stream grows by more than the records' length: make that room once. */
 	for (int i = 0; i < MP_FS_COUNT; i++) {
@@ -192,12 +392,27 @@ int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 	}
 	while (in.p < in.end) {
 		unsigned tag = *in.p++;
-		*end[MP_FS_TAGS]++ = (uint8_t)tag;
+		uint8_t *at = end[MP_FS_TAGS]++;
+		*at = (uint8_t)tag;
+		if (tag == MP_TAG_TICK && f->tick_deltas) {
+			if (tick_delta(&r, at, &known, &last) < 0)
+				return -1;
+			continue;
+		}
+		if (tag == MP_TAG_TRACE || tag == MP_TAG_MODULE) {
+			const uint8_t *moved = end[MP_FS_OTHER];
+			if (move_record(&r, tag))
+				return -1;
+			follow(f, tag, moved, end[MP_FS_OTHER]);
+			continue;
+		}
 		if (move_record(&r, tag))
 			return -1; /* the lengths are set only for whole records: f is unchanged */
 	}
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		f->len[i] = (size_t)(end[i] - f->p[i]);
+	f->tick_known = known;
+	f->tick_rss = last;
 	return 0;
 }
 
@@ -205,6 +420,15 @@ int mp_fields_split(struct mp_fields *f, const uint8_t *raw, size_t len)
 {
 	mp_fields_reset(f);
 	return mp_fields_append(f, raw, len);
+}
+
+uint32_t mp_block_checksum(uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], size_t raw_len)
+{
+	uint64_t h = raw_len;
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		if (n[i])
+			h = mp_hash_words(h, s[i], n[i]);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- joining ------------------------------------------------------------ */
@@ -242,9 +466,9 @@ static inline int has(const struct src *s, size_t n)
 }
 
 /*
- * The hot records (ALLOC_SEQ, FREE_SEQ, THREAD_SWITCH) when every stream
- * they read has room for the longest varints and the output for the longest
- * record. Returns 1 when done (*o advanced), 0 to take the careful path
+ * The hot records (ALLOC_SEQ, FREE_SEQ, THREAD_SWITCH; 3.0's ALLOC_REF
+ * and frees but those with a counted number) when every stream they read
+ * has room for the longest varints and the output for the longest record. Returns 1 when done (*o advanced), 0 to take the careful path
  * (nothing consumed), -1 for a number longer than a varint can be.
  */
 static inline __attribute__((always_inline)) int fast_record(struct src *in, unsigned tag,
@@ -265,12 +489,43 @@ static inline __attribute__((always_inline)) int fast_record(struct src *in, uns
 		e = fast_varint(&in[MP_FS_AGES], e);
 		break;
 	case 0:
+		if (tag >= MP_TAG_FREE_NEAR_LIT && tag < MP_TAG_FREE_AGE_LIT + 4)
+			break; /* 3.0 frees with the number in the tag */
+		if (tag >= MP_TAG_FREE_NEAR_N && tag < MP_TAG_FREE_NEAR_N + 3)
+			goto planes;
 		if (tag != MP_TAG_THREAD_SWITCH || !has(&in[MP_FS_OTHER], MP_VARINT_MAX))
 			return 0;
 		e = fast_varint(&in[MP_FS_OTHER], e);
 		break;
+	case MP_TAG_ALLOC_REF >> 4:
+	case (MP_TAG_ALLOC_REF >> 4) + 1:
+		if (tag < MP_TAG_ALLOC_REF + MP_REF_IN_TAG)
+			break; /* 3.0 allocations of a class in the tag */
+		if (tag == MP_TAG_ALLOC_REF_N) {
+			if (!has(&in[MP_FS_TAGS], MP_VARINT_MAX))
+				return 0;
+			e = fast_varint(&in[MP_FS_TAGS], e);
+			break;
+		}
+		if (tag != MP_TAG_TICK_DELTA && (tag & 3) != 3)
+			goto planes; /* 0x74..0x7f but counted ones */
+		return 0;
 	default:
 		return 0;
+	}
+	if (0) {
+		/* 3.0 frees of kinds free and realloc in one to three bytes of planes. */
+		struct src *pl;
+		unsigned n;
+planes:
+		n = (tag & 3) + 1;
+		pl = &in[tag < MP_TAG_FREE_AGE_N || (tag >= MP_TAG_REALLOC_NEAR_N && tag < MP_TAG_REALLOC_AGE_N)
+				 ? MP_FS_NEAR0 : MP_FS_AGE0];
+		for (unsigned i = 0; i < n; i++)
+			if (pl[i].p >= pl[i].end)
+				return 0;
+		for (unsigned i = 0; i < n; i++)
+			*e++ = *pl[i].p++;
 	}
 	if (!e)
 		return -1;

@@ -1,30 +1,66 @@
 /*
- * The field streams of a BLOCK of codec 2 (man/memprof-capture.5): the
+ * The field streams of a BLOCK of codec 2 or 3 (man/memprof-capture.5): the
  * records of a block split by field, so that each stream holds numbers of
  * one kind (all the sizes, all the stack deltas...) and compresses as such.
  * Every byte of the records goes to exactly one stream, in record order, so
  * the streams' lengths add up to the block's and joining them is exact.
+ * Codec 2 has the first six streams; codec 3 all twelve.
  */
 #ifndef MEMPROF_LIB_FORMAT_FIELDS_H
 #define MEMPROF_LIB_FORMAT_FIELDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/util/hash.h"
 
 enum mp_field_stream {
-	MP_FS_TAGS,    /* every record's tag byte */
+	MP_FS_TAGS,    /* every record's tag byte; the class of ALLOC_REF_N, plane counts */
 	MP_FS_SIZES,   /* the sizes of ALLOC, ALLOC_SEQ and FREE_RANGE */
 	MP_FS_STACKS,  /* the stack deltas of ALLOC and ALLOC_SEQ */
 	MP_FS_AGES,    /* the ages of FREE_SEQ */
 	MP_FS_ADDRS,   /* the addresses of ALLOC, FREE and FREE_RANGE */
 	MP_FS_OTHER,   /* everything else: other records' fields, sized records whole */
+	MP_FS_NEAR0,   /* 3.0: byte 0 of the near numbers of frees, then bytes 1 and 2 and up */
+	MP_FS_NEAR1,
+	MP_FS_NEAR2,
+	MP_FS_AGE0,    /* 3.0: byte 0 of the ages of frees in byte planes, then bytes 1 and 2 and up */
+	MP_FS_AGE1,
+	MP_FS_AGE2,
 	MP_FS_COUNT
 };
+/* The streams of a codec 2 block. */
+#define MP_FS_COUNT_V2 6
 
 struct mp_fields {
 	uint8_t *p[MP_FS_COUNT];
 	size_t len[MP_FS_COUNT], alloc[MP_FS_COUNT];
+	/*
+	 * Set by a writer of format 3.0: a TICK appended becomes a TICK_DELTA
+	 * when the RSS of the TICK before it is known (tick_known) and the
+	 * change is whole pages; tick_rss is the last tick's RSS. Clear
+	 * tick_known when ticks reach the capture by another way.
+	 */
+	bool tick_deltas, tick_known;
+	uint64_t tick_rss;
+	/*
+	 * For a 3.0 writer's SYMBOL records, which give their ip against the
+	 * latest TRACE's and their offset against their module's base: the ip
+	 * of the latest TRACE appended, and the base of each MODULE by id.
+	 */
+	uint64_t trace_ip;
+	struct mp_intmap module_base;
 };
+
+/*
+ * The length of the record at buf (len bytes there), found from its tag and
+ * fields alone, without a decoder's state: 0 when buf ends inside it, -1
+ * when it is no record (an undefined tag, a malformed number, a sized
+ * record longer than MP_MAX_RECORD_LEN). Tags of every version are known.
+ */
+ssize_t mp_record_length(const uint8_t *buf, size_t len);
 
 void mp_fields_init(struct mp_fields *f);
 void mp_fields_release(struct mp_fields *f);
@@ -33,8 +69,10 @@ void mp_fields_reset(struct mp_fields *f);
 /* The bytes of the records held: the sum of the streams' lengths. */
 size_t mp_fields_total(const struct mp_fields *f);
 /*
- * Append len bytes of whole records to f's streams. Returns 0, or -1 when
- * the bytes are not whole records of known types; f is then unchanged.
+ * Append len bytes of whole records to f's streams (TICKs as TICK_DELTAs
+ * when f->tick_deltas), following TRACE and MODULE records. Returns 0, or
+ * -1 when the bytes are not whole records of known types; f's streams are
+ * then unchanged.
  */
 int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len);
 /* As mp_fields_append() into emptied streams. */
@@ -51,6 +89,11 @@ static inline uint8_t *mp_fields_room(struct mp_fields *f, int stream, size_t n)
 		mp_fields_grow(f, stream, n);
 	return f->p[stream] + f->len[stream];
 }
+/*
+ * The checksum of a codec 3 block: mp_hash_words() from raw_len over each
+ * non-empty stream in order, the low 32 bits of h ^ (h >> 32).
+ */
+uint32_t mp_block_checksum(uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], size_t raw_len);
 /*
  * Join streams (stream i: s[i], n[i] bytes) back into exactly raw_len bytes
  * at out. Returns 0, or -1 with *why set when the streams do not make

@@ -14,10 +14,22 @@
  * minor. A minor bump may add length-prefixed record types, header/trailer
  * keys and trailing fields; anything else needs a major bump.
  */
-#define MP_FORMAT_MAJOR 2
+#define MP_FORMAT_MAJOR 3
 #define MP_FORMAT_MINOR 0
-/* The oldest major version readers still read (2.0 only added to 1.0). */
+/*
+ * The oldest major version readers still read: 2.0 only added to 1.0, and
+ * 3.0 changed STRING and SYMBOL records, which readers decode by the file's
+ * version.
+ */
 #define MP_FORMAT_MAJOR_MIN 1
+/*
+ * The version of a tracker's own stream, which is also the version of a
+ * capture the tracker writes itself (direct mode, MEMPROF_OUTPUT): its
+ * records are all 2.0 records (the 3.0 ones are the collector's writer's),
+ * and its STRING and SYMBOL records, which direct mode writes for Python
+ * frames, are 2.0's, with ids and absolute ips.
+ */
+#define MP_STREAM_MAJOR 2
 
 /*
  * Record tags. Tags below 0x80 have a fixed grammar known to every reader of
@@ -33,6 +45,19 @@ enum mp_tag {
 	MP_TAG_FREE_RANGE = 0x30,    /* + kind (0..15): addr, varint size */
 	MP_TAG_ALLOC_SEQ = 0x40,     /* + kind (0..15): varint size, svarint stack delta (2.0) */
 	MP_TAG_FREE_SEQ = 0x50,      /* + kind (0..15): varint age of the block freed (2.0) */
+	/*
+	 * 3.0: allocations of a known class, and frees of kinds free and
+	 * realloc by number with the number in the tag or in byte planes.
+	 */
+	MP_TAG_ALLOC_REF = 0x60,     /* + class (0..17): no field */
+	MP_TAG_ALLOC_REF_N = 0x72,   /* varint class - 18 */
+	MP_TAG_TICK_DELTA = 0x73,    /* varint time delta in us, svarint rss change in 4 KiB pages */
+	MP_TAG_FREE_NEAR_LIT = 0x04, /* + q (0..3): kind free, near q */
+	MP_TAG_FREE_AGE_LIT = 0x08,  /* + age (0..3): kind free */
+	MP_TAG_FREE_NEAR_N = 0x0c,   /* + n - 1 (n = 1..3 bytes; + 3: counted): kind free, near */
+	MP_TAG_FREE_AGE_N = 0x74,    /* as FREE_NEAR_N: kind free, age */
+	MP_TAG_REALLOC_NEAR_N = 0x78, /* as FREE_NEAR_N: kind realloc, near */
+	MP_TAG_REALLOC_AGE_N = 0x7c, /* as FREE_NEAR_N: kind realloc, age */
 
 	MP_TAG_FIRST_SIZED = 0x80,
 	MP_TAG_HEADER = 0x80,        /* fields */
@@ -84,8 +109,19 @@ enum mp_kind {
 	MP_KIND_COUNT
 };
 
-/* Codecs of BLOCK records: one zstd frame; the records split into field streams (2.0). */
-enum { MP_CODEC_ZSTD = 1, MP_CODEC_ZSTD_FIELDS = 2 };
+/*
+ * Codecs of BLOCK records: one zstd frame; the records split into field
+ * streams (2.0); field streams, each a zstd stream continued from block to
+ * block (3.0).
+ */
+enum { MP_CODEC_ZSTD = 1, MP_CODEC_ZSTD_FIELDS = 2, MP_CODEC_ZSTD_STREAMS = 3 };
+
+/* 3.0: allocation classes (kind, size, stack) an ALLOC_REF can name; the first ALLOC_SEQs define them. */
+#define MP_MAX_CLASSES 65536
+/* ALLOC_REF classes carried in the tag itself. */
+#define MP_REF_IN_TAG 18
+/* The unit of TICK_DELTA's change of RSS. */
+#define MP_TICK_RSS_UNIT 4096
 
 /*
  * Blocks in streams of ALLOC_SEQ records name a block by its serial number:

@@ -1,11 +1,12 @@
 /*
- * A ring of NBATCH batches between a reading thread and the caller. The
- * reader fills a batch with decoded records and copies what they point to
- * (the decoder reuses its buffers) into the batch's arena; the caller holds
- * one batch at a time and gives it back when it asks for the next.
+ * The reader's reading thread (reader-private.h): a ring of NSEG chunks
+ * between it and the reader. The thread walks the file's records by their
+ * lengths alone (mp_record_length(), no decoder state), copies records
+ * outside blocks into a chunk, opens each BLOCK into a chunk of its own,
+ * and ends with the file's last bytes when they are no whole record (a cut
+ * file), or with the reason it stopped. The reader holds one chunk at a time.
  */
 #include <config.h>
-#include "lib/format/readahead.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,22 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/format/decode-private.h"
+#include "lib/format/fields.h"
+#include "lib/format/format.h"
+#include "lib/format/reader-private.h"
+#include "lib/format/reader.h"
+#include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
 
-/*
- * Batches of 16384 records (1.5 MiB): with 4096, the handoffs between the
- * threads cost `memprof stats` 15-20% more time; with 1024, 20% more again.
- */
-#define NBATCH 4
-#define BATCH_RECS 16384
-#define ARENA_BYTES (64u * 1024)
+#define NSEG 4
+/* Records outside blocks are handed over this many bytes at a time (uncompressed captures). */
+#define RAW_SEGMENT (256u * 1024)
 
-struct batch {
-	struct mp_record recs[BATCH_RECS];
-	size_t n;
-	uint8_t *arena;
-	size_t used, cap;
-	uint64_t offset, n_records;
+struct slot {
+	uint8_t *buf;
+	size_t alloc;
+	struct mp_chunk seg;
+	struct strbuf error;
 };
 
 struct mp_readahead {
@@ -36,165 +38,141 @@ struct mp_readahead {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct batch batches[NBATCH];
-	size_t head, filled;      /* the oldest filled batch; how many are filled */
-	bool held;                /* the caller holds batches[head] */
+	struct slot slots[NSEG];
+	size_t head, filled;  /* the oldest filled slot; how many are filled */
+	bool held;            /* the caller holds slots[head] */
 	bool done, stop;
 };
 
-static size_t align8(size_t n)
+/* Wait for an empty slot; NULL when told to stop. */
+static struct slot *take_empty(struct mp_readahead *ra)
 {
-	return (n + 7) & ~(size_t)7;
-}
-
-/* A pointer of a record to data the decoder may reuse: where the pointer is, what it covers. */
-struct span {
-	void *field;      /* the address of the record's pointer member */
-	size_t len;
-	bool terminate;   /* strings get a NUL after their bytes */
-};
-#define SPAN(member, n, nul) ((struct span){ &(member), (n), (nul) })
-
-/*
- * The data a record points to, at most three spans. HEADER points to the
- * decoder's header, set once and never changed: it needs no copy. Events,
- * traces and ticks point to nothing.
- */
-static int spans_of(struct mp_record *rec, struct span s[3])
-{
-	switch (rec->type) {
-	case MP_REC_THREAD:
-		s[0] = SPAN(rec->u.thread.name, rec->u.thread.name_len, true);
-		return 1;
-	case MP_REC_MODULE:
-		s[0] = SPAN(rec->u.module.path, rec->u.module.path_len, true);
-		s[1] = SPAN(rec->u.module.build_id, rec->u.module.build_id_len, false);
-		s[2] = SPAN(rec->u.module.seg, rec->u.module.nseg * sizeof(struct mp_segment), false);
-		return 3;
-	case MP_REC_STRING:
-		s[0] = SPAN(rec->u.string.text, rec->u.string.len, true);
-		return 1;
-	case MP_REC_SYMBOL:
-		s[0] = SPAN(rec->u.symbol.frames, rec->u.symbol.nframes * sizeof(struct mp_frame), false);
-		return 1;
-	case MP_REC_ATTACH: case MP_REC_DETACH: case MP_REC_FORK:
-	case MP_REC_LOST: case MP_REC_EXIT: case MP_REC_MESSAGE: case MP_REC_SNAPSHOT:
-		if (!rec->u.marker.text)
-			return 0;
-		s[0] = SPAN(rec->u.marker.text, rec->u.marker.text_len, true);
-		return 1;
-	case MP_REC_UNKNOWN:
-		s[0] = SPAN(rec->u.unknown.data, rec->u.unknown.len, false);
-		return 1;
-	case MP_REC_TRAILER:
-		/* The decoder's trailer would change under the caller if another came. */
-		s[0] = SPAN(rec->u.trailer, sizeof(struct mp_trailer), false);
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static size_t span_bytes(const struct span *s)
-{
-	return align8(s->len + s->terminate);
-}
-
-/* Bytes a record's copied data takes in an arena. */
-static size_t extra_size(struct mp_record *rec)
-{
-	struct span s[3];
-	size_t n = 0;
-	for (int i = 0, k = spans_of(rec, s); i < k; i++)
-		n += span_bytes(&s[i]);
-	return n;
-}
-
-/* Make rec's pointers point into the batch's arena (room checked by the caller). */
-static void copy_data(struct batch *b, struct mp_record *rec)
-{
-	struct span s[3];
-	for (int i = 0, k = spans_of(rec, s); i < k; i++) {
-		uint8_t *dst = b->arena + b->used;
-		const void *src;
-		/* The members are pointers of several types: moved as bytes, not punned. */
-		memcpy(&src, s[i].field, sizeof(src));
-		if (s[i].len)
-			memcpy(dst, src, s[i].len);
-		if (s[i].terminate)
-			dst[s[i].len] = 0;
-		memcpy(s[i].field, &(const void *){ dst }, sizeof(dst));
-		b->used += span_bytes(&s[i]);
-	}
-}
-
-/* Wait for an empty batch; NULL when told to stop. */
-static struct batch *take_empty(struct mp_readahead *ra)
-{
-	struct batch *b = NULL;
+	struct slot *s = NULL;
 	pthread_mutex_lock(&ra->lock);
-	while (ra->filled == NBATCH && !ra->stop)
+	while (ra->filled == NSEG && !ra->stop)
 		pthread_cond_wait(&ra->cond, &ra->lock);
 	if (!ra->stop)
-		b = &ra->batches[(ra->head + ra->filled) % NBATCH];
+		s = &ra->slots[(ra->head + ra->filled) % NSEG];
 	pthread_mutex_unlock(&ra->lock);
-	if (b) {
-		b->n = 0;
-		b->used = 0;
+	if (s) {
+		memset(&s->seg, 0, sizeof(s->seg));
+		strbuf_reset(&s->error);
 	}
-	return b;
+	return s;
 }
 
-static void publish(struct mp_readahead *ra, struct batch *b)
+static void publish(struct mp_readahead *ra, struct slot *s)
 {
+	s->seg.p = s->buf;
+	if (s->seg.end && s->error.len)
+		s->seg.error = s->error.buf;
 	pthread_mutex_lock(&ra->lock);
 	ra->filled++;
 	pthread_cond_broadcast(&ra->cond);
 	pthread_mutex_unlock(&ra->lock);
 }
 
+static uint64_t file_offset(const struct mp_reader *r)
+{
+	return r->offset + r->buf_pos;
+}
+
+/* Append n bytes at the reader's position to a segment of records as they are. */
+static void take_raw(struct mp_reader *r, struct slot *s, size_t n)
+{
+	if (!s->seg.len)
+		s->seg.offset = file_offset(r);
+	ALLOC_GROW(s->buf, s->seg.len + n, s->alloc);
+	memcpy(s->buf + s->seg.len, r->buf + r->buf_pos, n);
+	s->seg.len += n;
+	r->buf_pos += n;
+	s->seg.end_offset = file_offset(r);
+}
+
+/*
+ * The next segment into s (and, for a block after records as they are, the
+ * records first): returns s, or another slot taken on the way, to publish;
+ * NULL when told to stop.
+ */
+static struct slot *fill(struct mp_readahead *ra, struct slot *s)
+{
+	struct mp_reader *r = ra->r;
+	for (;;) {
+		const uint8_t *p = r->buf + r->buf_pos;
+		size_t left = r->buf_len - r->buf_pos;
+		ssize_t n = mp_record_length(p, left);
+		if (n == 0) {
+			ssize_t got;
+			if (s->seg.len >= RAW_SEGMENT)
+				return s;
+			if (r->eof) {
+				/* The end: a cut last record goes as it is, for the caller to find it cut. */
+				if (left)
+					take_raw(r, s, left);
+				if (s->seg.len)
+					return s;
+				s->seg.end = true;
+				return s;
+			}
+			got = mp_reader_fill(r);
+			if (got < 0) {
+				if (s->seg.len)
+					return s; /* the records first; the error comes after them */
+				s->seg.end = true;
+				strbuf_addf(&s->error, "cannot read '%s': %s", r->name, strerror(errno));
+				return s;
+			}
+			continue;
+		}
+		if (n < 0) {
+			/* No record: what is there goes as it is, and the caller's decoder says why. */
+			take_raw(r, s, left);
+			r->eof = true;
+			r->buf_pos = r->buf_len;
+			return s;
+		}
+		if (p[0] != MP_TAG_BLOCK) {
+			take_raw(r, s, (size_t)n);
+			if (s->seg.len >= RAW_SEGMENT)
+				return s;
+			continue;
+		}
+		if (s->seg.len)
+			return s; /* the records before the block first */
+		{
+			struct cur c = { p + 1, p + n, CUR_OK };
+			uint64_t plen = get_u(&c), at = file_offset(r);
+			size_t raw;
+			(void)plen;
+			r->buf_pos += (size_t)n;
+			if (mp_reader_open_block(r, c.p, (size_t)(c.end - c.p), at, &s->buf, &s->alloc, &raw,
+						 &s->error) < 0) {
+				s->seg.end = true;
+				return s;
+			}
+			s->seg.block = true;
+			s->seg.len = raw;
+			s->seg.offset = at;
+			s->seg.end_offset = file_offset(r);
+			return s;
+		}
+	}
+}
+
 static void *reading(void *arg)
 {
 	struct mp_readahead *ra = arg;
-	struct batch *b = take_empty(ra);
-
-	/* Records are decoded straight into the batch: a copy of each, 96 bytes, cost 3.5% of stats. */
-	while (b) {
-		struct mp_record *rec;
-		size_t need;
-		if (b->n == BATCH_RECS) {
-			publish(ra, b);
-			if (!(b = take_empty(ra)))
-				break;
-		}
-		rec = &b->recs[b->n];
-		if (!mp_reader_next(ra->r, rec))
+	for (;;) {
+		struct slot *s = take_empty(ra);
+		bool end;
+		if (!s)
 			break;
-		need = extra_size(rec);
-		if (need && b->used + need > b->cap) {
-			if (b->n) {
-				/* Its data go with it to the next batch: nothing points into that arena yet. */
-				struct mp_record moved = *rec;
-				publish(ra, b);
-				if (!(b = take_empty(ra)))
-					break;
-				b->recs[0] = moved;
-				rec = &b->recs[0];
-			}
-			if (need > b->cap) {
-				free(b->arena);
-				b->cap = need > ARENA_BYTES ? need : ARENA_BYTES;
-				b->arena = xmalloc(b->cap);
-			}
-		}
-		if (need)
-			copy_data(b, rec);
-		b->n++;
-		b->offset = mp_reader_offset(ra->r);
-		b->n_records = ra->r->n_records;
+		s = fill(ra, s);
+		end = s->seg.end;
+		publish(ra, s);
+		if (end)
+			break;
 	}
-	if (b && b->n)
-		publish(ra, b);
 	pthread_mutex_lock(&ra->lock);
 	ra->done = true;
 	pthread_cond_broadcast(&ra->cond);
@@ -209,14 +187,28 @@ struct mp_readahead *mp_readahead_start(struct mp_reader *r)
 	ra->r = r;
 	pthread_mutex_init(&ra->lock, NULL);
 	pthread_cond_init(&ra->cond, NULL);
-	for (size_t i = 0; i < NBATCH; i++) {
-		ra->batches[i].cap = ARENA_BYTES;
-		ra->batches[i].arena = xmalloc(ARENA_BYTES);
+	for (size_t i = 0; i < NSEG; i++)
+		strbuf_init(&ra->slots[i].error, 0);
+	/* A block being read when the thread starts is the first segment. */
+	if (r->block_pos < r->block_len) {
+		struct slot *s = &ra->slots[0];
+		s->buf = xmalloc(r->block_len - r->block_pos);
+		s->alloc = r->block_len - r->block_pos;
+		memcpy(s->buf, r->block + r->block_pos, s->alloc);
+		s->seg = (struct mp_chunk){ s->buf, s->alloc, 0, r->block_offset, file_offset(r), true,
+					      false, NULL };
+		r->block_pos = r->block_len;
+		ra->filled = 1;
 	}
 	err = pthread_create(&ra->thread, NULL, reading, ra);
 	if (err) {
-		for (size_t i = 0; i < NBATCH; i++)
-			free(ra->batches[i].arena);
+		if (ra->filled) { /* give the block back */
+			r->block_pos = r->block_len - ra->slots[0].alloc;
+		}
+		for (size_t i = 0; i < NSEG; i++) {
+			free(ra->slots[i].buf);
+			strbuf_release(&ra->slots[i].error);
+		}
 		pthread_mutex_destroy(&ra->lock);
 		pthread_cond_destroy(&ra->cond);
 		free(ra);
@@ -226,43 +218,44 @@ struct mp_readahead *mp_readahead_start(struct mp_reader *r)
 	return ra;
 }
 
-int mp_readahead_next(struct mp_readahead *ra, struct mp_batch_view *v)
+void mp_readahead_next(struct mp_readahead *ra, struct mp_chunk *g)
 {
-	struct batch *b;
 	pthread_mutex_lock(&ra->lock);
 	if (ra->held) {
-		/* The caller is done with the batch it held. */
+		/* The caller is done with the segment it held. */
 		ra->held = false;
-		ra->head = (ra->head + 1) % NBATCH;
+		ra->head = (ra->head + 1) % NSEG;
 		ra->filled--;
 		pthread_cond_broadcast(&ra->cond);
 	}
 	while (!ra->filled && !ra->done)
 		pthread_cond_wait(&ra->cond, &ra->lock);
 	if (!ra->filled) {
+		/* The thread stopped without a last segment: only when told to. */
 		pthread_mutex_unlock(&ra->lock);
-		return 0;
+		*g = (struct mp_chunk){ .end = true };
+		return;
 	}
 	ra->held = true;
-	b = &ra->batches[ra->head];
+	*g = ra->slots[ra->head].seg;
 	pthread_mutex_unlock(&ra->lock);
-	v->recs = b->recs;
-	v->n = b->n;
-	v->offset = b->offset;
-	v->n_records = b->n_records;
-	return 1;
 }
 
 void mp_readahead_finish(struct mp_readahead *ra)
 {
+	struct mp_reader *r = ra->r;
 	pthread_mutex_lock(&ra->lock);
 	ra->stop = true;
 	pthread_cond_broadcast(&ra->cond);
 	pthread_mutex_unlock(&ra->lock);
 	pthread_join(ra->thread, NULL);
-	for (size_t i = 0; i < NBATCH; i++)
-		free(ra->batches[i].arena);
+	for (size_t i = 0; i < NSEG; i++) {
+		free(ra->slots[i].buf);
+		strbuf_release(&ra->slots[i].error);
+	}
 	pthread_mutex_destroy(&ra->lock);
 	pthread_cond_destroy(&ra->cond);
 	free(ra);
+	r->ra = NULL;
+	r->seg = (struct mp_chunk){ 0 };
 }

@@ -14,6 +14,7 @@
 #include "lib/format/decode-private.h"
 #include "lib/format/fields.h"
 #include "lib/format/format.h"
+#include "lib/format/reader-private.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
@@ -32,8 +33,7 @@ static int reader_fail(struct mp_reader *r, enum mp_read_status st, const char *
 	return -1;
 }
 
-/* Read more bytes into the buffer; returns bytes read, 0 at EOF, -1 on error. */
-static ssize_t reader_fill(struct mp_reader *r)
+ssize_t mp_reader_fill(struct mp_reader *r)
 {
 	ssize_t n;
 	if (r->eof)
@@ -91,7 +91,7 @@ static int reader_start(struct mp_reader *r)
 			return reader_fail(r, MP_READ_TRUNCATED,
 					   "'%s' is truncated inside its header", r->name);
 		}
-		if (reader_fill(r) < 0)
+		if (mp_reader_fill(r) < 0)
 			return reader_fail(r, MP_READ_CORRUPT, "cannot read '%s': %s", r->name,
 					   strerror(errno));
 	}
@@ -107,7 +107,7 @@ static int reader_start(struct mp_reader *r)
 		if (r->eof)
 			return reader_fail(r, MP_READ_TRUNCATED,
 					   "'%s' is truncated inside its header", r->name);
-		if (reader_fill(r) < 0)
+		if (mp_reader_fill(r) < 0)
 			return reader_fail(r, MP_READ_CORRUPT, "cannot read '%s': %s", r->name,
 					   strerror(errno));
 	}
@@ -156,6 +156,8 @@ int mp_reader_open(struct mp_reader *r, const char *path)
 
 void mp_reader_release(struct mp_reader *r)
 {
+	if (r->ra)
+		mp_readahead_finish(r->ra);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	free(r->name);
@@ -164,6 +166,8 @@ void mp_reader_release(struct mp_reader *r)
 	free(r->fields);
 	if (r->dctx)
 		ZSTD_freeDCtx(r->dctx);
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		ZSTD_freeDCtx(r->sdctx[i]);
 	for (size_t i = 0; i < r->nstrings; i++)
 		free(r->strings[i]);
 	free(r->strings);
@@ -180,87 +184,6 @@ const char *mp_reader_string(const struct mp_reader *r, uint64_t id)
 	return r->strings[id - 1];
 }
 
-/* A block of field streams (codec 2) into r->block: each stream stored or compressed, then joined. */
-static int reader_join_fields(struct mp_reader *r, struct cur *c, uint64_t raw, uint64_t at)
-{
-	uint64_t n[MP_FS_COUNT], st[MP_FS_COUNT], sum = 0, stored = 0;
-	const uint8_t *s[MP_FS_COUNT];
-	size_t len[MP_FS_COUNT], off = 0;
-	const uint8_t *data;
-	const char *why = NULL;
-
-	for (int i = 0; i < MP_FS_COUNT; i++) {
-		n[i] = get_u(c);
-		st[i] = get_u(c);
-		if (!c->err && (st[i] > n[i] || (n[i] && !st[i])))
-			c->err = CUR_BAD;
-		sum += n[i];
-		stored += st[i];
-	}
-	if (c->err || sum != raw || stored != (uint64_t)(c->end - c->p))
-		return reader_fail(r, MP_READ_CORRUPT,
-				   "'%s': corrupt field streams in the block at offset %llu", r->name,
-				   (unsigned long long)at);
-	scratch(&r->fields, &r->fields_alloc, raw);
-	data = c->p;
-	for (int i = 0; i < MP_FS_COUNT; i++) {
-		s[i] = r->fields + off;
-		len[i] = (size_t)n[i];
-		if (st[i] == n[i]) {
-			memcpy(r->fields + off, data, len[i]);
-		} else {
-			size_t got = ZSTD_decompressDCtx(r->dctx, r->fields + off, len[i], data,
-							 (size_t)st[i]);
-			if (ZSTD_isError(got) || got != len[i])
-				return reader_fail(r, MP_READ_CORRUPT,
-						   "'%s': field stream %d of the block at offset %llu does not decompress (%s)",
-						   r->name, i, (unsigned long long)at,
-						   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
-		}
-		data += st[i];
-		off += len[i];
-	}
-	if (mp_fields_join(s, len, r->block, (size_t)raw, &why) < 0)
-		return reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt block at offset %llu: %s",
-				   r->name, (unsigned long long)at, why);
-	return 0;
-}
-
-static int reader_open_block(struct mp_reader *r, const struct mp_record *rec, uint64_t at)
-{
-	struct cur c = { rec->u.unknown.data, rec->u.unknown.data + rec->u.unknown.len, CUR_OK };
-	uint64_t codec = get_u(&c), raw = get_u(&c);
-	if (c.err)
-		return reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt block at offset %llu", r->name,
-				   (unsigned long long)at);
-	if (codec != MP_CODEC_ZSTD && codec != MP_CODEC_ZSTD_FIELDS)
-		return reader_fail(r, MP_READ_CORRUPT,
-				   "'%s': block at offset %llu uses unknown codec %llu", r->name,
-				   (unsigned long long)at, (unsigned long long)codec);
-	if (raw > MP_MAX_BLOCK_RAW)
-		return reader_fail(r, MP_READ_CORRUPT,
-				   "'%s': block at offset %llu claims %llu bytes", r->name,
-				   (unsigned long long)at, (unsigned long long)raw);
-	if (!r->dctx)
-		r->dctx = ZSTD_createDCtx();
-	scratch(&r->block, &r->block_alloc, raw);
-	if (codec == MP_CODEC_ZSTD_FIELDS) {
-		if (reader_join_fields(r, &c, raw, at) < 0)
-			return -1;
-	} else {
-		size_t got = ZSTD_decompressDCtx(r->dctx, r->block, raw, c.p, (size_t)(c.end - c.p));
-		if (ZSTD_isError(got) || got != raw)
-			return reader_fail(r, MP_READ_CORRUPT,
-					   "'%s': block at offset %llu does not decompress (%s)", r->name,
-					   (unsigned long long)at,
-					   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
-	}
-	r->block_len = raw;
-	r->block_pos = 0;
-	r->block_offset = at;
-	return 0;
-}
-
 static int reader_string(struct mp_reader *r, const struct mp_record *rec, uint64_t at)
 {
 	if (rec->u.string.id != r->nstrings + 1)
@@ -272,35 +195,99 @@ static int reader_string(struct mp_reader *r, const struct mp_record *rec, uint6
 	return 0;
 }
 
+/* A record of the block being read: 1, or 0 when it is damaged (r->status says so). */
+static int block_record(struct mp_reader *r, const uint8_t *p, size_t left, uint64_t block_at,
+			struct mp_record *rec, size_t *used)
+{
+	ssize_t n = (ssize_t)mp_decode_hot(&r->dec, p, left, rec);
+	if (n) {
+		*used = (size_t)n;
+		r->n_records++;
+		return 1;
+	}
+	n = mp_decode(&r->dec, p, left, rec);
+	if (n <= 0) {
+		reader_fail(r, MP_READ_CORRUPT, "'%s': corrupt data in the block at offset %llu: %s",
+			    r->name, (unsigned long long)block_at,
+			    n ? r->dec.err.buf : "record cut at the block's end");
+		return 0;
+	}
+	if (rec->type == MP_REC_UNKNOWN && rec->u.unknown.tag == MP_TAG_BLOCK) {
+		reader_fail(r, MP_READ_CORRUPT, "'%s': a block inside the block at offset %llu", r->name,
+			    (unsigned long long)block_at);
+		return 0;
+	}
+	if (rec->type == MP_REC_STRING && reader_string(r, rec, block_at) < 0)
+		return 0;
+	*used = (size_t)n;
+	r->n_records++;
+	return 1;
+}
+
+/*
+ * The next record when a thread opens the blocks ahead (readahead.c): from
+ * the segment held, or the next one the thread hands over. Records outside
+ * blocks come as they are, whole but for the stream's last bytes.
+ */
+static int next_ahead(struct mp_reader *r, struct mp_record *rec)
+{
+	for (;;) {
+		struct mp_chunk *g = &r->seg;
+		if (g->pos < g->len) {
+			const uint8_t *p = g->p + g->pos;
+			size_t left = g->len - g->pos, used;
+			uint64_t at = g->offset + g->pos;
+			ssize_t n;
+			if (g->block) {
+				if (!block_record(r, p, left, g->offset, rec, &used))
+					return 0;
+				g->pos += used;
+				return 1;
+			}
+			n = mp_decode(&r->dec, p, left, rec);
+			if (n == 0) {
+				reader_fail(r, MP_READ_TRUNCATED,
+					    "'%s' is truncated: the last record, at offset %llu, is incomplete (%zu bytes)",
+					    r->name, (unsigned long long)at, left);
+				return 0;
+			}
+			if (n < 0) {
+				reader_fail(r, MP_READ_CORRUPT, "'%s' is corrupt at offset %llu: %s", r->name,
+					    (unsigned long long)at, r->dec.err.buf);
+				return 0;
+			}
+			if (rec->type == MP_REC_STRING && reader_string(r, rec, at) < 0)
+				return 0;
+			g->pos += (size_t)n;
+			r->n_records++;
+			return 1;
+		}
+		if (g->end)
+			return 0;
+		mp_readahead_next(r->ra, g);
+		if (g->end && g->error) {
+			reader_fail(r, MP_READ_CORRUPT, "%s", g->error);
+			return 0;
+		}
+	}
+}
+
 int mp_reader_next(struct mp_reader *r, struct mp_record *rec)
 {
 	ssize_t n;
 	uint64_t at;
+	size_t used;
 
 	if (r->status != MP_READ_OK || r->fd < 0)
 		return 0;
+	if (r->ra)
+		return next_ahead(r, rec);
 	for (;;) {
 		if (r->block_pos < r->block_len) {
-			n = mp_decode(&r->dec, r->block + r->block_pos, r->block_len - r->block_pos,
-				      rec);
-			if (n <= 0) {
-				reader_fail(r, MP_READ_CORRUPT,
-					    "'%s': corrupt data in the block at offset %llu: %s",
-					    r->name, (unsigned long long)r->block_offset,
-					    n ? r->dec.err.buf : "record cut at the block's end");
+			if (!block_record(r, r->block + r->block_pos, r->block_len - r->block_pos,
+					  r->block_offset, rec, &used))
 				return 0;
-			}
-			if (rec->type == MP_REC_UNKNOWN && rec->u.unknown.tag == MP_TAG_BLOCK) {
-				reader_fail(r, MP_READ_CORRUPT,
-					    "'%s': a block inside the block at offset %llu", r->name,
-					    (unsigned long long)r->block_offset);
-				return 0;
-			}
-			r->block_pos += (size_t)n;
-			if (rec->type == MP_REC_STRING &&
-			    reader_string(r, rec, r->block_offset) < 0)
-				return 0;
-			r->n_records++;
+			r->block_pos += used;
 			return 1;
 		}
 		at = mp_reader_offset(r);
@@ -315,7 +302,7 @@ int mp_reader_next(struct mp_reader *r, struct mp_record *rec)
 						    r->buf_len - r->buf_pos);
 				return 0;
 			}
-			got = reader_fill(r);
+			got = mp_reader_fill(r);
 			if (got < 0) {
 				reader_fail(r, MP_READ_CORRUPT, "cannot read '%s': %s", r->name,
 					    strerror(errno));
@@ -330,8 +317,18 @@ int mp_reader_next(struct mp_reader *r, struct mp_record *rec)
 		}
 		r->buf_pos += (size_t)n;
 		if (rec->type == MP_REC_UNKNOWN && rec->u.unknown.tag == MP_TAG_BLOCK) {
-			if (reader_open_block(r, rec, at) < 0)
+			struct strbuf why = STRBUF_INIT;
+			size_t raw;
+			int ok = mp_reader_open_block(r, rec->u.unknown.data, rec->u.unknown.len, at,
+						      &r->block, &r->block_alloc, &raw, &why) == 0;
+			if (!ok)
+				reader_fail(r, MP_READ_CORRUPT, "%s", why.buf);
+			strbuf_release(&why);
+			if (!ok)
 				return 0;
+			r->block_len = raw;
+			r->block_pos = 0;
+			r->block_offset = at;
 			continue;
 		}
 		if (rec->type == MP_REC_STRING && reader_string(r, rec, at) < 0)
@@ -339,4 +336,46 @@ int mp_reader_next(struct mp_reader *r, struct mp_record *rec)
 		r->n_records++;
 		return 1;
 	}
+}
+
+/* Records that point to nothing the next decode reuses: several can be held at once. */
+static inline bool plain(enum mp_rec_type t)
+{
+	return t == MP_REC_ALLOC || t == MP_REC_FREE || t == MP_REC_SWITCH || t == MP_REC_TRACE ||
+	       t == MP_REC_TICK;
+}
+
+size_t mp_reader_read(struct mp_reader *r, struct mp_record *recs, size_t max)
+{
+	size_t n = 0;
+	while (n < max) {
+		struct mp_chunk *g = &r->seg;
+		/* The records most blocks are made of, decoded in one loop. */
+		if (r->ra && g->block && r->status == MP_READ_OK) {
+			while (n < max && g->pos < g->len) {
+				size_t k = mp_decode_hot(&r->dec, g->p + g->pos, g->len - g->pos, &recs[n]);
+				if (!k)
+					break;
+				g->pos += k;
+				n++;
+			}
+			r->n_records += n;
+			if (n == max)
+				break;
+		}
+		if (!mp_reader_next(r, &recs[n]))
+			break;
+		if (!plain(recs[n++].type))
+			break;
+	}
+	return n;
+}
+
+int mp_reader_read_ahead(struct mp_reader *r)
+{
+	if (r->ra || r->status != MP_READ_OK || r->fd < 0)
+		return 0;
+	/* What the reader holds already is handed over first. */
+	r->ra = mp_readahead_start(r);
+	return r->ra ? 0 : -1;
 }

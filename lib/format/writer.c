@@ -14,12 +14,12 @@
 #include "lib/format/encode.h"
 #include "lib/format/fields.h"
 #include "lib/format/format.h"
+#include "lib/format/writer-private.h"
 #include "lib/util/hash.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
 #define BLOCK_RAW (1u << 20)
-#define ZSTD_LEVEL 1
 
 static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned flags)
 {
@@ -29,9 +29,11 @@ static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned 
 	w->flags = flags;
 	w->nthreads = 1;
 	w->threads = xcalloc(1, sizeof(*w->threads));
+	mp_fields_init(&w->fields);
+	w->fields.tick_deltas = true;
 }
 
-static void write_all(struct mp_writer *w, const void *buf, size_t len)
+void mp_writer_write(struct mp_writer *w, const void *buf, size_t len)
 {
 	const char *p = buf;
 	if (w->errnum)
@@ -57,7 +59,7 @@ int mp_writer_fdopen(struct mp_writer *w, int fd, const char *name, unsigned fla
 	memcpy(pre, MP_MAGIC, MP_MAGIC_LEN);
 	pre[MP_MAGIC_LEN] = MP_FORMAT_MAJOR;
 	pre[MP_MAGIC_LEN + 1] = MP_FORMAT_MINOR;
-	write_all(w, pre, sizeof(pre));
+	mp_writer_write(w, pre, sizeof(pre));
 	if (w->errnum) {
 		errno = w->errnum;
 		return -1;
@@ -82,131 +84,19 @@ int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags)
 	return 0;
 }
 
-/*
- * The block being built is kept as field streams (lib/format/fields.h): events are
- * encoded straight into them, other records are encoded in w->raw and split.
- * A flush writes a BLOCK of field streams (codec 2), each compressed on its
- * own or stored when that does not make it smaller; or, with
- * MP_WRITER_ONE_FRAME or MP_WRITER_NO_COMPRESS, or when that is not smaller
- * than the records, the records joined again, in one zstd frame (codec 1)
- * or as they are.
- */
-
-/* Writes the block as field streams; -1 when that would not be smaller. */
-static int flush_fields(struct mp_writer *w, size_t raw_len)
-{
-	struct mp_fields *f = &w->fields;
-	uint8_t head[1 + MP_VARINT_MAX];
-	uint8_t payload[(2 + 2 * MP_FS_COUNT) * MP_VARINT_MAX], *p = payload, *h = head, *q;
-	size_t bound = 0, stored[MP_FS_COUNT], total;
-
-	for (int i = 0; i < MP_FS_COUNT; i++)
-		bound += ZSTD_compressBound(f->len[i]);
-	scratch(&w->out, &w->out_alloc, bound);
-	q = w->out;
-	for (int i = 0; i < MP_FS_COUNT; i++) {
-		size_t c = 0;
-		if (f->len[i]) {
-			c = ZSTD_compressCCtx(w->cctx, q, w->out_alloc - (size_t)(q - w->out), f->p[i],
-					      f->len[i], ZSTD_LEVEL);
-			if (ZSTD_isError(c) || c >= f->len[i]) {
-				memcpy(q, f->p[i], f->len[i]);
-				c = f->len[i];
-			}
-		}
-		stored[i] = c;
-		q += c;
-	}
-	total = (size_t)(q - w->out);
-	p = mp_put_uvarint(p, MP_CODEC_ZSTD_FIELDS);
-	p = mp_put_uvarint(p, raw_len);
-	for (int i = 0; i < MP_FS_COUNT; i++) {
-		p = mp_put_uvarint(p, f->len[i]);
-		p = mp_put_uvarint(p, stored[i]);
-	}
-	if ((size_t)(p - payload) + total >= raw_len)
-		return -1;
-	*h++ = MP_TAG_BLOCK;
-	h = mp_put_uvarint(h, (uint64_t)(p - payload) + total);
-	write_all(w, head, (size_t)(h - head));
-	write_all(w, payload, (size_t)(p - payload));
-	write_all(w, w->out, total);
-	return 0;
-}
-
-/* Room for len bytes of scratch in w->raw. */
-static void raw_room(struct mp_writer *w, size_t len)
-{
-	size_t a = w->raw_alloc ? w->raw_alloc : 64 * 1024;
-	while (a < len)
-		a *= 2;
-	scratch(&w->raw, &w->raw_alloc, a);
-}
-
-/* Writes the block as one zstd frame (codec 1); -1 when that would not be smaller. */
-static int flush_one_frame(struct mp_writer *w, size_t raw_len)
-{
-	/* BLOCK: tag, length, codec, raw length, zstd frame. */
-	uint8_t head[1 + 3 * MP_VARINT_MAX], *h = head, *p;
-	uint8_t inner[2 * MP_VARINT_MAX];
-	size_t csize;
-	scratch(&w->out, &w->out_alloc, ZSTD_compressBound(raw_len));
-	csize = ZSTD_compressCCtx(w->cctx, w->out, w->out_alloc, w->raw, raw_len, ZSTD_LEVEL);
-	if (ZSTD_isError(csize) || csize >= raw_len)
-		return -1;
-	p = mp_put_uvarint(inner, MP_CODEC_ZSTD);
-	p = mp_put_uvarint(p, raw_len);
-	*h++ = MP_TAG_BLOCK;
-	h = mp_put_uvarint(h, (uint64_t)(p - inner) + csize);
-	memcpy(h, inner, (size_t)(p - inner));
-	h += p - inner;
-	write_all(w, head, (size_t)(h - head));
-	write_all(w, w->out, csize);
-	return 0;
-}
-
-int mp_writer_flush(struct mp_writer *w)
-{
-	size_t raw_len = mp_fields_total(&w->fields);
-	if (raw_len) {
-		const uint8_t *s[MP_FS_COUNT];
-		const char *why = NULL;
-		if (!(w->flags & MP_WRITER_NO_COMPRESS) && !w->cctx)
-			w->cctx = ZSTD_createCCtx();
-		if ((w->flags & (MP_WRITER_NO_COMPRESS | MP_WRITER_ONE_FRAME)) ||
-		    flush_fields(w, raw_len) < 0) {
-			/* The records themselves, joined again from their fields. */
-			raw_room(w, raw_len);
-			for (int i = 0; i < MP_FS_COUNT; i++)
-				s[i] = w->fields.p[i];
-			if (mp_fields_join(s, w->fields.len, w->raw, raw_len, &why) < 0)
-				BUG("the writer's field streams do not join: %s", why);
-			if ((w->flags & MP_WRITER_NO_COMPRESS) || flush_one_frame(w, raw_len) < 0)
-				write_all(w, w->raw, raw_len);
-		}
-		mp_fields_reset(&w->fields);
-		w->hot_check = 0;
-	}
-	if (w->errnum) {
-		errno = w->errnum;
-		return -1;
-	}
-	return 0;
-}
-
 /* Before adding len bytes of records: a block never grows past BLOCK_RAW but by one record. */
 static void block_room(struct mp_writer *w, size_t len)
 {
 	size_t have = mp_fields_total(&w->fields);
 	if (have && have + len > BLOCK_RAW)
-		mp_writer_flush(w);
+		mp_writer_block(w);
 }
 
 /* Scratch room for encoding records of at most len bytes, to be committed. */
 static uint8_t *reserve(struct mp_writer *w, size_t len)
 {
 	block_room(w, len);
-	raw_room(w, len);
+	mp_writer_raw_room(w, len);
 	return w->raw;
 }
 
@@ -215,13 +105,14 @@ static void add_records(struct mp_writer *w, const uint8_t *records, size_t len)
 	w->hot_check = 0; /* the next hot event sums the streams again */
 	if (mp_fields_append(&w->fields, records, len) < 0) {
 		/* Not records this writer knows: they go out as they are, in order. */
-		mp_writer_flush(w);
-		write_all(w, records, len);
+		mp_writer_block(w);
+		mp_writer_write(w, records, len);
+		w->fields.tick_known = false; /* there may be ticks among them */
 		return;
 	}
 	/* An oversized record goes out at once rather than into a huge block. */
 	if (mp_fields_total(&w->fields) > BLOCK_RAW)
-		mp_writer_flush(w);
+		mp_writer_block(w);
 }
 
 /* The record(s) encoded in w->raw up to end join the block. */
@@ -242,13 +133,17 @@ void mp_writer_raw(struct mp_writer *w, const void *records, size_t len)
 int mp_writer_close(struct mp_writer *w)
 {
 	int err;
-	mp_writer_flush(w);
+	mp_writer_block(w);
 	err = w->errnum;
 	if (w->fd >= 0 && close(w->fd) < 0 && !err)
 		err = errno;
 	if (w->cctx)
 		ZSTD_freeCCtx(w->cctx);
+	for (int i = 0; i < MP_FS_COUNT; i++)
+		ZSTD_freeCCtx(w->scctx[i]);
 	mp_fields_release(&w->fields);
+	mp_idxset_release(&w->class_set);
+	free(w->classes);
 	mp_intmap_release(&w->serials);
 	free(w->raw);
 	free(w->out);
@@ -367,7 +262,7 @@ void mp_writer_header(struct mp_writer *w, const struct mp_header *h)
 	put_sized(w, MP_TAG_HEADER, &b);
 	/* Uncompressed, so a reader can validate a capture before decompressing anything. */
 	w->flags |= MP_WRITER_NO_COMPRESS;
-	mp_writer_flush(w);
+	mp_writer_block(w);
 	w->flags = flags;
 }
 
@@ -388,7 +283,8 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *ext
 	char buf[64 << 10];
 	uint64_t off = 0;
 	int in, out, e = 0;
-	if (mp_writer_flush(w) < 0)
+	e = mp_writer_block(w);
+	if (e < 0)
 		return -1;
 	in = open(w->path, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
@@ -542,13 +438,80 @@ static struct mp_enc_thread *stream_switch(struct mp_writer *w, uint32_t thread)
 	return &w->threads[thread];
 }
 
+/* Allocation classes (format 3.0): the first ALLOC_SEQ of each defines it, ALLOC_REF names it. */
+struct class_probe {
+	const struct mp_class *classes;
+	const struct mp_class *want;
+};
+
+static bool class_eq(const void *ctx, uint32_t idx)
+{
+	const struct class_probe *p = ctx;
+	const struct mp_class *c = &p->classes[idx];
+	return c->size == p->want->size && c->stack == p->want->stack && c->kind == p->want->kind;
+}
+
+static uint64_t class_hash(const struct mp_class *c)
+{
+	return mp_hash_combine(mp_hash_u64(c->size ^ ((uint64_t)c->kind << 58)), c->stack);
+}
+
+/*
+ * Once every class is defined, a program whose allocations are mostly of
+ * other classes (random sizes, as alloc-heavy's) would pay a lookup, most
+ * often a cache miss, for nothing: after a window of CLASS_WINDOW lookups
+ * with fewer than a quarter found, only one allocation in CLASS_STRIDE is
+ * looked up, until a window finds them again.
+ */
+#define CLASS_WINDOW 4096
+#define CLASS_STRIDE 16
+
+static bool class_lookup_due(struct mp_writer *w)
+{
+	if (w->nclasses < MP_MAX_CLASSES)
+		return true;
+	if (w->class_skipped + 1 < w->class_stride) {
+		w->class_skipped++;
+		return false;
+	}
+	w->class_skipped = 0;
+	if (++w->class_lookups == CLASS_WINDOW) {
+		w->class_stride = w->class_hits * 4 < w->class_lookups ? CLASS_STRIDE : 1;
+		w->class_lookups = w->class_hits = 0;
+	}
+	return true;
+}
+
 uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
 			     uint64_t stack)
 {
 	struct mp_enc_thread *t = stream_switch(w, thread);
-	put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
-	put_uvarint(&w->fields, MP_FS_SIZES, size);
-	put_uvarint(&w->fields, MP_FS_STACKS, mp_zigzag((int64_t)(stack - t->last_stack)));
+	struct mp_class want = { size, stack, kind };
+	struct class_probe probe = { w->classes, &want };
+	uint64_t h = 0;
+	uint32_t k = UINT32_MAX;
+	if (class_lookup_due(w)) {
+		h = class_hash(&want);
+		k = mp_idxset_find(&w->class_set, h, class_eq, &probe);
+		w->class_hits += k != UINT32_MAX && w->nclasses == MP_MAX_CLASSES;
+	}
+	if (k != UINT32_MAX) {
+		if (k < MP_REF_IN_TAG) {
+			put_tag(&w->fields, MP_TAG_ALLOC_REF + k);
+		} else {
+			put_tag(&w->fields, MP_TAG_ALLOC_REF_N);
+			put_uvarint(&w->fields, MP_FS_TAGS, k - MP_REF_IN_TAG);
+		}
+	} else {
+		put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
+		put_uvarint(&w->fields, MP_FS_SIZES, size);
+		put_uvarint(&w->fields, MP_FS_STACKS, mp_zigzag((int64_t)(stack - t->last_stack)));
+		if (w->nclasses < MP_MAX_CLASSES) {
+			ALLOC_GROW(w->classes, w->nclasses + 1, w->classes_alloc);
+			w->classes[w->nclasses] = want;
+			mp_idxset_add(&w->class_set, h, (uint32_t)w->nclasses++);
+		}
+	}
 	t->last_stack = stack;
 	w->n_records++;
 	w->n_allocs++;
@@ -556,13 +519,58 @@ uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind
 	return w->n_seq++;
 }
 
+/* v's bytes, little-endian, into the byte planes from stream base; returns how many (at least 1). */
+static unsigned put_planes(struct mp_fields *f, int base, uint64_t v)
+{
+	unsigned n = 0;
+	do {
+		int st = base + (n < 2 ? (int)n : 2);
+		*mp_fields_room(f, st, 1) = (uint8_t)v;
+		f->len[st]++;
+		v >>= 8;
+		n++;
+	} while (v);
+	return n;
+}
+
 void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
 {
+	uint64_t age = w->n_seq - 1 - serial, q, v;
+	int64_t delta = (int64_t)(serial - w->last_freed);
+	bool near;
 	stream_switch(w, thread);
-	put_tag(&w->fields, MP_TAG_FREE_SEQ + kind);
-	put_uvarint(&w->fields, MP_FS_AGES, w->n_seq - 1 - serial);
+	w->last_freed = serial;
 	w->n_records++;
 	w->n_frees++;
+	if (kind != MP_KIND_FREE && kind != MP_KIND_REALLOC) {
+		put_tag(&w->fields, MP_TAG_FREE_SEQ + kind);
+		put_uvarint(&w->fields, MP_FS_AGES, age);
+		return;
+	}
+	/*
+	 * By the smaller number: the age, or how far it is from the block
+	 * freed last (q = zigzag(delta) - 1: delta is never 0), which is small
+	 * when blocks allocated together are freed together.
+	 */
+	q = delta ? mp_zigzag(delta) - 1 : UINT64_MAX;
+	near = q < age;
+	v = near ? q : age;
+	if (kind == MP_KIND_FREE && v < 4) {
+		put_tag(&w->fields, (near ? MP_TAG_FREE_NEAR_LIT : MP_TAG_FREE_AGE_LIT) + (unsigned)v);
+	} else {
+		unsigned tag = kind == MP_KIND_FREE ? (near ? MP_TAG_FREE_NEAR_N : MP_TAG_FREE_AGE_N)
+						  : (near ? MP_TAG_REALLOC_NEAR_N : MP_TAG_REALLOC_AGE_N);
+		size_t at = w->fields.len[MP_FS_TAGS];
+		unsigned n;
+		put_tag(&w->fields, tag);
+		n = put_planes(&w->fields, near ? MP_FS_NEAR0 : MP_FS_AGE0, v);
+		if (n < 4) {
+			w->fields.p[MP_FS_TAGS][at] = (uint8_t)(tag + n - 1);
+		} else {
+			w->fields.p[MP_FS_TAGS][at] = (uint8_t)(tag + 3);
+			put_tag(&w->fields, n); /* the count: a one-byte varint */
+		}
+	}
 }
 
 void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
@@ -656,26 +664,52 @@ void mp_writer_module_unload(struct mp_writer *w, uint64_t id)
 	put_sized(w, MP_TAG_MODULE_UNLOAD, &b);
 }
 
+/* 3.0: a STRING is its text, numbered by its place among the strings. */
 uint64_t mp_writer_string(struct mp_writer *w, const char *s, size_t len)
 {
 	struct rbuf b = { 0 };
-	rb_u(&b, ++w->n_strings);
-	rb_bytes(&b, s, len);
+	if (len)
+		memcpy(rb_room(&b, len), s, len);
+	b.len = len;
 	put_sized(w, MP_TAG_STRING, &b);
-	return w->n_strings;
+	return ++w->n_strings;
 }
 
+/*
+ * A string id as 3.0 SYMBOL records name it: 0 for none, else 1 + zigzag(d - 1)
+ * where d = (strings written + 1 - id): 1 for the latest string, 3 for the
+ * one before; a string not written yet has d <= 0.
+ */
+static uint64_t string_ref(const struct mp_writer *w, uint64_t id)
+{
+	return id ? 1 + mp_zigzag((int64_t)(w->n_strings - id)) : 0;
+}
+
+/*
+ * 3.0: module, the ip as its difference to the latest TRACE's, the offset as
+ * its difference to ip minus the base of the module's MODULE record.
+ */
 void mp_writer_symbol(struct mp_writer *w, uint64_t ip, uint64_t module, uint64_t offset,
 		      const struct mp_frame *frames, size_t nframes)
 {
 	struct rbuf b = { 0 };
-	rb_u(&b, ip);
+	uint64_t base = 0;
+	/*
+	 * The collector writes most symbols right after the TRACE of their ip,
+	 * and their offset is the ip minus their module's load bias: two zeros
+	 * where 3.0 at first spelled out a 2 to 3 byte offset, and a module's
+	 * base at its first symbol (a tenth of the capture of xz or sort).
+	 * Records that reached the file unsplit, after add_records() failed,
+	 * are not followed; a reader cannot read past them either.
+	 */
+	mp_intmap_get(&w->fields.module_base, module, &base);
 	rb_u(&b, module);
-	rb_u(&b, offset);
+	rb_u(&b, mp_zigzag((int64_t)(ip - w->fields.trace_ip)));
+	rb_u(&b, mp_zigzag((int64_t)(offset - (ip - base))));
 	rb_u(&b, nframes);
 	for (size_t i = 0; i < nframes; i++) {
-		rb_u(&b, frames[i].function);
-		rb_u(&b, frames[i].file);
+		rb_u(&b, string_ref(w, frames[i].function));
+		rb_u(&b, string_ref(w, frames[i].file));
 		rb_u(&b, frames[i].line);
 		rb_u(&b, frames[i].column);
 	}

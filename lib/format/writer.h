@@ -7,6 +7,7 @@
 #ifndef MEMPROF_LIB_FORMAT_WRITER_H
 #define MEMPROF_LIB_FORMAT_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,9 +38,17 @@ struct mp_writer {
 	struct mp_fields fields;      /* the block being built, as field streams */
 	struct mp_intmap serials;     /* MP_WRITER_SERIALS: live heap address -> serial */
 	uint64_t n_seq;               /* serial numbers given */
+	uint64_t last_freed;          /* the serial freed by number last */
+	struct mp_class *classes;     /* allocation classes (kind, size, stack) defined so far */
+	size_t nclasses, classes_alloc;
+	struct mp_idxset class_set;   /* class -> its number */
+	/* Once every class is defined: lookups and hits in this window, and the lookup stride. */
+	uint32_t class_lookups, class_hits, class_stride, class_skipped;
 	size_t hot_check;             /* when the tag stream is this long, check the block's size */
-	void *cctx;
+	void *cctx;                   /* one-frame blocks */
+	void *scctx[MP_FS_COUNT];     /* the field streams' zstd streams, continued block to block */
 	int errnum;            /* first write error, sticky */
+	uint32_t waited;       /* intervals the block being built has waited (mp_writer_flush) */
 	/* Encoder state, for records written through the event functions. */
 	struct mp_enc_thread *threads;
 	size_t nthreads;
@@ -58,7 +67,13 @@ int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags);
 int mp_writer_fdopen(struct mp_writer *w, int fd, const char *name, unsigned flags);
 /* Finish: flush, fsync-free close. Returns 0 or -1 with errno of the first error. */
 int mp_writer_close(struct mp_writer *w);
-/* Compress and write the records buffered so far. Returns 0 or -1. */
+/*
+ * The end of an interval (the collector's ticks): the records buffered so
+ * far go out as a block, unless they are under 16 KiB and have waited fewer
+ * than 100 intervals. A block costs some 40 bytes of headers, more than an
+ * idle interval's records; a busy program's blocks are not kept waiting.
+ * Close and snapshot write everything. Returns 0 or -1 with errno.
+ */
 int mp_writer_flush(struct mp_writer *w);
 
 void mp_writer_header(struct mp_writer *w, const struct mp_header *h);
@@ -74,7 +89,9 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *ext
 /*
  * Append already-encoded records (a tracker's stream after its preamble and
  * header). A writer fed this way must not also use the event functions
- * below, whose delta state would disagree with the stream's.
+ * below, whose delta state would disagree with the stream's; and the
+ * records must hold no STRING nor SYMBOL, which 3.0 numbers and encodes
+ * from the writer's own state (mp_writer_string(), mp_writer_symbol()).
  */
 void mp_writer_raw(struct mp_writer *w, const void *records, size_t len);
 

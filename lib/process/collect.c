@@ -415,7 +415,7 @@ static void process(struct mp_collector *c, struct stream *s)
 				mp_symbols_remove_module(s->sym, rec.u.unload.id);
 			break;
 		case MP_REC_TICK:
-			/* Each tick ends a block on disk: a crash loses at most one interval. */
+			/* Each tick ends an interval, after which the writer may write its block. */
 			if (!s->agg) /* (an aggregated capture's analysis has taken the tick) */
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 			chunk = pos + (size_t)n;

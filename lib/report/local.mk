@@ -3,6 +3,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/diff.c %reldir%/diff.h \
 	%reldir%/difftree.c %reldir%/difftree.h \
 	%reldir%/html-template.c %reldir%/html-template.h \
+	%reldir%/html-tree.c %reldir%/html-tree.h \
 	%reldir%/json.c %reldir%/json.h \
 	%reldir%/progress.c %reldir%/progress.h \
 	%reldir%/render-html.c %reldir%/render-html.h \

@@ -9,6 +9,7 @@
 #include "lib/analysis/calltree.h"
 #include "lib/report/difftree.h"
 #include "lib/report/html-template.h"
+#include "lib/report/html-tree.h"
 #include "lib/report/json.h"
 #include "lib/report/report.h"
 #include "lib/util/strtab.h"
@@ -31,6 +32,9 @@ struct builder {
 	uint32_t *locs;         /* output index -> analysis location (| BASE_LOC: of o->base) */
 	size_t nlocs;
 	uint32_t *base_loc_out; /* the same for o->base's locations */
+	uint32_t merged_loc;    /* the output location of merged frames and rows, MP_NONE until used */
+	struct mp_html_report_limits limits; /* lowered until the data fits MP_HTML_MAX_DATA */
+	size_t merged_frames, merged_buckets, merged_rows; /* what the limits merged */
 };
 #define BASE_LOC (1u << 31)
 
@@ -48,6 +52,13 @@ static uint32_t out_string(struct builder *b, uint32_t analysis_string)
 
 static uint32_t out_location(struct builder *b, uint32_t loc)
 {
+	if (loc == MP_HTML_MERGED_LOC) {
+		if (b->merged_loc == MP_NONE) {
+			b->merged_loc = (uint32_t)b->nlocs;
+			b->locs[b->nlocs++] = MP_HTML_MERGED_LOC;
+		}
+		return b->merged_loc;
+	}
 	if (b->loc_out[loc] == MP_NONE) {
 		b->loc_out[loc] = (uint32_t)b->nlocs;
 		b->locs[b->nlocs++] = loc;
@@ -157,11 +168,23 @@ static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t 
 	return c == 0 ? (int64_t)t->tid : out_string(b, t->name);
 }
 
+/* The name of the frames, or of the table's rows, merged to keep a report within its limits. */
+static const char *merged_name(const struct builder *b)
+{
+	return b->o->report == MP_HTML_TABLE ? "[smaller locations]" : "[smaller frames]";
+}
+
 static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
 	const struct mp_analysis *a = b->locs[i] & BASE_LOC ? b->o->base : b->a;
-	const struct mp_location *l = mp_analysis_location(a, b->locs[i] & ~BASE_LOC);
+	const struct mp_location *l;
 	(void)ctx;
+	if (b->locs[i] == MP_HTML_MERGED_LOC) {
+		const char *name = merged_name(b);
+		return c == 0 ? mp_strtab_intern(&b->strings, name, strlen(name))
+		       : c == 1 ? out_string_of(b, b->a, 0) : 0;
+	}
+	l = mp_analysis_location(a, b->locs[i] & ~BASE_LOC);
 	switch (c) {
 	case 0: return out_string_of(b, a, l->function);
 	case 1: return out_string_of(b, a, l->file);
@@ -194,77 +217,9 @@ static void write_locations_and_strings(struct builder *b)
 
 /* ---- the flame graph's tree ---- */
 
-struct sib_ctx {
-	const struct mp_analysis *a;
-	const struct mp_calltree_node *nodes;
-};
-
-/* Siblings: more inclusive bytes first, ties by function name (the order drawn). */
-static int sibling_cmp(const void *x, const void *y, void *ctx)
-{
-	const struct sib_ctx *c = ctx;
-	const struct mp_calltree_node *p = &c->nodes[*(const uint32_t *)x];
-	const struct mp_calltree_node *q = &c->nodes[*(const uint32_t *)y];
-	const struct mp_location *lp, *lq;
-	int r;
-	if (p->total.bytes != q->total.bytes)
-		return p->total.bytes > q->total.bytes ? -1 : 1;
-	lp = mp_analysis_location(c->a, p->location);
-	lq = mp_analysis_location(c->a, q->location);
-	r = strcmp(mp_analysis_string(c->a, lp->function), mp_analysis_string(c->a, lq->function));
-	if (r)
-		return r;
-	if (p->total.count != q->total.count)
-		return p->total.count > q->total.count ? -1 : 1;
-	if (p->thread != q->thread)
-		return p->thread < q->thread ? -1 : 1;
-	return p->location < q->location ? -1 : p->location > q->location;
-}
-
-/* The tree in preorder: order[i] is the calltree node of output node i; pre[] the inverse. */
-static void preorder(const struct mp_calltree *t, const struct mp_analysis *a, uint32_t *order,
-		     uint32_t *pre)
-{
-	uint32_t *stack = xcalloc(t->n ? t->n : 1, sizeof(*stack)), *kids = NULL;
-	size_t sp = 0, n = 0, kids_alloc = 0;
-	struct sib_ctx ctx = { a, t->nodes };
-	stack[sp++] = 0;
-	while (sp) {
-		uint32_t node = stack[--sp], k = 0;
-		pre[node] = (uint32_t)n;
-		order[n++] = node;
-		ALLOC_GROW(kids, t->nodes[node].nchildren + 1, kids_alloc);
-		for (uint32_t c = t->nodes[node].first_child; c != MP_NONE; c = t->nodes[c].next_sibling)
-			kids[k++] = c;
-		qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
-		while (k)
-			stack[sp++] = kids[--k];
-	}
-	free(stack);
-	free(kids);
-}
-
-struct out_interval {
-	uint32_t node, alloc, free; /* free MP_NONE: never */
-	struct mp_counts c;
-};
-
-static int interval_cmp(const void *x, const void *y)
-{
-	const struct out_interval *p = x, *q = y;
-	/* Never freed (-1 in the data) sorts first. */
-	int64_t pf = p->free == MP_NONE ? -1 : (int64_t)p->free;
-	int64_t qf = q->free == MP_NONE ? -1 : (int64_t)q->free;
-	if (p->node != q->node)
-		return p->node < q->node ? -1 : 1;
-	if (p->alloc != q->alloc)
-		return p->alloc < q->alloc ? -1 : 1;
-	return pf < qf ? -1 : pf > qf;
-}
-
 static int64_t interval_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
-	const struct out_interval *iv = (const struct out_interval *)ctx + i;
+	const struct mp_html_interval *iv = (const struct mp_html_interval *)ctx + i;
 	(void)b;
 	switch (c) {
 	case 0: return iv->node;
@@ -275,70 +230,31 @@ static int64_t interval_cell(struct builder *b, const void *ctx, size_t c, size_
 	}
 }
 
-/* Bucket b's boundaries, high-water mark time and bytes (column c of the timeline). */
-static int64_t bucket_cell(const struct mp_analysis *a, size_t c, size_t b)
+static void write_u64s(struct mp_json *j, const char *key, const uint64_t *v, size_t n)
 {
-	size_t nb = a->nsamples;
-	if (!nb) /* nothing happened: one empty bucket over the whole time */
-		return c == 0 && b == 1 ? (int64_t)a->duration_us : 0;
-	if (c == 0) {
-		/* The last boundary is the end of tracking. */
-		uint64_t t = b ? a->samples[b - 1].time_us : 0;
-		return (int64_t)(b == nb && a->duration_us > t ? a->duration_us : t);
-	}
-	return (int64_t)(c == 1 ? a->samples[b].hwm_time_us : a->samples[b].heap_max);
+	mp_json_key(j, key);
+	mp_json_begin_array(j);
+	for (size_t i = 0; i < n; i++)
+		mp_json_int(j, (int64_t)v[i]);
+	mp_json_end_array(j);
 }
 
-static void write_timeline(struct builder *b, const uint32_t *slot_node, const uint32_t *pre)
+static void write_timeline(struct builder *b, const struct mp_html_tree *t)
 {
-	const struct mp_analysis *a = b->a;
 	struct mp_json *j = &b->j;
-	struct out_interval *iv = xcalloc(a->nintervals ? a->nintervals : 1, sizeof(*iv));
-	size_t n = 0, nb = a->nsamples ? a->nsamples : 1;
-	static const char *const buckets[] = { "bucket_us", "hwm_us", "hwm_bytes" };
 	static const char *const cols[] = { "node", "alloc", "free", "count", "bytes" };
-
-	for (size_t i = 0; i < a->nintervals; i++) {
-		const struct mp_interval *x = &a->intervals[i];
-		iv[n++] = (struct out_interval){ pre[slot_node[x->slot]], x->alloc, x->free, x->c };
-	}
-	qsort(iv, n, sizeof(*iv), interval_cmp);
-	/* Slots of other kinds share nodes: merge equal keys. */
-	if (n) {
-		size_t m = 0;
-		for (size_t i = 1; i < n; i++) {
-			if (!interval_cmp(&iv[m], &iv[i])) {
-				iv[m].c.bytes += iv[i].c.bytes;
-				iv[m].c.count += iv[i].c.count;
-			} else {
-				iv[++m] = iv[i];
-			}
-		}
-		n = m + 1;
-	}
 	mp_json_key(j, "timeline");
 	mp_json_begin_object(j);
-	for (size_t c = 0; c < NCOLS(buckets); c++) {
-		mp_json_key(j, buckets[c]);
-		mp_json_begin_array(j);
-		for (size_t k = 0; k < nb + (c == 0); k++)
-			mp_json_int(j, bucket_cell(a, c, k));
-		mp_json_end_array(j);
-	}
-	write_columns(b, "intervals", cols, NCOLS(cols), 0, n, interval_cell, iv);
+	write_u64s(j, "bucket_us", t->bucket_us, t->nbuckets + 1);
+	write_u64s(j, "hwm_us", t->hwm_us, t->nbuckets);
+	write_u64s(j, "hwm_bytes", t->hwm_bytes, t->nbuckets);
+	write_columns(b, "intervals", cols, NCOLS(cols), 0, t->niv, interval_cell, t->iv);
 	mp_json_end_object(j);
-	free(iv);
 }
-
-struct tree_ctx {
-	const struct mp_calltree *t;
-	const uint32_t *order;
-};
 
 static int64_t tree_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
-	const struct tree_ctx *x = ctx;
-	const struct mp_calltree_node *n = &x->t->nodes[x->order[i]];
+	const struct mp_html_node *n = &((const struct mp_html_tree *)ctx)->nodes[i];
 	switch (c) {
 	case 0: return n->depth;
 	case 1: return n->location == MP_NONE ? -1 : (int64_t)out_location(b, n->location);
@@ -350,44 +266,18 @@ static int64_t tree_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 
 static void write_tree(struct builder *b, bool split)
 {
-	const struct mp_analysis *a = b->a;
 	const struct mp_html_opts *o = b->o;
-	struct mp_calltree t;
-	uint32_t *slot_node = NULL, *order, *pre;
-	unsigned flags = (o->inverted ? MP_CALLTREE_INVERTED : 0) |
-			 (split ? MP_CALLTREE_SPLIT_THREADS : 0);
+	struct mp_html_tree t;
 	static const char *const cols[] = { "depth", "location", "thread", "self_bytes", "self_count" };
+	struct mp_html_limits lim = { b->limits.nodes, b->limits.intervals };
 
-	mp_calltree_init(&t, a, flags);
-	if (o->temporal) {
-		/* Every slot an interval refers to has a node, even with nothing in the view. */
-		bool *has_iv = xcalloc(a->nslots ? a->nslots : 1, sizeof(*has_iv));
-		slot_node = xcalloc(a->nslots ? a->nslots : 1, sizeof(*slot_node));
-		for (size_t i = 0; i < a->nintervals; i++)
-			has_iv[a->intervals[i].slot] = true;
-		for (size_t i = 0; i < a->nslots; i++) {
-			const struct mp_slot *s = &a->slots[i];
-			struct mp_counts c = mp_slot_counts(s, o->view);
-			slot_node[i] = 0;
-			if (c.count || has_iv[i])
-				slot_node[i] = mp_calltree_add(&t, s->stack, s->thread, c);
-		}
-		free(has_iv);
-	} else {
-		mp_calltree_add_view(&t, o->view);
-	}
-	mp_calltree_finish(&t);
-	order = xcalloc(t.n, sizeof(*order));
-	pre = xcalloc(t.n, sizeof(*pre));
-	preorder(&t, a, order, pre);
-	write_columns(b, "tree", cols, NCOLS(cols), split ? 0 : 1u << 2, t.n, tree_cell,
-		      &(struct tree_ctx){ &t, order });
+	mp_html_tree_build(&t, b->a, o->view, o->inverted, split, o->temporal, &lim);
+	write_columns(b, "tree", cols, NCOLS(cols), split ? 0 : 1u << 2, t.n, tree_cell, &t);
 	if (o->temporal)
-		write_timeline(b, slot_node, pre);
-	free(order);
-	free(pre);
-	free(slot_node);
-	mp_calltree_release(&t);
+		write_timeline(b, &t);
+	b->merged_frames = t.frames_merged;
+	b->merged_buckets = t.buckets_merged;
+	mp_html_tree_release(&t);
 }
 
 /* ---- the differential flame graph's tree: both captures' values per node ---- */
@@ -437,15 +327,53 @@ static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	}
 }
 
+static int kind_thread_cmp(const void *x, const void *y)
+{
+	const struct mp_group_row *p = x, *q = y;
+	if (p->thread != q->thread)
+		return p->thread < q->thread ? -1 : 1;
+	return p->kind < q->kind ? -1 : p->kind > q->kind;
+}
+
+/*
+ * More rows than the limit: the smallest go, merged into one row per
+ * allocator and thread, sorted in with the rest. Returns the rows left.
+ */
+static size_t bound_rows(struct builder *b, struct mp_group_row *rows, size_t n)
+{
+	size_t limit = b->limits.rows, keep, m;
+	if (n <= limit)
+		return n;
+	keep = limit > 256 ? limit - 128 : limit / 2;
+	qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
+	m = keep;
+	for (size_t i = keep; i < n; i++) {
+		if (m > keep && !kind_thread_cmp(&rows[m - 1], &rows[i])) {
+			rows[m - 1].c.bytes += rows[i].c.bytes;
+			rows[m - 1].c.count += rows[i].c.count;
+			continue;
+		}
+		rows[m] = rows[i];
+		rows[m].site = MP_HTML_MERGED_LOC;
+		rows[m].stack = rows[m].module = MP_NONE;
+		m++;
+	}
+	b->merged_rows = n - keep;
+	mp_group_sort(rows, m, MP_SORT_BYTES);
+	return m;
+}
+
 static void write_rows(struct builder *b, bool split)
 {
 	struct mp_json *j = &b->j;
 	struct mp_group_row *rows;
 	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0);
 	size_t n = mp_analysis_group(b->a, b->o->view, by, MP_SORT_BYTES, &rows);
-	uint32_t kinds[64], nkinds = 0, *kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
+	uint32_t kinds[64], nkinds = 0, *kind_of;
 	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count" };
 
+	n = bound_rows(b, rows, n);
+	kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
 	/* Allocator names, numbered on first use (at most one per kind of the capture). */
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = 0;
@@ -466,12 +394,81 @@ static void write_rows(struct builder *b, bool split)
 	free(rows);
 }
 
+/* What the limits merged, when they merged anything (share/templates/README.md). */
+static void write_bounds(struct builder *b)
+{
+	struct mp_json *j = &b->j;
+	if (!b->merged_frames && !b->merged_buckets && !b->merged_rows)
+		return;
+	mp_json_key(j, "bounds");
+	mp_json_begin_object(j);
+	if (b->merged_frames)
+		mp_json_field_uint(j, "frames_merged", b->merged_frames);
+	if (b->merged_buckets)
+		mp_json_field_uint(j, "bucket_halvings", b->merged_buckets);
+	if (b->merged_rows)
+		mp_json_field_uint(j, "rows_merged", b->merged_rows);
+	mp_json_end_object(j);
+}
+
+/* The report data into out, within b->limits. */
+static void write_data(struct builder *b, struct strbuf *out, bool split)
+{
+	const struct mp_analysis *a = b->a;
+	const struct mp_html_opts *o = b->o;
+	bool flame = o->report == MP_HTML_FLAMEGRAPH;
+
+	mp_strtab_init(&b->strings);
+	b->loc_out = xcalloc(a->nlocs ? a->nlocs : 1, sizeof(*b->loc_out));
+	memset(b->loc_out, 0xff, a->nlocs * sizeof(*b->loc_out));
+	b->locs = xcalloc(a->nlocs + (o->base ? o->base->nlocs : 0) + 2, sizeof(*b->locs));
+	b->nlocs = 0;
+	b->merged_loc = MP_NONE;
+	b->merged_frames = b->merged_buckets = b->merged_rows = 0;
+	if (o->base) {
+		b->base_loc_out = xcalloc(o->base->nlocs + 1, sizeof(*b->base_loc_out));
+		memset(b->base_loc_out, 0xff, o->base->nlocs * sizeof(*b->base_loc_out));
+	}
+	mp_json_init(&b->j, out, 0);
+
+	mp_json_begin_object(&b->j);
+	mp_json_field_uint(&b->j, "version", 1);
+	mp_json_field_string(&b->j, "report", mp_html_report_name(o->report));
+	mp_json_field_string(&b->j, "mode", mode_name(o->view));
+	mp_json_field_uint(&b->j, "temporary_threshold",
+			   o->view == MP_VIEW_TEMPORARY ? a->opts.temporary_threshold : 0);
+	mp_json_field_bool(&b->j, "inverted", flame && o->inverted);
+	mp_json_field_bool(&b->j, "split_threads", split);
+	mp_json_field_bool(&b->j, "temporal", flame && o->temporal);
+	write_meta(b, "meta", a, o->capture);
+	if (o->base) {
+		mp_json_field_bool(&b->j, "diff", true);
+		write_meta(b, "base_meta", o->base, o->base_capture);
+		write_diff_tree(b);
+	} else if (flame) {
+		write_tree(b, split);
+	} else {
+		write_rows(b, split);
+	}
+	write_memory_and_threads(b);
+	write_locations_and_strings(b);
+	write_bounds(b);
+	mp_json_end_object(&b->j);
+
+	mp_strtab_release(&b->strings);
+	free(b->loc_out);
+	free(b->locs);
+	free(b->base_loc_out);
+	b->base_loc_out = NULL;
+}
+
 int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, struct strbuf *out,
 		 struct strbuf *err)
 {
 	struct builder b;
 	bool split = a->opts.flags & MP_ANALYSIS_SPLIT_THREADS;
 	bool flame = o->report == MP_HTML_FLAMEGRAPH;
+	size_t start;
 
 	if (o->view == MP_VIEW_ALLOCATED) {
 		strbuf_addstr(err, "the HTML reports show the peak, leaks or temporary allocations");
@@ -497,43 +494,18 @@ int mp_html_data(const struct mp_analysis *a, const struct mp_html_opts *o, stru
 	memset(&b, 0, sizeof(b));
 	b.a = a;
 	b.o = o;
-	mp_strtab_init(&b.strings);
-	b.loc_out = xcalloc(a->nlocs ? a->nlocs : 1, sizeof(*b.loc_out));
-	memset(b.loc_out, 0xff, a->nlocs * sizeof(*b.loc_out));
-	b.locs = xcalloc(a->nlocs + (o->base ? o->base->nlocs : 0) + 1, sizeof(*b.locs));
-	if (o->base) {
-		b.base_loc_out = xcalloc(o->base->nlocs + 1, sizeof(*b.base_loc_out));
-		memset(b.base_loc_out, 0xff, o->base->nlocs * sizeof(*b.base_loc_out));
+	b.limits = (struct mp_html_report_limits)MP_HTML_LIMITS_INIT;
+	start = out->len;
+	for (;;) {
+		write_data(&b, out, split);
+		/* Over the bound: again with half the nodes, intervals and rows. */
+		if (out->len - start <= MP_HTML_MAX_DATA || b.limits.nodes < 64)
+			break;
+		strbuf_setlen(out, start);
+		b.limits.nodes /= 2;
+		b.limits.intervals /= 2;
+		b.limits.rows /= 2;
 	}
-	mp_json_init(&b.j, out, 0);
-
-	mp_json_begin_object(&b.j);
-	mp_json_field_uint(&b.j, "version", 1);
-	mp_json_field_string(&b.j, "report", mp_html_report_name(o->report));
-	mp_json_field_string(&b.j, "mode", mode_name(o->view));
-	mp_json_field_uint(&b.j, "temporary_threshold",
-			   o->view == MP_VIEW_TEMPORARY ? a->opts.temporary_threshold : 0);
-	mp_json_field_bool(&b.j, "inverted", flame && o->inverted);
-	mp_json_field_bool(&b.j, "split_threads", split);
-	mp_json_field_bool(&b.j, "temporal", flame && o->temporal);
-	write_meta(&b, "meta", a, o->capture);
-	if (o->base) {
-		mp_json_field_bool(&b.j, "diff", true);
-		write_meta(&b, "base_meta", o->base, o->base_capture);
-		write_diff_tree(&b);
-	} else if (flame) {
-		write_tree(&b, split);
-	} else {
-		write_rows(&b, split);
-	}
-	write_memory_and_threads(&b);
-	write_locations_and_strings(&b);
-	mp_json_end_object(&b.j);
-
-	mp_strtab_release(&b.strings);
-	free(b.loc_out);
-	free(b.locs);
-	free(b.base_loc_out);
 	return 0;
 }
 

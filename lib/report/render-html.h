@@ -40,6 +40,24 @@ struct mp_html_opts {
 };
 #define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL }
 
+/*
+ * The bounds of every HTML report, whatever the capture's size: at most
+ * MP_HTML_MAX_POINTS points of memory over time (cmd/html.c asks the
+ * analysis for no more), and report data of at most MP_HTML_MAX_DATA bytes:
+ * a flame graph starts from 50,000 nodes (the least important frames
+ * merged, lib/report/html-tree.h) and 50,000 temporal intervals (buckets
+ * merged in pairs), a table from 30,000 rows (the smallest merged by
+ * allocator and thread), and halves them until the data fits. Every total
+ * stays exact; merged frames and rows are named "[smaller frames]" and
+ * "[smaller locations]", and the data says how many were merged ("bounds").
+ */
+#define MP_HTML_MAX_POINTS 2048
+#define MP_HTML_MAX_DATA (1900u * 1000)
+struct mp_html_report_limits {
+	size_t nodes, intervals, rows;
+};
+#define MP_HTML_LIMITS_INIT { 50000, 50000, 30000 }
+
 /* The report's name ("flamegraph", "table"): its template is <name>.html. */
 const char *mp_html_report_name(enum mp_html_report report);
 

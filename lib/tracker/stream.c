@@ -298,8 +298,8 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 	size_t clen = read_cmdline(cmdline, sizeof(cmdline));
 
 	memcpy(p, MP_MAGIC, MP_MAGIC_LEN);
-	p[MP_MAGIC_LEN] = MP_FORMAT_MAJOR;
-	p[MP_MAGIC_LEN + 1] = MP_FORMAT_MINOR;
+	p[MP_MAGIC_LEN] = MP_STREAM_MAJOR;
+	p[MP_MAGIC_LEN + 1] = 0;
 	p += MP_MAGIC_LEN + 2;
 	rec = p;
 	p = mp_enc_sized_begin(p, MP_TAG_HEADER);

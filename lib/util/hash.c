@@ -2,7 +2,9 @@
 #include <config.h>
 #include "lib/util/hash.h"
 
+#include <endian.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/util/xalloc.h"
 
@@ -15,6 +17,29 @@ uint64_t mp_hash_bytes(const void *p, size_t len)
 		h *= 0x100000001b3ULL;
 	}
 	return mp_hash_u64(h ^ len);
+}
+
+static inline uint64_t word_step(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return (h << 31) | (h >> 33);
+}
+
+uint64_t mp_hash_words(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, sizeof(w));
+		h = word_step(h, le64toh(w));
+	}
+	if (n) {
+		w = 0;
+		for (size_t i = 0; i < n; i++)
+			w |= (uint64_t)s[i] << (8 * i);
+		h = word_step(h, w);
+	}
+	return h;
 }
 
 /* ---- mp_intmap ---------------------------------------------------------- */

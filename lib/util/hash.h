@@ -25,6 +25,14 @@ static inline uint64_t mp_hash_u64(uint64_t x)
 /* FNV-1a over bytes, finished with mp_hash_u64. */
 uint64_t mp_hash_bytes(const void *p, size_t len);
 
+/*
+ * Continue the word hash h over n bytes: for each 8 bytes, read as a
+ * little-endian word w (the last word filled from its low byte up and
+ * zero-padded), h = rotate_left((h ^ w) * 0x9e3779b97f4a7c15, 31). Eight
+ * bytes per multiplication: the checksum of capture blocks.
+ */
+uint64_t mp_hash_words(uint64_t h, const void *p, size_t n);
+
 /* Combine a hash with another value (for tuple keys). */
 static inline uint64_t mp_hash_combine(uint64_t h, uint64_t v)
 {

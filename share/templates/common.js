@@ -229,6 +229,13 @@ var MP = (function () {
     if (MP.data.mode === 'temporary') add('Threshold', 'freed within ' + MP.plural(MP.data.temporary_threshold, 'other allocation', 'other allocations'));
     add('Capture', m.capture);
     add('Report by', m.tool);
+    var bd = MP.data.bounds;
+    if (bd) {
+      add('Bounded', [bd.frames_merged ? MP.plural(bd.frames_merged, 'frame', 'frames') + ' merged into "[smaller frames]"' : '',
+        bd.rows_merged ? MP.plural(bd.rows_merged, 'row', 'rows') + ' merged into "[smaller locations]"' : '',
+        bd.bucket_halvings ? 'time windows ' + Math.pow(2, bd.bucket_halvings) + ' times coarser' : '']
+        .filter(Boolean).join('; ') + ' (totals exact)');
+    }
     return rows;
   }
 

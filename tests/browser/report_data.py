@@ -14,6 +14,7 @@ prints, one per line:
     kinds NAME...
     timeline buckets=N intervals=M
     window peak B0 B1 bytes=BYTES   (temporal: what the page shows for the full range)
+    bounds KEY=N...                 (what the report's bounds merged, when they merged anything)
 
 PATH is the frames' function names from the root's child down, joined by
 ';' (a split tree starts with the thread label). LOCATION is "function at
@@ -80,6 +81,8 @@ def main(argv):
         out.append("timeline buckets=%d intervals=%d" % (nb, len(tl["intervals"]["node"])))
         sb, _, best = X.window_values(d, 0, nb - 1)
         out.append("window %s 0 %d bytes=%d" % (d["mode"], nb - 1, sum(sb)))
+    if d.get("bounds"):
+        out.append("bounds " + " ".join("%s=%d" % kv for kv in sorted(d["bounds"].items())))
     sys.stdout.write("".join(re.sub(r"[\r\n]", " ", l) + "\n" for l in out))
     return 0
 

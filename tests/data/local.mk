@@ -4,8 +4,10 @@ EXTRA_DIST += \
 	%reldir%/app.txt \
 	%reldir%/basic.txt \
 	%reldir%/basic.mprof %reldir%/basic.expected \
+	%reldir%/basic-v2.mprof %reldir%/basic-v2.expected \
 	%reldir%/basic-v1.mprof %reldir%/basic-v1.expected \
 	%reldir%/raw.mprof %reldir%/raw.expected \
+	%reldir%/raw-v2.mprof %reldir%/raw-v2.expected \
 	%reldir%/render/a.css \
 	%reldir%/render/b.js \
 	%reldir%/render/c.html \

@@ -21,6 +21,7 @@ E2E_TESTS = \
 	%reldir%/flamegraph-temporal.sh \
 	%reldir%/flamegraph-threads.sh \
 	%reldir%/help.sh \
+	%reldir%/html-bounds.sh \
 	%reldir%/html-embed.sh \
 	%reldir%/html-errors.sh \
 	%reldir%/html-flamegraph-threads.sh \

@@ -2,8 +2,9 @@
 # memprof parse on the golden captures; the writer reproduces them.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 
-# basic-v1.mprof is format 1.0 (addresses, one zstd frame per block): still read.
-for f in basic raw basic-v1; do
+# basic-v2.mprof and raw-v2.mprof are format 2.0, basic-v1.mprof format 1.0
+# (addresses, one zstd frame per block): still read.
+for f in basic raw basic-v2 raw-v2 basic-v1; do
 	mp parse "$TESTDATA/$f.mprof"
 	expect_rc 0 "parse $f.mprof"
 	expect_no_err "parse $f.mprof"

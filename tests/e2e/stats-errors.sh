@@ -24,10 +24,10 @@ expect_out "	1.500 MiB in 4 blocks"
 # bytes before the name: tag, length, index, tid (2 bytes), name length.
 off=$(grep -boa 'worker' bad.bin | tail -1 | cut -d: -f1)
 [ -n "$off" ] || framework_failure_ "no thread record to damage"
-printf '\005' | dd of=bad.bin bs=1 seek=$((off - 6)) conv=notrunc status=none
+printf '\000' | dd of=bad.bin bs=1 seek=$((off - 6)) conv=notrunc status=none
 mp stats bad.bin
 expect_rc 0 "a damaged capture"
-expect_err "memprof: warning: 'bad.bin' is corrupt at offset $((off - 6)): unknown record type 0x05"
+expect_err "memprof: warning: 'bad.bin' is corrupt at offset $((off - 6)): unknown record type 0x00"
 expect_one_line_err
 grep -A1 '^Total allocations:' out | grep -qx '	5' || fail_ "not the 5 allocations before the damage"
 

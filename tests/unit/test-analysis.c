@@ -956,6 +956,42 @@ static void write_small_capture(const char *path, bool with_trailer)
 	assert_int_equal(mp_writer_close(&w), 0);
 }
 
+/*
+ * Past about a million intervals, the buckets merge in pairs before the
+ * series is full: 1000 stacks each with a block living two buckets, for
+ * 1200 buckets, make 1.2 million, and merging does not make fewer. Every
+ * figure stays exact.
+ */
+static void test_temporal_intervals_bounded(void **state)
+{
+	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
+	const uint64_t stacks = 1000, buckets = 1200;
+	(void)state;
+	o.flags = MP_ANALYSIS_TEMPORAL;
+	o.max_memory_records = 4096;
+	begin_opts(&o);
+	for (uint64_t s = 0; s < stacks; s++)
+		trace(0, 0x1000 + 16 * s);
+	for (uint64_t b = 0; b < buckets; b++) {
+		for (uint64_t s = 0; s < stacks; s++)
+			ev_alloc(0, MALLOC, 0x100000 + 16 * (b * stacks + s), 16, 1 + s);
+		if (b >= 2)
+			for (uint64_t s = 0; s < stacks; s++)
+				ev_free(0, FREE, 0x100000 + 16 * ((b - 2) * stacks + s));
+		tick(1000 * (b + 1), 1 << 20);
+	}
+	mp_analysis_finish(&A);
+	assert_int_equal(A.ticks_per_sample, 2);
+	assert_int_equal(A.nsamples, buckets / 2);
+	/* Merging did not make fewer here: no second merge for that. */
+	assert_true(A.nintervals <= 1200000);
+	assert_int_equal(A.totals.leaked_bytes, 2 * stacks * 16);
+	for (uint32_t b = 0; b < A.nsamples; b += 75) {
+		assert_int_equal(A.samples[b].heap_max, (b ? 3 : 2) * stacks * 16);
+		assert_int_equal(live_at_hwm(b), A.samples[b].heap_max);
+	}
+}
+
 static void test_read_file(void **state)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -1078,6 +1114,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_temporal, end),
 		cmocka_unit_test_teardown(test_temporal_mark_moves, end),
 		cmocka_unit_test_teardown(test_temporal_merged, end),
+		cmocka_unit_test_teardown(test_temporal_intervals_bounded, end),
 		cmocka_unit_test_teardown(test_temporal_mapping_pieces, end),
 		cmocka_unit_test_teardown(test_read_file, end),
 		cmocka_unit_test_teardown(test_read_truncated, end),

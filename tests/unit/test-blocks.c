@@ -1,4 +1,4 @@
-/* Unit tests for lib/blocks: the ring by serial number, the table by address, and moves between them. */
+/* Unit tests for lib/blocks: the pages by serial number, the table by address, and moves between them. */
 #include <config.h>
 
 #include <stdarg.h>
@@ -34,26 +34,40 @@ static void expect_block(struct mp_blocks *bs, uint64_t key, uint64_t size)
 	assert_int_equal(b->thread, (uint32_t)(size % 7));
 }
 
-/* A block live for more than a round of the ring moves to the table, whole. */
+/*
+ * A block that outlives the blocks around it moves to the table, whole,
+ * when its page, no longer the newest, falls to a sixteenth live; pages go
+ * as they empty, so memory follows the live blocks.
+ */
 static void test_long_lived_serial(void **state)
 {
 	struct mp_blocks bs;
 	(void)state;
 	mp_blocks_init(&bs);
 	add(&bs, MP_SERIAL_ADDR(0), 100);
-	for (uint64_t s = 1; s < 3 * MP_BLOCKS_RING; s++) {
+	for (uint64_t s = 1; s < 3 * MP_BLOCKS_PAGE; s++) {
 		add(&bs, MP_SERIAL_ADDR(s), 200 + s);
 		mp_blocks_delete(&bs, mp_blocks_find(&bs, MP_SERIAL_ADDR(s)));
 	}
 	assert_int_equal(mp_blocks_count(&bs), 1);
-	assert_int_equal(bs.n, 1); /* in the table, none in the ring */
+	assert_int_equal(bs.n, 1); /* in the table */
+	assert_int_equal(bs.pages_live, 1); /* the newest page only */
 	expect_block(&bs, MP_SERIAL_ADDR(0), 100);
-	/* The numbers that share its entry in the ring are not it. */
-	assert_null(mp_blocks_find(&bs, MP_SERIAL_ADDR(MP_BLOCKS_RING)));
-	assert_null(mp_blocks_find(&bs, MP_SERIAL_ADDR(2 * MP_BLOCKS_RING)));
+	assert_null(mp_blocks_find(&bs, MP_SERIAL_ADDR(MP_BLOCKS_PAGE)));
+	assert_null(mp_blocks_find(&bs, MP_SERIAL_ADDR(2 * MP_BLOCKS_PAGE)));
 	mp_blocks_delete(&bs, mp_blocks_find(&bs, MP_SERIAL_ADDR(0)));
 	assert_int_equal(mp_blocks_count(&bs), 0);
 	assert_null(mp_blocks_find(&bs, MP_SERIAL_ADDR(0)));
+	/* A page of blocks kept half live stays a page. */
+	for (uint64_t s = 3 * MP_BLOCKS_PAGE; s < 6 * MP_BLOCKS_PAGE; s++) {
+		add(&bs, MP_SERIAL_ADDR(s), s);
+		if (s % 2)
+			mp_blocks_delete(&bs, mp_blocks_find(&bs, MP_SERIAL_ADDR(s)));
+	}
+	assert_int_equal(bs.n, 0);
+	assert_int_equal(bs.pages_live, 3);
+	for (uint64_t s = 3 * MP_BLOCKS_PAGE; s < 6 * MP_BLOCKS_PAGE; s += 2)
+		expect_block(&bs, MP_SERIAL_ADDR(s), s);
 	mp_blocks_release(&bs);
 }
 
@@ -66,8 +80,9 @@ static void test_addresses(void **state)
 	for (uint64_t i = 0; i < 5000; i++)
 		add(&bs, 0x7f0000001000ull + i * 48, i);
 	add(&bs, MP_SERIAL_ADDR(0x7f0000001000ull >> 4), 77);
-	assert_int_equal(bs.n, 5000);
-	assert_int_equal(mp_blocks_count(&bs), 5001); /* one in the ring */
+	assert_int_equal(bs.n, 5001); /* a number far beyond any page: in the table too */
+	assert_int_equal(bs.pages_live, 0);
+	assert_int_equal(mp_blocks_count(&bs), 5001);
 	for (uint64_t i = 0; i < 5000; i += 3)
 		mp_blocks_delete(&bs, mp_blocks_find(&bs, 0x7f0000001000ull + i * 48));
 	for (uint64_t i = 0; i < 5000; i++) {
@@ -114,7 +129,7 @@ static uint64_t rnd(uint64_t *x)
 
 /*
  * Random work against the model: numbered blocks mostly freed young, some
- * kept for several rounds of the ring, some numbers out of order (as a
+ * kept for several pages, some numbers out of order and far ahead (as a
  * corrupt capture could give), and heap addresses mixed in.
  */
 static void test_against_model(void **state)
@@ -144,7 +159,9 @@ static void test_against_model(void **state)
 		if (r < 90)
 			key = MP_SERIAL_ADDR(next++);
 		else if (r < 93 && next > 10)
-			key = MP_SERIAL_ADDR(next - 1 - rnd(&x) % (next < 3 * MP_BLOCKS_RING ? next : 3 * MP_BLOCKS_RING));
+			key = MP_SERIAL_ADDR(next - 1 - rnd(&x) % (next < 3 * MP_BLOCKS_PAGE ? next : 3 * MP_BLOCKS_PAGE));
+		else if (r < 94)
+			key = MP_SERIAL_ADDR(next + 20 * MP_BLOCKS_PAGE + rnd(&x) % 1000);
 		else
 			key = 0x5500000000ull + (rnd(&x) % 100000) * 16;
 		if (model_find(&m, key) != SIZE_MAX)
@@ -157,7 +174,7 @@ static void test_against_model(void **state)
 	}
 	for (size_t i = 0; i < m.n; i++)
 		expect_block(&bs, m.keys[i], m.sizes[i]);
-	assert_true(bs.n > 0 && mp_blocks_count(&bs) > bs.n); /* both the table and the ring used */
+	assert_true(bs.n > 0 && mp_blocks_count(&bs) > bs.n); /* both the table and the pages used */
 	mp_blocks_each(&bs, count_each, &m);
 	for (size_t i = 0; i < m.n; i++)
 		assert_true(m.sizes[i] == UINT64_MAX);

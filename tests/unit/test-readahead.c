@@ -1,7 +1,9 @@
 /*
- * Unit tests of lib/readahead: the batches a reading thread hands over must
- * hold exactly the records, and the data they point to, that reading the
- * capture directly gives, in the same order, whatever the batch boundaries.
+ * Unit tests of lib/format/readahead.c: with a thread reading the file and
+ * opening its blocks ahead (mp_reader_read_ahead()), the reader must give
+ * exactly the records, and the data they point to, that reading the capture
+ * directly gives, in the same order, and end the same way (whole, cut or
+ * damaged, with the same message), whatever the capture's blocks.
  */
 #include <config.h>
 
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +21,6 @@
 
 #include "lib/format/decode.h"
 #include "lib/format/format.h"
-#include "lib/format/readahead.h"
 #include "lib/format/reader.h"
 #include "lib/format/writer.h"
 #include "lib/util/xalloc.h"
@@ -150,58 +152,73 @@ static char *write_capture(uint64_t nev, size_t big)
 	return path;
 }
 
-static void read_direct(const char *path, struct strbuf *sb, uint64_t *nrec)
+/* Every record of a capture as text, and how the reading ended. */
+struct readout {
+	struct strbuf text;
+	uint64_t n;
+	enum mp_read_status status;
+	char err[512];
+};
+
+static void read_all(const char *path, bool ahead, struct readout *o)
 {
 	struct mp_reader r;
 	struct mp_record rec;
+	strbuf_init(&o->text, 0);
+	o->n = 0;
 	assert_int_equal(mp_reader_open(&r, path), 0);
-	*nrec = 0;
-	while (mp_reader_next(&r, &rec)) {
-		describe(sb, &rec);
-		(*nrec)++;
+	if (ahead) {
+		assert_int_equal(mp_reader_read_ahead(&r), 0);
+		assert_non_null(r.ra);
 	}
-	assert_int_equal(r.status, MP_READ_OK);
+	while (mp_reader_next(&r, &rec)) {
+		describe(&o->text, &rec);
+		o->n++;
+	}
+	o->status = r.status;
+	snprintf(o->err, sizeof(o->err), "%s", r.err.buf);
 	mp_reader_release(&r);
+}
+
+static void expect_same(const char *path)
+{
+	struct readout direct, ahead;
+	read_all(path, false, &direct);
+	read_all(path, true, &ahead);
+	assert_int_equal(ahead.status, direct.status);
+	assert_string_equal(ahead.err, direct.err);
+	assert_int_equal(ahead.n, direct.n);
+	assert_int_equal(ahead.text.len, direct.text.len);
+	assert_memory_equal(ahead.text.buf, direct.text.buf, direct.text.len);
+	strbuf_release(&direct.text);
+	strbuf_release(&ahead.text);
 }
 
 static void test_same_records(void **state)
 {
 	char *path = write_capture(200000, 200000);
-	struct strbuf direct, ahead;
-	struct mp_reader r;
-	struct mp_readahead *ra;
-	struct mp_batch_view v;
-	uint64_t nrec, seen = 0, batches = 0, last_n = 0, base;
+	struct readout o;
 	(void)state;
-	strbuf_init(&direct, 0);
-	strbuf_init(&ahead, 0);
-	read_direct(path, &direct, &nrec);
-	assert_int_equal(mp_reader_open(&r, path), 0);
-	base = r.n_records; /* the header, read by mp_reader_open() */
-	ra = mp_readahead_start(&r);
-	assert_non_null(ra);
-	while (mp_readahead_next(ra, &v)) {
-		assert_true(v.n > 0);
-		for (size_t i = 0; i < v.n; i++)
-			describe(&ahead, &v.recs[i]);
-		seen += v.n;
-		batches++;
-		/* The progress figures grow with the batches and count what was handed over. */
-		assert_true(v.n_records >= last_n);
-		assert_int_equal(v.n_records, base + seen);
-		last_n = v.n_records;
-	}
-	mp_readahead_finish(ra);
-	assert_int_equal(r.status, MP_READ_OK);
-	assert_int_equal(seen, nrec);
-	assert_true(batches > 10);
-	assert_int_equal(ahead.len, direct.len);
-	assert_memory_equal(ahead.buf, direct.buf, direct.len);
-	mp_reader_release(&r);
-	strbuf_release(&direct);
-	strbuf_release(&ahead);
+	expect_same(path);
+	read_all(path, true, &o);
+	assert_int_equal(o.status, MP_READ_OK);
+	assert_true(o.n > 400000);
+	strbuf_release(&o.text);
 	unlink(path);
 	free(path);
+}
+
+/* The golden captures: every record type, blocks of every codec, records outside blocks. */
+static void test_goldens(void **state)
+{
+	const char *names[] = { "basic.mprof", "raw.mprof", "basic-v2.mprof", "raw-v2.mprof",
+				"basic-v1.mprof" };
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/tests/data/%s", MP_SRCDIR, names[i]);
+		expect_same(path);
+	}
 }
 
 /* The caller may stop early: the reading thread must stop too, not hang. */
@@ -209,80 +226,77 @@ static void test_stop_early(void **state)
 {
 	char *path = write_capture(300000, 100);
 	struct mp_reader r;
-	struct mp_readahead *ra;
-	struct mp_batch_view v;
+	struct mp_record rec;
 	(void)state;
 	assert_int_equal(mp_reader_open(&r, path), 0);
-	ra = mp_readahead_start(&r);
-	assert_non_null(ra);
-	assert_int_equal(mp_readahead_next(ra, &v), 1);
-	mp_readahead_finish(ra);
+	assert_int_equal(mp_reader_read_ahead(&r), 0);
+	assert_int_equal(mp_reader_next(&r, &rec), 1);
+	mp_reader_release(&r);
 	/* Nothing at all taken: the same. */
-	ra = mp_readahead_start(&r);
-	assert_non_null(ra);
-	mp_readahead_finish(ra);
+	assert_int_equal(mp_reader_open(&r, path), 0);
+	assert_int_equal(mp_reader_read_ahead(&r), 0);
 	mp_reader_release(&r);
 	unlink(path);
 	free(path);
 }
 
-/* A truncated capture: every whole record arrives, then the reader's status says why it ended. */
-static void test_truncated(void **state)
+/* Cut anywhere, or with a byte changed: every record before arrives, then the same reason. */
+static void test_cut_and_damaged(void **state)
 {
-	char *path = write_capture(50000, 100), *cut = tmp_path();
-	struct strbuf direct, ahead;
-	struct mp_reader r;
-	struct mp_record rec;
-	struct mp_readahead *ra;
-	struct mp_batch_view v;
-	FILE *out;
-	enum mp_read_status status;
-	char err[512];
+	char *path = write_capture(50000, 100), *bad = tmp_path();
 	size_t size;
 	uint8_t *buf;
 	(void)state;
 	buf = read_file(path, &size);
-	out = fopen(cut, "wb");
-	assert_int_equal(fwrite(buf, 1, size * 2 / 3, out), size * 2 / 3);
-	fclose(out);
+	for (int k = 0; k < 12; k++) {
+		FILE *out = fopen(bad, "wb");
+		size_t at = size / 13 * (size_t)(k + 1);
+		if (k % 2) {
+			assert_int_equal(fwrite(buf, 1, at, out), at);
+		} else {
+			buf[at] ^= 0x40;
+			assert_int_equal(fwrite(buf, 1, size, out), size);
+			buf[at] ^= 0x40;
+		}
+		fclose(out);
+		expect_same(bad);
+	}
 	free(buf);
-
-	strbuf_init(&direct, 0);
-	strbuf_init(&ahead, 0);
-	assert_int_equal(mp_reader_open(&r, cut), 0);
-	while (mp_reader_next(&r, &rec))
-		describe(&direct, &rec);
-	assert_int_not_equal(r.status, MP_READ_OK);
-	status = r.status;
-	snprintf(err, sizeof(err), "%s", r.err.buf);
-	mp_reader_release(&r);
-
-	assert_int_equal(mp_reader_open(&r, cut), 0);
-	ra = mp_readahead_start(&r);
-	assert_non_null(ra);
-	while (mp_readahead_next(ra, &v))
-		for (size_t i = 0; i < v.n; i++)
-			describe(&ahead, &v.recs[i]);
-	mp_readahead_finish(ra);
-	assert_int_equal(r.status, status);
-	assert_string_equal(r.err.buf, err);
-	assert_int_equal(ahead.len, direct.len);
-	assert_memory_equal(ahead.buf, direct.buf, direct.len);
-	mp_reader_release(&r);
-	strbuf_release(&direct);
-	strbuf_release(&ahead);
 	unlink(path);
-	unlink(cut);
+	unlink(bad);
 	free(path);
-	free(cut);
+	free(bad);
+}
+
+/* A capture written without compression: records outside blocks, in segments of their own. */
+static void test_uncompressed(void **state)
+{
+	char *path = tmp_path();
+	struct mp_writer w;
+	struct mp_header h = { .pid = 7 };
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, MP_WRITER_NO_COMPRESS | MP_WRITER_SERIALS), 0);
+	mp_writer_header(&w, &h);
+	mp_writer_trace(&w, 0, 0x400000);
+	for (uint64_t i = 0; i < 300000; i++) {
+		mp_writer_alloc(&w, (uint32_t)(i % 3), MP_KIND_MALLOC, 0x10000 + i * 16, 1 + i % 99, 1);
+		if (i % 2)
+			mp_writer_free(&w, 0, MP_KIND_FREE, 0x10000 + (i - 1) * 16);
+	}
+	assert_int_equal(mp_writer_close(&w), 0);
+	expect_same(path);
+	unlink(path);
+	free(path);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_records),
+		cmocka_unit_test(test_goldens),
 		cmocka_unit_test(test_stop_early),
-		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_cut_and_damaged),
+		cmocka_unit_test(test_uncompressed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

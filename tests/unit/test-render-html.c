@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/analysis/analysis.h"
+#include "lib/report/html-tree.h"
 #include "lib/report/render-html.h"
 #include "lib/util/strbuf.h"
 
@@ -238,6 +239,46 @@ static void test_render(void **state)
 	strbuf_release(&page);
 }
 
+/*
+ * The bounded tree (lib/report/html-tree.h) of the program above with room
+ * for 3 nodes: main's children merge into one node of merged frames with
+ * their totals; with the timeline, its intervals go to that node too, and
+ * each window's total stays what it was.
+ */
+static void test_bounded_tree(void **state)
+{
+	struct mp_html_limits lim = { 3, 100 }, room = { 100, 100 };
+	struct mp_html_tree t, all;
+	(void)state;
+	program(MP_ANALYSIS_TEMPORAL);
+	mp_analysis_finish(&A);
+	mp_html_tree_build(&all, &A, MP_VIEW_PEAK, false, false, true, &room);
+	assert_int_equal(all.n, 4);
+	assert_int_equal(all.merged, 0);
+	mp_html_tree_build(&t, &A, MP_VIEW_PEAK, false, false, true, &lim);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(t.merged, 1);
+	assert_int_equal(t.frames_merged, 2);
+	assert_int_equal(t.nodes[1].self.bytes, 7);          /* main */
+	assert_int_equal(t.nodes[2].location, MP_HTML_MERGED_LOC);
+	assert_int_equal(t.nodes[2].depth, 2);
+	assert_int_equal(t.nodes[2].self.bytes, 150);        /* work and </script> at the peak */
+	assert_int_equal(t.nodes[2].self.count, 2);
+	/* The intervals of both merged nodes are on node 2 now; the bytes are the same. */
+	{
+		uint64_t sum_all = 0, sum = 0;
+		for (size_t i = 0; i < all.niv; i++)
+			sum_all += all.iv[i].c.bytes;
+		for (size_t i = 0; i < t.niv; i++) {
+			assert_true(t.iv[i].node == 1 || t.iv[i].node == 2);
+			sum += t.iv[i].c.bytes;
+		}
+		assert_int_equal(sum, sum_all);
+	}
+	mp_html_tree_release(&t);
+	mp_html_tree_release(&all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +290,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table, reset, done),
 		cmocka_unit_test_setup_teardown(test_bad_options, reset, done),
 		cmocka_unit_test_setup_teardown(test_render, reset, done),
+		cmocka_unit_test_setup_teardown(test_bounded_tree, reset, done),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
 }
