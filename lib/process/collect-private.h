@@ -40,6 +40,11 @@ struct stream {
 	struct mp_strtab pystrings;  /* the text of Python frames' names, interned for `strings` */
 	uint64_t *pending;           /* ips no known module contained yet */
 	size_t npending, pending_alloc;
+	/* MODULE records, held until a SYMBOL names their module (never, for most of
+	 * the modules of a program that allocates from a few): id -> index + 1 */
+	struct mp_intmap module_at;
+	struct held_module { uint8_t *rec; size_t len; } *held; /* rec NULL once written */
+	size_t nheld, held_alloc;
 	struct mp_capture_info info;
 	void *obs;                   /* the observer's context, or NULL */
 	struct mp_analysis *agg;     /* an aggregated capture's analysis of the events, or NULL */
@@ -86,5 +91,11 @@ bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 void mp_collect_pyframe(struct mp_collector *c, struct stream *s, const uint8_t *data, size_t len);
 /* Symbolize the ips that no module contained before, keeping those still unknown. */
 void mp_collect_retry_pending(struct mp_collector *c, struct stream *s);
+/* Hold the MODULE record (rec, len) of module id until a symbol uses the module. */
+void mp_collect_hold_module(struct stream *s, uint64_t id, const uint8_t *rec, size_t len);
+/* Module id is unloaded: false when its MODULE record was never written (nor must its unload be). */
+bool mp_collect_unload_module(struct stream *s, uint64_t id);
+/* Free what the held modules take. */
+void mp_collect_release_modules(struct stream *s);
 
 #endif

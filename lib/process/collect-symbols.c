@@ -60,11 +60,56 @@ static void symbol_problem(struct mp_collector *c, const char *line)
 	mp_collect_warn(c, "%s", line);
 }
 
-/* A SYMBOL record, into the capture and to its observer. */
+void mp_collect_hold_module(struct stream *s, uint64_t id, const uint8_t *rec, size_t len)
+{
+	uint64_t at;
+	if (mp_intmap_get(&s->module_at, id, &at)) /* (an id is unique among loaded modules) */
+		return;
+	ALLOC_GROW(s->held, s->nheld + 1, s->held_alloc);
+	s->held[s->nheld].rec = xmalloc(len);
+	memcpy(s->held[s->nheld].rec, rec, len);
+	s->held[s->nheld].len = len;
+	mp_intmap_put(&s->module_at, id, ++s->nheld);
+}
+
+bool mp_collect_unload_module(struct stream *s, uint64_t id)
+{
+	uint64_t at;
+	bool written;
+	if (!mp_intmap_take(&s->module_at, id, &at))
+		return true; /* not one of ours: the record goes through as it came */
+	written = !s->held[at - 1].rec;
+	free(s->held[at - 1].rec);
+	s->held[at - 1].rec = NULL;
+	return written;
+}
+
+void mp_collect_release_modules(struct stream *s)
+{
+	for (size_t i = 0; i < s->nheld; i++)
+		free(s->held[i].rec);
+	free(s->held);
+	mp_intmap_release(&s->module_at);
+}
+
+/* The MODULE record of module id into the capture, if it is held there still. */
+static void write_module(struct stream *s, uint64_t id)
+{
+	uint64_t at;
+	struct held_module *m;
+	if (!id || !mp_intmap_get(&s->module_at, id, &at) || !(m = &s->held[at - 1])->rec)
+		return;
+	mp_writer_raw(&s->w, m->rec, m->len);
+	free(m->rec);
+	m->rec = NULL;
+}
+
+/* A SYMBOL record, into the capture and to its observer (after its module's MODULE). */
 static void write_symbol(struct mp_collector *c, struct stream *s, uint64_t ip, uint64_t module,
 			 uint64_t offset, const struct mp_frame *frames, size_t n)
 {
 	struct mp_record rec = { .type = MP_REC_SYMBOL };
+	write_module(s, module);
 	mp_writer_symbol(&s->w, ip, module, offset, frames, n);
 	rec.u.symbol.ip = ip;
 	rec.u.symbol.module = module;

@@ -63,6 +63,7 @@ static void stream_free(struct stream *s)
 	if (s->sym)
 		mp_symbols_free(s->sym);
 	mp_intmap_release(&s->seen_ips);
+	mp_collect_release_modules(s);
 	mp_intmap_release(&s->strings);
 	mp_strtab_release(&s->pystrings);
 	free(s->pending);
@@ -404,14 +405,19 @@ static void process(struct mp_collector *c, struct stream *s)
 				mp_symbols_add_module(s->sym, rec.u.module.id, rec.u.module.base, path,
 						      rec.u.module.build_id, rec.u.module.build_id_len,
 						      rec.u.module.seg, rec.u.module.nseg);
-				free(path);
-				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
+				free(path); /* the record: into the capture when a symbol uses it */
+				mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 				chunk = pos + (size_t)n;
+				mp_collect_hold_module(s, rec.u.module.id, s->in + pos, (size_t)n);
 				mp_collect_retry_pending(c, s);
 			}
 			break;
 		case MP_REC_MODULE_UNLOAD:
-			if (s->sym)
+			if (s->sym && !mp_collect_unload_module(s, rec.u.unload.id)) {
+				mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+				chunk = pos + (size_t)n;
+			}
+			if (s->sym) /* (the unload of a module never written is left out too) */
 				mp_symbols_remove_module(s->sym, rec.u.unload.id);
 			break;
 		case MP_REC_TICK:
