@@ -662,7 +662,7 @@ def summarize(results):
     cap, rep = [], []
     for name, (runs, analysis, _) in results.items():
         r = vs_heaptrack(runs, analysis)
-        if r.get("capture") and r["capture"][1] and not r["no_events"]:
+        if r.get("capture") and r["capture"][1]:
             cap.append(med(r["capture"][1]))
         rep += [med(r[k]) for k in REPORTERS if r.get(k)]
     s["capture_vs_heaptrack_max"] = max(cap) if cap else None
