@@ -49,22 +49,6 @@ static void heap_baseline(struct mp_marker_baseline *b)
 #endif
 }
 
-/*
- * The collector of `memprof attach` asks for the end of tracking with one byte
- * on the stream's socket; its end (EOF, an error) means the same.
- */
-static int attach_control(void)
-{
-	char c;
-	ssize_t n;
-	if (mp_st.sink_fd < 0)
-		return 1;
-	n = recv(mp_st.sink_fd, &c, 1, MSG_DONTWAIT);
-	if (n < 0)
-		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-	return 1; /* a request ('D'), or the end of the connection */
-}
-
 /* Stop tracking an attached process: GOT restored, hooks inert, capture finished. */
 static void attach_stop(void)
 {
@@ -76,7 +60,8 @@ static void attach_modules_added(void)
 	mp_got_patch();
 }
 
-static const struct mp_timer_ops attach_ops = { attach_control, attach_modules_added, attach_stop };
+/* The collector of `memprof attach` asks for the end with one byte on the stream's socket. */
+static const struct mp_timer_ops attach_ops = { mp_stream_end_asked, attach_modules_added, attach_stop };
 
 /* The ATTACH record: what the C library says its heap holds, before any event of ours. */
 static void attach_record(void)

@@ -56,6 +56,14 @@ static void add_num(char *buf, size_t cap, size_t *n, uint64_t v)
 	add(buf, cap, n, num);
 }
 
+/* Where the capture goes: " into 'FILE'" or " for the collector at 'SOCKET'". */
+static void add_sink(char *r, size_t cap, size_t *n)
+{
+	add(r, cap, n, mp_cfg.direct ? " into '" : " for the collector at '");
+	add(r, cap, n, mp_cfg.direct ? mp_direct_path() : mp_cfg.socket_path);
+	add(r, cap, n, "'");
+}
+
 static void status(char *r, size_t cap, size_t *n)
 {
 	const char *live = mp_session_live_path();
@@ -72,15 +80,7 @@ static void status(char *r, size_t cap, size_t *n)
 		add(r, cap, n, mp_st.capture_no == 1 ? " capture written" : " captures written");
 	} else if (mp_state == MP_STATE_ON) {
 		add(r, cap, n, "ok recording");
-		if (mp_cfg.direct) {
-			add(r, cap, n, " into '");
-			add(r, cap, n, mp_direct_path());
-			add(r, cap, n, "'");
-		} else {
-			add(r, cap, n, " for the collector at '");
-			add(r, cap, n, mp_cfg.socket_path);
-			add(r, cap, n, "'");
-		}
+		add_sink(r, cap, n);
 		uint64_t tenths = mp_stream_since_start_us() / 100000;
 		add(r, cap, n, " for ");
 		add_num(r, cap, n, tenths / 10);
@@ -107,14 +107,10 @@ static void recording(char *r, size_t cap, size_t *n)
 		add(r, cap, n, "error a live view (memprof live) is watching this process, at '");
 		add(r, cap, n, live);
 		add(r, cap, n, "'\n");
-	} else if (mp_cfg.direct) {
-		add(r, cap, n, "error already recording into '");
-		add(r, cap, n, mp_direct_path());
-		add(r, cap, n, "'\n");
 	} else {
-		add(r, cap, n, "error already recording for the collector at '");
-		add(r, cap, n, mp_cfg.socket_path);
-		add(r, cap, n, "'\n");
+		add(r, cap, n, "error already recording");
+		add_sink(r, cap, n);
+		add(r, cap, n, "\n");
 	}
 }
 

@@ -67,19 +67,21 @@ static int timer_gone(void)
 	return !mp_timer_running();
 }
 
+/* 0 when a session may start (under session_lock), else why not. */
+static int may_start(void)
+{
+	if (mp_state == MP_STATE_ON)
+		return -EALREADY;
+	return timer_gone() ? 0 : -EBUSY;
+}
+
 int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *ops,
 		     void (*prelude)(void))
 {
 	int r = 0;
 	mp_lock(&session_lock);
-	if (mp_state == MP_STATE_ON) {
-		r = -EALREADY;
+	if ((r = may_start()))
 		goto out;
-	}
-	if (!timer_gone()) {
-		r = -EBUSY;
-		goto out;
-	}
 	/* A new stream: its own trace tree, threads, modules and counters. */
 	mp_new_stream_state();
 	if (mp_st.statm_fd < 0)
@@ -144,19 +146,6 @@ out:
 
 /* ---- a live view's session (memprof live) ---- */
 
-/* The view asks for the end with one byte on the stream's socket; its end means the same. */
-static int live_stop_asked(void)
-{
-	char c;
-	ssize_t n;
-	if (mp_st.sink_fd < 0)
-		return 1;
-	n = recv(mp_st.sink_fd, &c, 1, MSG_DONTWAIT);
-	if (n < 0)
-		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-	return 1;
-}
-
 static void live_modules_added(void)
 {
 }
@@ -166,7 +155,8 @@ static void live_stop(void)
 	mp_session_stop(NULL);
 }
 
-static const struct mp_timer_ops live_ops = { live_stop_asked, live_modules_added, live_stop };
+/* The view asks for the end with one byte on the stream's socket; its end means the same. */
+static const struct mp_timer_ops live_ops = { mp_stream_end_asked, live_modules_added, live_stop };
 
 int mp_session_start_live(const char *path)
 {
@@ -175,14 +165,8 @@ int mp_session_start_live(const char *path)
 		return -EINVAL;
 	mp_in_hook++;
 	mp_lock(&session_lock);
-	if (mp_state == MP_STATE_ON) {
-		r = -EALREADY;
+	if ((r = may_start()))
 		goto out;
-	}
-	if (!timer_gone()) {
-		r = -EBUSY;
-		goto out;
-	}
 	live.on = 1;
 	live.direct = mp_cfg.direct;
 	memcpy(live.socket_path, mp_cfg.socket_path, sizeof(live.socket_path));

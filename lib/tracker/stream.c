@@ -269,6 +269,18 @@ int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len)
 }
 
 
+int mp_stream_end_asked(void)
+{
+	char c;
+	ssize_t n;
+	if (mp_st.sink_fd < 0)
+		return 1;
+	n = recv(mp_st.sink_fd, &c, 1, MSG_DONTWAIT);
+	if (n < 0)
+		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+	return 1; /* a request, or the end of the connection */
+}
+
 /* ---- header, markers and ticks ---- */
 
 uint64_t mp_stream_since_start_us(void)

@@ -65,6 +65,11 @@ int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDE
 size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
 /* Records may be written from now on. */
 void mp_stream_start(void) MP_HIDDEN;
+/*
+ * Whether the stream's reader asks for the end of tracking: a byte on its
+ * socket (attach's collector, a live view), or the connection's end.
+ */
+int mp_stream_end_asked(void) MP_HIDDEN;
 /* Give up the stream's mapping and connection (a forked child's copy of its parent's). */
 void mp_stream_close(void) MP_HIDDEN;
 /* Tracking stops here, with a line on standard error (unless it had stopped already). */
