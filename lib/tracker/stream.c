@@ -327,7 +327,8 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 	p = mp_enc_field_uint(p, MP_H_MAX_DEPTH, mp_cfg.max_depth);
 	p = mp_enc_field_uint(p, MP_H_INTERVAL_MS, mp_cfg.interval_ms);
 	p = mp_enc_field_uint(p, MP_H_FLAGS, flags);
-	p = mp_enc_field_uint(p, MP_H_MAIN_TID, (uint64_t)syscall(SYS_gettid));
+	/* The main thread, whichever thread writes the header (ctl start: the control thread). */
+	p = mp_enc_field_uint(p, MP_H_MAIN_TID, (uint64_t)getpid());
 #if defined(__x86_64__)
 	p = mp_enc_field_uint(p, MP_H_MACHINE, EM_X86_64);
 #elif defined(__aarch64__)

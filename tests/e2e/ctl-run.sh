@@ -83,6 +83,8 @@ grep -q '^HEADER .*flags=[a-z,]*restarted' p2 || fail_ "c.bin.2 is not marked re
 [ "$(field end "$(grep ^TRAILER ps)")" = snapshot ] || fail_ "the snapshot's trailer: $(grep ^TRAILER ps)"
 # Each capture's own numbers: pids, and the blocks freed that came from before it.
 [ "$(field pid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.2's pid"
+# A capture begun by ctl (on the tracker's control thread) names the process's main thread.
+[ "$(field main_tid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.2's main_tid: $(grep ^HEADER p2)"
 # Every reporter reads each; the snapshot's leaks are the 10 blocks live at that moment.
 for f in c.bin c.bin.2 c.bin.snap.1; do
 	"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats $f: $(cat err)"
