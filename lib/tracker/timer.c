@@ -70,6 +70,15 @@ static void *timer_main(void *arg)
 			if (ts)
 				mp_stream_tick(ts);
 		}
+		/*
+		 * The next sample an interval after this one's time stamp, which the
+		 * module refresh above may have delayed: samples are never closer.
+		 */
+		{
+			uint64_t stamp = __atomic_load_n(&mp_st.last_tick_ns, __ATOMIC_RELAXED);
+			if (stamp > now)
+				next_tick = stamp + interval;
+		}
 		mp_threads_reap();
 	}
 	/* The stream ended (the collector went away): an attached tracker restores the program. */
