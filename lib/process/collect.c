@@ -144,9 +144,6 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 }
 
 
-
-
-
 /* ---- streams ---- */
 
 static char *stream_path(struct mp_collector *c, struct stream *s)
@@ -752,8 +749,6 @@ size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info 
 	*infos = c->infos;
 	return c->ninfos;
 }
-
-
 
 
 int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
