@@ -40,6 +40,45 @@ static int proc_ids(pid_t pid, unsigned long *uid, long *nspid)
 	return have_uid ? 0 : -1;
 }
 
+/*
+ * Whether the socket at path is older than process pid: left by an earlier
+ * process of the same pid (a tracker killed before it could remove it), as
+ * happens when pids come round again (containers).
+ */
+static int older_than(const char *path, pid_t pid)
+{
+	char name[64], buf[1024], *p;
+	unsigned long long start = 0, btime = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct stat st;
+	FILE *f;
+	int field;
+	if (stat(path, &st) < 0 || hz <= 0)
+		return 0;
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(name, "re")))
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* Field 22, counted after the command's closing parenthesis (the command may hold spaces). */
+	if (!p || !(p = strrchr(buf, ')')))
+		return 0;
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start) != 1 || !(f = fopen("/proc/stat", "re")))
+		return 0;
+	while (fgets(buf, sizeof(buf), f) && sscanf(buf, "btime %llu", &btime) != 1)
+		;
+	fclose(f);
+	/*
+	 * btime is in whole seconds: the start is known to a second, so only a
+	 * socket made over 2 s before it counts as older (a tracker makes its
+	 * socket after its process starts).
+	 */
+	return btime && (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 + 2.0 <
+			(double)btime + (double)start / (double)hz;
+}
+
 /* Connect to path: the fd, or -1 with errno. */
 static int dial(const char *path)
 {
@@ -65,6 +104,7 @@ static int dial(const char *path)
 int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];
+	const char *path = here;
 	unsigned long uid = 0;
 	long nspid = pid;
 	int fd, e;
@@ -82,6 +122,7 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 	fd = dial(here);
 	e = errno;
 	if (fd < 0 && e == ENOENT) {
+		path = there;
 		fd = dial(there);
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			strbuf_addf(err, "process %d has no memprof tracker listening in /tmp, and its own "
@@ -93,13 +134,17 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 			e = errno;
 	}
 	if (fd < 0) {
+		if (e == ECONNREFUSED && older_than(path, pid)) {
+			unlink(path); /* (no process can listen on it: its pid is another's now) */
+			e = ENOENT;
+		}
 		if (e == ENOENT)
 			strbuf_addf(err, "process %d has no memprof tracker listening (preload it with "
 				    "MEMPROF_OUTPUT, or start the program with 'memprof run --paused')",
 				    (int)pid);
 		else if (e == ECONNREFUSED)
 			strbuf_addf(err, "the tracker of process %d does not answer ('%s' is left from "
-				    "a process that ended?)", (int)pid, here);
+				    "a process that ended?)", (int)pid, path);
 		else if (e == EACCES || e == EPERM)
 			strbuf_addf(err, "cannot reach the tracker of process %d: it runs as user %lu, and "
 				    "only that user or root may control it", (int)pid, uid);

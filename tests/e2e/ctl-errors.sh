@@ -32,6 +32,27 @@ expect_err "process $untracked has no memprof tracker listening (preload it with
 kill -0 $untracked || fail_ "the untracked process died"
 kill $untracked
 
+# A socket left by an earlier process of the same pid (its tracker killed, the pid come
+# round again) is no tracker: said so, and the socket removed; one made since the process
+# started, where nothing listens, is a tracker that does not answer.
+sleep 60 & reused=$!
+sock=/tmp/memprof-$(id -u)/ctl.$reused
+mkdir -p -m 700 "/tmp/memprof-$(id -u)"
+bind_socket() { rm -f "$sock"; python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sock"; }
+bind_socket
+touch -d '1 hour ago' "$sock"
+mp ctl $reused status
+expect_rc 1 "a socket left by an earlier process"
+expect_one_line_err
+expect_err "process $reused has no memprof tracker listening"
+[ ! -e "$sock" ] || fail_ "the stale socket was left"
+bind_socket
+mp ctl $reused status
+expect_rc 1 "a socket nothing listens on"
+expect_err "the tracker of process $reused does not answer ('$sock' is left from a process that ended?)"
+rm -f "$sock"
+kill $reused
+
 # A tracked process of another user, from a user without privileges: refused, and the
 # tracker records nothing.
 if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
