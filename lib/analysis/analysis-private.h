@@ -57,6 +57,7 @@ struct mp_analysis_private {
 	uint32_t *sidmap;               /* the capture's string ids -> ours */
 	size_t nsid, sid_alloc;
 	struct mp_intmap modmap;        /* loaded module id -> index */
+	struct mp_intmap srcmods;       /* a Python source file's string id -> its module's index */
 	struct segref *segs;
 	size_t nsegs, segs_alloc;
 	bool segs_dirty;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/format/pyframe.h"
 #include "lib/util/hash.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
@@ -220,6 +221,29 @@ static uint32_t loaded_module(struct mp_analysis *a, uint64_t id)
 	return id && mp_intmap_get(&a->p->modmap, id, &idx) ? (uint32_t)idx : MP_NONE;
 }
 
+/*
+ * The module of an interpreter frame: its source file, as a module of no
+ * segments (nothing maps there) named by the file's path, so that reports
+ * by module name the Python files that allocated.
+ */
+static uint32_t source_module(struct mp_analysis *a, uint32_t file)
+{
+	struct mp_module *m;
+	uint64_t idx;
+	char *path;
+	if (mp_intmap_get(&a->p->srcmods, file, &idx))
+		return (uint32_t)idx;
+	path = xstrdup(mp_analysis_string(a, file)); /* (interning may move the strings) */
+	ALLOC_GROW(a->modules, a->nmodules + 1, a->modules_alloc);
+	m = &a->modules[a->nmodules];
+	memset(m, 0, sizeof(*m));
+	m->path = file;
+	m->name = intern(a, basename_of(path));
+	free(path);
+	mp_intmap_put(&a->p->srcmods, file, a->nmodules);
+	return (uint32_t)a->nmodules++;
+}
+
 /* ---- strings, symbols and traces ---------------------------------------- */
 
 static uint32_t our_sid(const struct mp_analysis *a, uint64_t id)
@@ -249,6 +273,11 @@ void mp_frames_on_symbol(struct mp_analysis *a, const struct mp_record *rec)
 	uint64_t ip = rec->u.symbol.ip, idx;
 	struct ipinfo *info;
 	uint32_t fallback = MP_NONE;
+
+	/* An interpreter's frame (lib/format/pyframe.h): in its source file. */
+	if (module == MP_NONE && mp_pyip_is(ip) && rec->u.symbol.nframes == 1 &&
+	    our_sid(a, rec->u.symbol.frames[0].file))
+		module = source_module(a, our_sid(a, rec->u.symbol.frames[0].file));
 
 	if (mp_intmap_get(&p->ipmap, ip, &idx) && p->ips[idx].gen != MP_NONE) {
 		/*

@@ -37,6 +37,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	mp_idxset_init(&p->ivset);
 	mp_intmap_init(&p->ipmap);
 	mp_intmap_init(&p->modmap);
+	mp_intmap_init(&p->srcmods);
 	p->traces = xcalloc(1, sizeof(*p->traces));
 	p->traces_alloc = 1;
 	/* Location 0 is the single frame of allocations without a stack. */
@@ -66,6 +67,7 @@ static void release_pass_state(struct mp_analysis_private *p)
 	mp_idxset_release(&p->ivset);
 	mp_intmap_release(&p->ipmap);
 	mp_intmap_release(&p->modmap);
+	mp_intmap_release(&p->srcmods);
 	free(p->segs);
 	p->segs = NULL;
 	free(p->sidmap);

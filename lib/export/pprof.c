@@ -166,7 +166,8 @@ static uint64_t location_id(struct pprof *p, uint32_t node)
 	p->loc_first[p->nplocs++] = p->nlines;
 	*l = (PbLocation)PERFTOOLS__PROFILES__LOCATION__INIT;
 	l->id = id;
-	l->mapping_id = module == MP_NONE ? 0 : (uint64_t)module + 1;
+	/* (a Python source file is a module of no segments, and maps no address) */
+	l->mapping_id = module == MP_NONE || !p->a->modules[module].nseg ? 0 : (uint64_t)module + 1;
 	/* A return address: ip - 1 is inside the call, where the symbols were looked up. */
 	l->address = ip ? ip - 1 : 0;
 	n = mp_analysis_node_frames(p->a, node, &frames);

@@ -61,7 +61,12 @@ d = json.load(open("s.json"))
 top = d["top_allocations_by_size"][0]
 assert top["function"] == "leak_some" and top["file"] == sys.argv[1] and top["line"] == 7, top
 assert top["size"] >= 32 << 20 and top["count"] == 8, top
+# Python code's module is its source file: the script leads the modules.
+mod = d["top_modules_by_allocation_size"][0]
+assert mod["module"] == sys.argv[1], d["top_modules_by_allocation_size"][:3]
 PY
+grep -A1 'allocating modules (by size)' stats.txt | grep -qF -- "- $T/leak.py: " ||
+	fail_ "the top module by size: $(grep -A2 'allocating modules (by size)' stats.txt)"
 
 # The leaked blocks' stacks: the Python frames, innermost first, in place of
 # the evaluation loop's, between the interpreter's C frames.
