@@ -85,6 +85,8 @@ static inline void mp_collect_observe(struct mp_collector *c, struct stream *s,
 void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Remember a note for the user (snapshots written and the like). */
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The path of s's capture (a new string): FILE, FILE.N or FILE.PID, none taken already. */
+char *mp_collect_path(struct mp_collector *c, struct stream *s);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
 /* Write the SYMBOL record a PYFRAME record's payload (data, len) describes into s's capture. */

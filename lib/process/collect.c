@@ -146,25 +146,6 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 
 /* ---- streams ---- */
 
-static char *stream_path(struct mp_collector *c, struct stream *s)
-{
-	char *path;
-	if (s->main)
-		return xstrdup(c->opts.output);
-	/* A later capture of the main process (memprof ctl PID start): FILE.2, FILE.3... */
-	if (s->pid == c->opts.main_pid && (s->dec.header.flags & MP_HF_RESTARTED)) {
-		s->info.capture = ++c->main_captures;
-		return xasprintf("%s.%u", c->opts.output, s->info.capture);
-	}
-	path = xasprintf("%s.%d", c->opts.output, (int)s->pid);
-	/* A process that replaced itself (exec) more than once gets .<pid>.<n>. */
-	for (int n = 2; !c->opts.force && access(path, F_OK) == 0 && n < 1000; n++) {
-		free(path);
-		path = xasprintf("%s.%d.%d", c->opts.output, (int)s->pid, n);
-	}
-	return path;
-}
-
 static bool start_capture(struct mp_collector *c, struct stream *s)
 {
 	struct mp_header h = s->dec.header;
@@ -194,7 +175,7 @@ static bool start_capture(struct mp_collector *c, struct stream *s)
 		}
 		goto opened;
 	}
-	s->info.path = stream_path(c, s);
+	s->info.path = mp_collect_path(c, s);
 	if (s->main && c->opts.output_fd >= 0) {
 		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path, flags) < 0)
 			goto fail;

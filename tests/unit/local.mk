@@ -4,6 +4,7 @@ UNIT_TESTS += \
 	%reldir%/test-analysis \
 	%reldir%/test-blocks \
 	%reldir%/test-capture \
+	%reldir%/test-collect-paths \
 	%reldir%/test-diff \
 	%reldir%/test-export \
 	%reldir%/test-fields \
@@ -35,6 +36,9 @@ tests_unit_test_blocks_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_capture_SOURCES = %reldir%/test-capture.c %reldir%/files.h
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_collect_paths_SOURCES = %reldir%/test-collect-paths.c
+tests_unit_test_collect_paths_LDADD = $(UNIT_LDADD)
+tests_unit_test_collect_paths_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_diff_SOURCES = %reldir%/test-diff.c %reldir%/analysis-fixture.h
 tests_unit_test_diff_LDADD = $(UNIT_LDADD)
 tests_unit_test_diff_CFLAGS = $(UNIT_CFLAGS)
