@@ -473,28 +473,22 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 /* The tracker's hello: its version and the memfd of its rings. */
 static bool read_hello(struct mp_collector *c, struct stream *s)
 {
-	struct mp_shm_hello hello;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct iovec iov = { &hello, sizeof(hello) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+	struct mp_hello_msg m;
 	struct cmsghdr *cm;
 	ssize_t n;
+	mp_hello_msg_init(&m);
 	do
-		n = recvmsg(s->fd, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+		n = recvmsg(s->fd, &m.msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
 	while (n < 0 && errno == EINTR);
-	cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	cm = n > 0 ? CMSG_FIRSTHDR(&m.msg) : NULL;
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(&s->memfd, CMSG_DATA(cm), sizeof(int));
 	if (n <= 0)
 		return false; /* gone before it said anything */
-	if (n != (ssize_t)sizeof(hello) || memcmp(hello.magic, MP_HELLO_MAGIC, 8) ||
-	    hello.version != MP_SHM_VERSION || s->memfd < 0) {
+	if (n != (ssize_t)sizeof(m.hello) || memcmp(m.hello.magic, MP_HELLO_MAGIC, 8) ||
+	    m.hello.version != MP_SHM_VERSION || s->memfd < 0) {
 		mp_collect_warn(c, "process %u connected with a tracker that is not this memprof's (%s); it is "
-		     "not tracked", hello.pid, n == (ssize_t)sizeof(hello) && !memcmp(hello.magic,
+		     "not tracked", m.hello.pid, n == (ssize_t)sizeof(m.hello) && !memcmp(m.hello.magic,
 		     MP_HELLO_MAGIC, 8) ? "another version" : "no hello");
 		return false;
 	}

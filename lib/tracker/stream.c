@@ -399,15 +399,10 @@ void mp_stream_tick(struct mp_wring *w)
 static int open_socket(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct mp_shm_hello hello = { MP_HELLO_MAGIC, MP_SHM_VERSION, (uint32_t)getpid() };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct iovec iov = { &hello, sizeof(hello) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	struct mp_hello_msg m = { .hello = { MP_HELLO_MAGIC, MP_SHM_VERSION, (uint32_t)getpid() } };
+	struct cmsghdr *c;
+	mp_hello_msg_init(&m);
+	c = CMSG_FIRSTHDR(&m.msg);
 	mp_st.sink_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (mp_st.sink_fd < 0)
 		return -1;
@@ -425,7 +420,7 @@ static int open_socket(void)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &mp_st.shm_fd, sizeof(int));
-	if (sendmsg(mp_st.sink_fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+	if (sendmsg(mp_st.sink_fd, &m.msg, MSG_NOSIGNAL) != (ssize_t)sizeof(m.hello)) {
 		close(mp_st.sink_fd);
 		mp_st.sink_fd = -1;
 		return -1;

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #define MP_SHM_MAGIC 0x474e49524650454dull /* "MEPFRING" */
 #define MP_SHM_VERSION 1
@@ -90,6 +92,24 @@ struct mp_shm_hello {
 	uint32_t version;           /* MP_SHM_VERSION */
 	uint32_t pid;
 };
+
+/* The hello as a message, with room for the memfd beside it: both sides' sendmsg()/recvmsg(). */
+struct mp_hello_msg {
+	struct mp_shm_hello hello;
+	struct iovec iov;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr msg;
+};
+
+static inline void mp_hello_msg_init(struct mp_hello_msg *m)
+{
+	m->iov = (struct iovec){ &m->hello, sizeof(m->hello) };
+	m->msg = (struct msghdr){ .msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->u.buf,
+				  .msg_controllen = sizeof(m->u.buf) };
+}
 
 /* Offsets and size of a mapping for max rings of ring_size bytes. */
 static inline void mp_shm_layout(uint32_t ring_size, uint32_t max_rings, uint64_t *ctl_offset,
