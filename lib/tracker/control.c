@@ -64,29 +64,33 @@ static void add_sink(char *r, size_t cap, size_t *n)
 	add(r, cap, n, "'");
 }
 
+/* How long the stream has run: " for 12.3 s". */
+static void add_since(char *r, size_t cap, size_t *n)
+{
+	uint64_t tenths = mp_stream_since_start_us() / 100000;
+	add(r, cap, n, " for ");
+	add_num(r, cap, n, tenths / 10);
+	add(r, cap, n, ".");
+	add_num(r, cap, n, tenths % 10);
+	add(r, cap, n, " s");
+}
+
 static void status(char *r, size_t cap, size_t *n)
 {
 	const char *live = mp_session_live_path();
 	if (mp_state == MP_STATE_ON && live) {
-		uint64_t tenths = mp_stream_since_start_us() / 100000;
 		add(r, cap, n, "ok streaming to a live view (memprof live) at '");
 		add(r, cap, n, live);
-		add(r, cap, n, "' for ");
-		add_num(r, cap, n, tenths / 10);
-		add(r, cap, n, ".");
-		add_num(r, cap, n, tenths % 10);
-		add(r, cap, n, " s, ");
+		add(r, cap, n, "'");
+		add_since(r, cap, n);
+		add(r, cap, n, ", ");
 		add_num(r, cap, n, mp_st.capture_no);
 		add(r, cap, n, mp_st.capture_no == 1 ? " capture written" : " captures written");
 	} else if (mp_state == MP_STATE_ON) {
 		add(r, cap, n, "ok recording");
 		add_sink(r, cap, n);
-		uint64_t tenths = mp_stream_since_start_us() / 100000;
-		add(r, cap, n, " for ");
-		add_num(r, cap, n, tenths / 10);
-		add(r, cap, n, ".");
-		add_num(r, cap, n, tenths % 10);
-		add(r, cap, n, " s, capture ");
+		add_since(r, cap, n);
+		add(r, cap, n, ", capture ");
 		add_num(r, cap, n, mp_st.capture_no);
 		add(r, cap, n, ", ");
 		add_num(r, cap, n, mp_st.h ? mp_st.h->n_rings : 0);
