@@ -34,6 +34,8 @@
 #define DCACHE 2048                 /* descriptors per thread, a power of two */
 #define DWAYS 4                     /* ways per set: a set is one cache line */
 #define MAXF (1024 + 16 + 1)        /* frames kept from the previous walk */
+#define SHAPES 64                   /* stack shapes per thread, a power of two */
+#define SHAPE_MAX 48                /* frames per shape */
 
 enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
 enum {
@@ -56,8 +58,26 @@ struct desc {
    this frame outwards reads the incoming rbp. */
 #define frame mp_uframe
 
+/*
+ * Where the frames were, the last time a walk started at this stack pointer:
+ * each frame's CFA less the stack pointer. A walk from there predicts that
+ * its frames are at the same places (the same call depth mostly has the same
+ * frame sizes, whichever functions are on it) and reads each frame's return
+ * address at the predicted place instead of where the previous frame's
+ * descriptor puts it, so the reads and descriptor lookups of consecutive
+ * frames no longer wait for each other. Every frame's CFA is still computed
+ * and must equal the prediction for it to be used: a shape is a guess
+ * about timing, never about results.
+ */
+struct shape {
+	uint64_t rsp;   /* 0: empty */
+	uint32_t n;
+	uint32_t off[SHAPE_MAX];
+};
+
 struct mp_unwinder {
 	struct desc cache[DCACHE] __attribute__((aligned(64)));
+	struct shape shapes[SHAPES];
 	uint64_t code_gen;
 	uint64_t stack_lo, stack_hi;
 	int nprev;
@@ -477,8 +497,8 @@ static void describe(uint64_t ip, struct desc *d)
 	}
 	if (st.ra_kind != 1 || (st.cfa_reg != REG_RSP && st.cfa_reg != REG_RBP) ||
 	    st.rbp_kind == 3 || st.cfa_off < INT32_MIN || st.cfa_off > INT32_MAX ||
-	    st.ra_off < -128 || st.ra_off > 127 || st.rbp_off <= INT16_MIN || st.rbp_off > INT16_MAX)
-		return;
+	    st.ra_off != -8 || st.rbp_off <= INT16_MIN || st.rbp_off > INT16_MAX)
+		return; /* (the walk and reusable_from() read the x86_64 return-address slot) */
 	d->cfa_off = (int32_t)st.cfa_off;
 	d->ra_off = (int8_t)st.ra_off;
 	d->rbp_off = st.rbp_kind == 1 ? (int16_t)st.rbp_off : RBP_NONE;
@@ -548,12 +568,14 @@ void mp_unwind_forget(struct mp_unwinder *u)
 __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe **frames,
 					int *stable, int *truncated)
 {
-	uint64_t rip, rsp, rbp, cfa, ra, prev_cfa, from_cfa;
-	int n = 0, reuse = -1, first = 1, cursor, nprev, total;
+	uint64_t rip, rsp, rbp, cfa, ra, prev_cfa, from_cfa, rsp0;
+	int n = 0, reuse = -1, first = 1, cursor, nprev, total, npred, walked;
 	struct frame *prev, *walk;
+	struct shape *sh;
 
 	if (__builtin_expect(u->code_gen != code_gen, 0)) {
 		memset(u->cache, 0, sizeof(u->cache));
+		memset(u->shapes, 0, sizeof(u->shapes));
 		u->nprev = 0;
 		u->code_gen = __atomic_load_n(&code_gen, __ATOMIC_ACQUIRE);
 	}
@@ -561,6 +583,9 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 			 : "=r"(rip), "=r"(rsp), "=r"(rbp));
 	u->stats.walks++;
 	*truncated = 0;
+	rsp0 = rsp;
+	sh = &u->shapes[((rsp >> 4) ^ (rsp >> 10)) & (SHAPES - 1)];
+	npred = sh->rsp == rsp ? (int)sh->n : 0;
 	prev = u->buf[u->cur];
 	walk = u->buf[!u->cur];
 	nprev = u->nprev;
@@ -574,17 +599,29 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		struct frame *f;
 		uint64_t slot = 0, nrbp = rbp;
 		first = 0;
-		if (d->flags & D_BAD)
-			goto fallback;
-		if (d->flags & D_END)
+		if (__builtin_expect(d->flags & (D_BAD | D_END), 0)) {
+			if (d->flags & D_BAD)
+				goto fallback;
 			break;
+		}
 		cfa = (uint64_t)((int64_t)((d->flags & D_CFA_RBP) ? rbp : rsp) + d->cfa_off);
+		if (n < npred) {
+			uint64_t at = rsp0 + sh->off[n], differ = at ^ cfa;
+			/* Compared so that the compiler cannot know that at is cfa (and
+			   use either): the reads below depend on the shape, not on this
+			   frame's descriptor, and overlap with the next frame's lookup. */
+			__asm__("" : "+r"(differ));
+			if (__builtin_expect(!differ, 1)) {
+				/* A shape's CFAs passed the checks below when it was recorded. */
+				cfa = at;
+				goto checked;
+			}
+			npred = n; /* the shape ends here */
+		}
 		/* Frames only get older towards higher addresses, inside the thread's stack. */
-		if (cfa <= prev_cfa || cfa < u->stack_lo || cfa + 16 > u->stack_hi ||
-		    (uint64_t)((int64_t)cfa + d->ra_off) < u->stack_lo)
+		if (cfa <= prev_cfa || cfa < u->stack_lo + 8 || cfa + 16 > u->stack_hi)
 			goto fallback;
-		if (d->ra_off != -8)
-			goto fallback; /* reusable_from() assumes the x86_64 return-address slot */
+checked:
 		ra = *(const uint64_t *)(cfa - 8);
 		if (d->flags & D_RBP_SAVED) {
 			slot = (uint64_t)((int64_t)cfa + d->rbp_off);
@@ -624,6 +661,7 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		rbp = nrbp;
 		rip = ra;
 	}
+	walked = n;
 	if (reuse >= 0) {
 		/* walk[n - 1] is prev[reuse]: take it and the older frames, with their caller data. */
 		total = n - 1 + nprev - reuse;
@@ -640,6 +678,14 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, struct mp_uframe 
 		*stable = 0;
 	}
 	u->stats.frames_walked += (uint64_t)n;
+	if (sh->rsp != rsp0 || npred < (walked < SHAPE_MAX ? walked : SHAPE_MAX)) {
+		/* Remember where this walk found its frames, for the next walk from here. */
+		int m = total < SHAPE_MAX ? total : SHAPE_MAX;
+		for (int k = 0; k < m; k++)
+			sh->off[k] = (uint32_t)(walk[k].cfa - rsp0);
+		sh->n = (uint32_t)m;
+		sh->rsp = rsp0;
+	}
 	u->cur = !u->cur;
 	u->nprev = total;
 	*frames = walk;
