@@ -33,7 +33,9 @@ static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tsta
 	if (unlikely(mp_wring_room(w, MP_RING_EVENT_ROOM)) && mp_stream_wait_room(w, MP_RING_EVENT_ROOM))
 		return NULL;
 	p = mp_wring_at(w, MP_RING_EVENT_ROOM);
-	key = mp_wring_begin(w, w->h, mp_st.clock);
+	key = mp_wring_begin(w, mp_st.clock);
+	if (unlikely(!key))
+		key = mp_stream_key_slow(w);
 	/* After the busy flag: a detach that saw it clear has made tracking stop here too. */
 	if (unlikely(!*mp_live)) {
 		mp_wring_abandon(w);

@@ -105,6 +105,9 @@ static int shm_create(void)
 	mp_st.shm_fd = fd;
 	mp_st.shm_file = data;
 	mp_st.clock = choose_clock();
+	/* Solo keys need every thread to pass a barrier when a second writer comes. */
+	mp_st.solo_ok = mp_st.clock == MP_CLOCK_COUNTER &&
+			syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	mp_st.h->magic = MP_SHM_MAGIC;
 	mp_st.h->version = MP_SHM_VERSION;
 	mp_st.h->clock = (uint32_t)mp_st.clock;
@@ -157,10 +160,89 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 	w->head = w->tail = w->last_key = 0;
 	w->half_mark = h->ring_size / 2;
 	w->index = idx;
+	w->keys = mp_st.solo_ok ? MP_KEYS_FOREIGN : MP_KEYS_SHARED;
 	w->ctl->tid = (uint32_t)tid;
 	__atomic_store_n(&h->n_rings, idx + 1, __ATOMIC_RELEASE);
 	mp_unlock(&mp_st.rings_lock);
 	return 0;
+}
+
+/* ---- counter keys (lib/transport/ring.h, enum mp_keys) ---- */
+
+/* Every thread of the process passes a memory barrier. */
+static void barrier_all_threads(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* registered, so not expected */
+}
+
+/*
+ * Wait for the owner's record in flight, if any: an owner sets its busy
+ * flag, then reads the owner and sharers fields, so after a barrier of all
+ * threads either it sees what we changed or we see its flag.
+ */
+static void wait_owner_idle(struct mp_shm_header *h, uint32_t owner)
+{
+	struct mp_ring_ctl *c;
+	if (!owner || owner == MP_OWNER_SHARED)
+		return;
+	c = mp_shm_ctl(h, h, owner - 1);
+	while (__atomic_load_n(&c->busy, __ATOMIC_ACQUIRE))
+		sched_yield(); /* a record's write: no lock or wait inside */
+}
+
+/* w's writer becomes the owner (or, after too many changes, no one is). */
+static void take_ownership(struct mp_wring *w)
+{
+	struct mp_shm_header *h = w->h;
+	uint32_t owner;
+	mp_lock(&h->handoff_lock);
+	owner = __atomic_load_n(&h->owner, __ATOMIC_ACQUIRE);
+	if (owner != MP_OWNER_SHARED && owner != w->index + 1) {
+		uint32_t next = ++h->handoffs > MP_OWNER_HANDOFFS ? MP_OWNER_SHARED : w->index + 1;
+		if (owner) {
+			__atomic_store_n(&h->owner, 0, __ATOMIC_SEQ_CST);
+			barrier_all_threads();
+			wait_owner_idle(h, owner);
+		}
+		__atomic_store_n(&h->owner, next, __ATOMIC_SEQ_CST);
+	}
+	mp_unlock(&h->handoff_lock);
+}
+
+uint64_t mp_stream_key_slow(struct mp_wring *w)
+{
+	struct mp_shm_header *h = w->h;
+	for (;;) {
+		/* Here the busy flag is set and visible. */
+		uint32_t owner = __atomic_load_n(&h->owner, __ATOMIC_ACQUIRE);
+		uint64_t key;
+		if (owner == MP_OWNER_SHARED || owner == w->index + 1)
+			return mp_shm_key_shared(h); /* the owner itself, while a tracker thread shares */
+		/* While waiting, no one need wait for this ring. */
+		__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
+		if (w->keys == MP_KEYS_FOREIGN) {
+			__atomic_add_fetch(&h->sharers, 1, __ATOMIC_SEQ_CST);
+			barrier_all_threads();
+			wait_owner_idle(h, __atomic_load_n(&h->owner, __ATOMIC_ACQUIRE));
+			__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
+			key = mp_shm_key_shared(h);
+			__atomic_sub_fetch(&h->sharers, 1, __ATOMIC_RELEASE);
+			return key;
+		}
+		take_ownership(w);
+		__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		key = mp_shm_key_owner(h, w->index);
+		if (key)
+			return key;
+	}
+}
+
+void mp_stream_keys_declare(struct mp_wring *w)
+{
+	if (w->keys == MP_KEYS_FOREIGN)
+		w->keys = MP_KEYS_SOLO;
 }
 
 static void ring_doorbell(struct mp_shm_header *h)
@@ -248,7 +330,9 @@ int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len)
 	if (len > MP_RING_MAX_RECORD || (mp_wring_room(w, room) && mp_stream_wait_room(w, room)))
 		return -1;
 	p = mp_wring_at(w, room);
-	key = mp_wring_begin(w, w->h, mp_st.clock);
+	key = mp_wring_begin(w, mp_st.clock);
+	if (unlikely(!key))
+		key = mp_stream_key_slow(w);
 	if (unlikely(!*mp_live) && w != closer) {
 		mp_wring_abandon(w);
 		return -1;
@@ -532,8 +616,8 @@ void mp_stream_quiesce(struct mp_wring *self)
 	 */
 	if (mp_st.clock == MP_CLOCK_TSC)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
-	else
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else if (!mp_st.solo_ok || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the writers' atomic adds are barriers */
 	if (!h)
 		return;
 	n = __atomic_load_n(&h->n_rings, __ATOMIC_ACQUIRE);

@@ -28,6 +28,7 @@ struct mp_stream {
 	int shm_fd;
 	uint64_t shm_file;
 	int clock;                     /* enum mp_clock of the mapping */
+	int solo_ok;                   /* a ring may take solo keys (ring.h: enum mp_keys) */
 	int rings_lock;                /* handing out rings */
 	/* Direct mode: the tracker reads its own rings (a thread with a full ring calls it). */
 	void (*self_reader)(int final);
@@ -53,6 +54,14 @@ extern struct mp_stream mp_st MP_HIDDEN;
  * whatever way it was forked and whatever runs before our fork handler.
  */
 extern volatile int *mp_live MP_HIDDEN;
+
+/*
+ * A program thread is about to write its first event into w (a new ring of
+ * the stream): it may own the counter (lib/transport/ring.h, enum mp_keys).
+ */
+void mp_stream_keys_declare(struct mp_wring *w) MP_HIDDEN;
+/* The key of w's record, when mp_wring_begin() said the slow way: a change of owner, or sharing. */
+uint64_t mp_stream_key_slow(struct mp_wring *w) MP_HIDDEN;
 
 /* A new stream: its mapping of rings (not yet live). 0, or -1 (said on standard error). */
 int mp_stream_create(void) MP_HIDDEN;

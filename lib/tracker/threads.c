@@ -49,6 +49,7 @@ int mp_thread_declare(struct mp_tstate *ts)
 	if (have_ring(ts))
 		return -1;
 	ts->declared = mp_st.gen;
+	mp_stream_keys_declare(&ts->ring);
 	emit_thread(ts);
 	return 0;
 }

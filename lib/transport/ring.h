@@ -59,6 +59,11 @@ struct mp_shm_header {
 	uint32_t n_rings __attribute__((aligned(64)));
 	/* The order counter (MP_CLOCK_COUNTER). */
 	uint64_t counter __attribute__((aligned(64)));
+	/* Who takes counter keys how (enum mp_keys): */
+	uint32_t owner;             /* 1 + the ring whose writer adds plainly; 0 none; MP_OWNER_SHARED */
+	uint32_t sharers;           /* the tracker's own threads adding atomically just now */
+	uint32_t handoffs;          /* owners so far: past MP_OWNER_HANDOFFS, shared for good */
+	int32_t handoff_lock;       /* the tracker's spin lock around a change of owner */
 	/* Written by the reader. */
 	uint32_t reader_state __attribute__((aligned(64))); /* enum mp_reader_state */
 	int32_t reader_pid;
@@ -153,18 +158,23 @@ static inline uint64_t mp_tsc(void)
 }
 
 /*
- * The order key of a record being written now (after mp_ring_begin's busy
- * flag). It must follow every load before it: an allocation's key the load
- * that found its block free, a free's key the load that gave the program
- * the pointer (another thread's block, handed over).
+ * How a ring's writer takes counter keys. The atomic add is a full barrier,
+ * a good part of what recording an event costs, and a program that
+ * allocates from one thread at a time has nothing to order its events
+ * against but that thread's own: so one ring at a time is the owner, whose
+ * writer increments the counter with a plain load and store, for as long as
+ * no other writer takes keys. A program thread that finds another ring the
+ * owner takes over: it withdraws ownership, makes every thread pass a memory
+ * barrier (membarrier(2)), waits for the old owner's record in flight, then
+ * owns. After MP_OWNER_HANDOFFS changes the counter is shared for good
+ * (threads that take turns all the time). The tracker's own threads (ticks,
+ * modules) count themselves in `sharers` around an atomic add of their own.
+ * The writer's side of this is in the tracker (lib/tracker/stream.c).
+ * Without membarrier(2) every writer adds atomically (MP_KEYS_SHARED).
  */
-static inline uint64_t mp_shm_key(struct mp_shm_header *h, int clock)
-{
-	if (__builtin_expect(clock == MP_CLOCK_TSC, 1))
-		return mp_tsc();
-	/* A locked add is a full barrier: the busy flag is visible before the key exists. */
-	return __atomic_fetch_add(&h->counter, 1, __ATOMIC_SEQ_CST) + 1;
-}
+enum mp_keys { MP_KEYS_SHARED = 0, MP_KEYS_SOLO = 1, MP_KEYS_FOREIGN = 2 };
+#define MP_OWNER_SHARED UINT32_MAX
+#define MP_OWNER_HANDOFFS 64u
 
 /* ---- the writer's side: one thread per ring ---- */
 
@@ -188,6 +198,7 @@ struct mp_wring {
 	uint64_t last_key;          /* keys are written as deltas to the ring's previous one */
 	uint64_t half_mark;         /* head at which the ring is half full (doorbell) */
 	uint32_t index;
+	uint8_t keys;               /* enum mp_keys: a program thread's ring, a tracker thread's, or no owners */
 };
 
 /* Room for a record of up to n bytes, contiguous at mp_wring_at(); 0, or -1 when it must wait. */
@@ -215,15 +226,48 @@ static inline uint8_t *mp_wring_at(struct mp_wring *w, size_t n)
 }
 
 /*
+ * The order key of a record being written now (after its busy flag). It
+ * must follow every load before it: an allocation's key the load that found
+ * its block free, a free's key the load that gave the program the pointer
+ * (another thread's block, handed over).
+ */
+static inline uint64_t mp_shm_key_shared(struct mp_shm_header *h)
+{
+	/* A locked add is a full barrier: the busy flag is visible before the key exists. */
+	return __atomic_fetch_add(&h->counter, 1, __ATOMIC_SEQ_CST) + 1;
+}
+
+/* The owner's key, when it is the owner and no one else takes keys (else 0). */
+static inline uint64_t mp_shm_key_owner(struct mp_shm_header *h, uint32_t index)
+{
+	uint64_t k;
+	if (__atomic_load_n(&h->owner, __ATOMIC_RELAXED) != index + 1 ||
+	    __atomic_load_n(&h->sharers, __ATOMIC_RELAXED))
+		return 0;
+	/* The release orders the busy flag before the key for the reader, which
+	   reads the counter, then the flags (lib/transport/merge.h). */
+	k = __atomic_load_n(&h->counter, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&h->counter, k, __ATOMIC_RELEASE);
+	return k;
+}
+
+/*
  * Start a record: the busy flag, then the key. The flag is set before the
  * key is read so that a reader that sees it clear knows any record not yet
- * published will have a newer key (mp_merge_round()).
+ * published will have a newer key (mp_merge_round()). 0 when the writer
+ * must take the key the slow way (enum mp_keys), its busy flag set.
  */
-static inline uint64_t mp_wring_begin(struct mp_wring *w, struct mp_shm_header *h, int clock)
+static inline uint64_t mp_wring_begin(struct mp_wring *w, int clock)
 {
 	__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return mp_shm_key(h, clock);
+	if (__builtin_expect(clock == MP_CLOCK_TSC, 1))
+		return mp_tsc();
+	if (__builtin_expect(w->keys == MP_KEYS_SOLO, 1))
+		return mp_shm_key_owner(w->h, w->index);
+	if (w->keys == MP_KEYS_SHARED)
+		return mp_shm_key_shared(w->h);
+	return 0;
 }
 
 /* Publish the record that ends at end, then clear the busy flag. */
