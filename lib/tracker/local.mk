@@ -2,6 +2,7 @@
 pkglib_LTLIBRARIES = libmemprof.la
 libmemprof_la_SOURCES = \
 	%reldir%/attach.c \
+	%reldir%/cfi.c %reldir%/cfi.h \
 	%reldir%/base.h \
 	%reldir%/config.c %reldir%/config.h \
 	%reldir%/control.c %reldir%/control.h \

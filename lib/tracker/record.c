@@ -179,6 +179,8 @@ void mp_record_site(struct mp_site *site)
 	site->h[0] = site->h[1] = 0;
 	site->frames = NULL;
 	site->py = site->hashed = 0;
+	site->node = 0;
+	site->gen = mp_st.gen;
 	if (unlikely(!ts))
 		goto out;
 	if (unlikely(mp_py_on)) {
@@ -189,8 +191,13 @@ void mp_record_site(struct mp_site *site)
 		}
 		site->py = np > 0;
 	}
-	if (likely(ts->uw != NULL))
-		site->n = mp_unwind(ts->uw, &site->frames, &stable, &truncated);
+	if (likely(ts->uw != NULL)) {
+		/* Without Python frames a known stack's node is all it takes. */
+		site->n = mp_unwind(ts->uw, mp_py_on ? 0 : site->gen, &site->frames, &stable, &truncated,
+				    &site->node);
+		if (likely(site->n == MP_UNWIND_KNOWN))
+			goto out;
+	}
 	if (unlikely(site->py)) {
 		if (py_site(ts, site, stable, truncated))
 			goto out;
@@ -235,7 +242,15 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	/* The thread's ring first: new stacks write their TRACE records into it. */
 	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
 		goto out;
-	if (unlikely(site->py) && site->hashed) {
+	if (likely(site->node)) {
+		if (likely(site->gen == mp_st.gen)) {
+			node = site->node; /* known to the walker, in this stream */
+		} else {
+			/* A new stream began while the allocator ran: its own nodes. */
+			int depth = mp_stack_from_ips(ts, unw_backtrace(ts->raw, (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1), 0);
+			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
+		}
+	} else if (unlikely(site->py) && site->hashed) {
 		/* With Python frames: a known stack, or built whole and then known. */
 		node = mp_smap_get(site->h);
 		if (!node) {
@@ -252,6 +267,8 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		node = mp_smap_get(site->h);
 		if (unlikely(!node))
 			node = mp_fast_stack_node(ts, site->frames, site->n, site->h);
+		if (likely(!site->py))
+			mp_unwind_learn(ts->uw, node);
 	} else {
 		node = mp_slow_stack_node(ts, site->depth, site->k);
 	}

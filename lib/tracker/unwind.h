@@ -41,8 +41,16 @@ void mp_unwinder_free(struct mp_unwinder *u) MP_HIDDEN;
  * as the caller left them). A stack deeper than the walker keeps returns its
  * innermost frames with *truncated set. Returns -1 when the walk needs
  * libunwind instead (the next walk then starts afresh).
+ *
+ * With a nonzero seed (the caller's generation of nodes), a stack whose
+ * walk the caller taught its node (mp_unwind_learn) and whose words are all
+ * as they were is not walked: MP_UNWIND_KNOWN, with the node in *node.
  */
-int mp_unwind(struct mp_unwinder *u, struct mp_uframe **frames, int *stable, int *truncated) MP_HIDDEN;
+#define MP_UNWIND_KNOWN (-2)
+int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **frames, int *stable,
+	      int *truncated, uint32_t *node) MP_HIDDEN;
+/* The leaf node of the stack the last mp_unwind() walked, for the next walk of the same stack. */
+void mp_unwind_learn(struct mp_unwinder *u, uint32_t node) MP_HIDDEN;
 /* Forget the previous walk (its caller data are no longer valid). */
 void mp_unwind_forget(struct mp_unwinder *u) MP_HIDDEN;
 
@@ -51,7 +59,7 @@ void mp_unwind_code_changed(void) MP_HIDDEN;
 
 /* Counters for tests and benchmarks. */
 struct mp_unwind_stats {
-	uint64_t walks, fallbacks, frames_walked, frames_reused, descriptor_misses;
+	uint64_t walks, fallbacks, frames_walked, frames_reused, descriptor_misses, known;
 };
 void mp_unwind_get_stats(struct mp_unwinder *u, struct mp_unwind_stats *st) MP_HIDDEN;
 
