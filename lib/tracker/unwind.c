@@ -67,6 +67,7 @@ struct shape {
 	uint32_t n;
 	uint32_t whole; /* the walk was all of the stack (see known_ok) */
 	uint32_t off[SHAPE_MAX];
+	uint64_t salt[SHAPE_MAX]; /* each place's own in a fingerprint */
 };
 
 /*
@@ -207,11 +208,13 @@ static inline void fingerprint(const struct shape *sh, uint64_t rsp, uint64_t se
 {
 	uint64_t a = seed ^ rsp * 0x9e3779b97f4a7c15ull ^ sh->n, b = a ^ 0x5851f42d4c957f2dull;
 	for (uint32_t k = 0; k < sh->n; k++) {
-		/* Independent terms: the reads and multiplications overlap. */
-		uint64_t x = *(const uint64_t *)(rsp + sh->off[k] - 8) ^ ((uint64_t)sh->off[k] << 40);
-		uint64_t y = x * 0xbf58476d1ce4e5b9ull, z = x * 0x94d049bb133111ebull;
-		a += y ^ (y >> 29);
-		b += z ^ (z >> 31);
+		/* Independent terms, one multiplication each (both halves): the
+		   reads and multiplications of the frames overlap. */
+		uint64_t x = *(const uint64_t *)(rsp + sh->off[k] - 8) ^ sh->salt[k];
+		unsigned __int128 y = (unsigned __int128)x * 0xbf58476d1ce4e5b9ull;
+		uint64_t lo = (uint64_t)y, hi = (uint64_t)(y >> 64);
+		a += lo ^ hi;
+		b += hi;
 	}
 	*h0 = a ? a : 1;
 	*h1 = b;
@@ -386,7 +389,11 @@ checked:
 		/* Remember where this walk found its frames, for the next walk from here. */
 		int m = total < SHAPE_MAX ? total : SHAPE_MAX;
 		for (int k = 0; k < m; k++)
+		{
 			sh->off[k] = (uint32_t)(walk[k].cfa - rsp0);
+			sh->salt[k] = (sh->off[k] + 1) * 0x94d049bb133111ebull;
+			sh->salt[k] ^= sh->salt[k] >> 31;
+		}
 		sh->n = (uint32_t)m;
 		sh->rsp = rsp0;
 		sh->whole = (uint32_t)known_ok(walk, total, *truncated, zero_end);
