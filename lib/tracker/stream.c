@@ -217,7 +217,13 @@ uint64_t mp_stream_key_slow(struct mp_wring *w)
 		/* Here the busy flag is set and visible. */
 		uint32_t owner = __atomic_load_n(&h->owner, __ATOMIC_ACQUIRE);
 		uint64_t key;
-		if (owner == MP_OWNER_SHARED || owner == w->index + 1)
+		if (owner == MP_OWNER_SHARED) {
+			/* For good: the next keys need not read the owner (a line the adds bounce). */
+			if (w->keys == MP_KEYS_SOLO)
+				w->keys = MP_KEYS_SHARED;
+			return mp_shm_key_shared(h);
+		}
+		if (owner == w->index + 1)
 			return mp_shm_key_shared(h); /* the owner itself, while a tracker thread shares */
 		/* While waiting, no one need wait for this ring. */
 		__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
