@@ -42,7 +42,8 @@
 #define MAXF (1024 + 16 + 1)        /* frames kept from the previous walk */
 #define SHAPES 64                   /* stack shapes per thread, a power of two */
 #define SHAPE_MAX 48                /* frames per shape */
-#define KNOWN 8192                  /* known stacks per thread, a power of two */
+#define KNOWN_MIN 256               /* known stacks per thread at first (a page), */
+#define KNOWN_MAX 8192              /* at most, doubling while learning thrashes it */
 #define KWAYS 4                     /* per set: a set is one cache line */
 
 
@@ -96,7 +97,9 @@ struct mp_unwinder {
 	int fp_ok;                  /* fp is the last walk's fingerprint (mp_unwind_learn) */
 	uint64_t fp0;
 	uint32_t fp1;
-	struct known known[KNOWN] __attribute__((aligned(64)));
+	struct known *known;        /* known_size entries, in sets of KWAYS */
+	uint32_t known_size;
+	uint32_t learned;           /* stacks learned since known last grew */
 	/* The previous walk and this one, innermost frame first: a walk writes each
 	   new frame once and copies only the older frames it reuses. */
 	struct frame buf[2][MAXF];
@@ -126,6 +129,12 @@ struct mp_unwinder *mp_unwinder_new(void)
 	u = mp_pages(sizeof(*u));
 	if (!u)
 		return NULL;
+	u->known_size = KNOWN_MIN;
+	u->known = mp_pages(KNOWN_MIN * sizeof(*u->known));
+	if (!u->known) {
+		mp_pages_free(u, sizeof(*u));
+		return NULL;
+	}
 	u->stack_lo = (uint64_t)addr;
 	u->stack_hi = (uint64_t)addr + size;
 	u->code_gen = __atomic_load_n(&code_gen, __ATOMIC_ACQUIRE);
@@ -134,6 +143,7 @@ struct mp_unwinder *mp_unwinder_new(void)
 
 void mp_unwinder_free(struct mp_unwinder *u)
 {
+	mp_pages_free(u->known, u->known_size * sizeof(*u->known));
 	mp_pages_free(u, sizeof(*u));
 }
 
@@ -221,9 +231,9 @@ static inline void fingerprint(const struct shape *sh, uint64_t rsp, uint64_t se
 }
 
 /* The set of a fingerprint: from its high bits, mixed (sums of terms have poor low bits). */
-static inline struct known *known_set(struct mp_unwinder *u, uint64_t fp0)
+static inline struct known *known_set(struct known *tab, uint32_t size, uint64_t fp0)
 {
-	return &u->known[((fp0 * 0x9e3779b97f4a7c15ull) >> 40) & (KNOWN - KWAYS)];
+	return &tab[((fp0 * 0x9e3779b97f4a7c15ull) >> 40) & (size - KWAYS)];
 }
 
 /* This walk's frames are all of the stack, found without rbp (struct known). */
@@ -237,13 +247,41 @@ static int known_ok(const struct frame *f, int n, int truncated, int zero_end)
 	return 1;
 }
 
+/*
+ * A thread with few stacks keeps a page of them; one that learns twice as
+ * many stacks as its table holds (they evict each other) gets a table twice
+ * the size, up to KNOWN_MAX (128 KiB), with what the old one knew.
+ */
+static void known_grow(struct mp_unwinder *u)
+{
+	struct known *old = u->known, *n;
+	uint32_t old_size = u->known_size, size = 2 * old_size;
+	u->learned = 0;
+	n = mp_pages(size * sizeof(*n));
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < old_size; i++) {
+		struct known *set = known_set(n, size, old[i].h0);
+		for (int w = 0; old[i].node && w < KWAYS; w++)
+			if (!set[w].node) {
+				set[w] = old[i];
+				break;
+			}
+	}
+	u->known = n;
+	u->known_size = size;
+	mp_pages_free(old, old_size * sizeof(*old));
+}
+
 void mp_unwind_learn(struct mp_unwinder *u, uint32_t node)
 {
 	struct known *set, *e;
 	if (!u->fp_ok || !node)
 		return;
 	u->fp_ok = 0;
-	set = known_set(u, u->fp0);
+	if (++u->learned > 2 * u->known_size && u->known_size < KNOWN_MAX)
+		known_grow(u);
+	set = known_set(u->known, u->known_size, u->fp0);
 	/* An empty way, else one chosen by the fingerprint's high bits. */
 	e = &set[(u->fp0 >> 60) % KWAYS];
 	for (int w = 0; w < KWAYS; w++)
@@ -281,7 +319,7 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, st
 	if (seed && npred && sh->whole) {
 		const struct known *set;
 		fingerprint(sh, rsp, seed ^ u->code_gen << 32, &fp0, &fp1);
-		set = known_set(u, fp0);
+		set = known_set(u->known, u->known_size, fp0);
 		for (int w = 0; w < KWAYS; w++)
 			if (set[w].h0 == fp0 && set[w].h1 == (uint32_t)fp1 && set[w].node) {
 				u->stats.known++;
