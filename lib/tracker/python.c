@@ -573,6 +573,20 @@ int mp_py_match(struct mp_pybuf *b, const uint64_t *sp, size_t stride, int n)
 	return placed;
 }
 
+uint64_t mp_py_seed(const struct mp_pybuf *b)
+{
+	/* The frames' ips (their hash, kept from walk to walk), then each group. */
+	uint64_t h = b->ent[b->n - 1].hash[0] ^ (b->ent[b->n - 1].hash[1] * 0x9e3779b97f4a7c15ull) ^
+		     (uint64_t)b->n << 48;
+	for (int g = 0; g < b->ngroups; g++) {
+		const struct mp_pygroup *gr = &b->g[g];
+		uint64_t x = (gr->anchor ^ ((uint64_t)gr->start << 48) ^ ((uint64_t)gr->len << 32)) *
+			     0xbf58476d1ce4e5b9ull;
+		h += x ^ (x >> 31);
+	}
+	return (h ^ (h >> 29)) | 1ull << 63;
+}
+
 void mp_py_hash(const struct mp_pybuf *b, int n, uint64_t h[2])
 {
 	/* The Python frames (kept from walk to walk), then where each group goes. */

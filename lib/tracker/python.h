@@ -99,6 +99,12 @@ int mp_py_walk(struct mp_tstate *ts) MP_HIDDEN;
  * are sp[0], sp[stride], ... Returns the number of Python frames placed.
  */
 int mp_py_match(struct mp_pybuf *b, const uint64_t *sp, size_t stride, int n) MP_HIDDEN;
+/*
+ * What, besides the native stack, makes the stack of an allocation with
+ * Python frames (after mp_py_walk): the frames' ips and the C stack
+ * addresses of the calls that run them. Never 0.
+ */
+uint64_t mp_py_seed(const struct mp_pybuf *b) MP_HIDDEN;
 /* Mix the Python frames, and where they are placed, into the hash of n native frames. */
 void mp_py_hash(const struct mp_pybuf *b, int n, uint64_t h[2]) MP_HIDDEN;
 /*

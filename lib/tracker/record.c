@@ -172,6 +172,7 @@ void mp_record_site(struct mp_site *site)
 	int saved = errno;
 	struct mp_tstate *ts = mp_thread_get();
 	int stable = 0, truncated = 0;
+	uint64_t seed;
 
 	site->ts = ts;
 	site->n = -1;
@@ -180,7 +181,7 @@ void mp_record_site(struct mp_site *site)
 	site->frames = NULL;
 	site->py = site->hashed = 0;
 	site->node = 0;
-	site->gen = mp_st.gen;
+	site->gen = seed = mp_st.gen;
 	if (unlikely(!ts))
 		goto out;
 	if (unlikely(mp_py_on)) {
@@ -190,11 +191,13 @@ void mp_record_site(struct mp_site *site)
 			goto out;
 		}
 		site->py = np > 0;
+		/* The native words and these Python frames, where they run, make the stack. */
+		if (site->py)
+			seed ^= mp_py_seed(ts->py);
 	}
 	if (likely(ts->uw != NULL)) {
-		/* Without Python frames a known stack's node is all it takes. */
-		site->n = mp_unwind(ts->uw, mp_py_on ? 0 : site->gen, &site->frames, &stable, &truncated,
-				    &site->node);
+		/* A known stack's node is all it takes. */
+		site->n = mp_unwind(ts->uw, seed, &site->frames, &stable, &truncated, &site->node);
 		if (likely(site->n == MP_UNWIND_KNOWN))
 			goto out;
 	}
@@ -262,13 +265,13 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 			if (node)
 				mp_smap_learn(site->h, node);
 		}
+		mp_unwind_learn(ts->uw, node);
 	} else if (likely(site->n >= 0)) {
 		/* A known stack (no lock), or new frames for the tree (under its lock). */
 		node = mp_smap_get(site->h);
 		if (unlikely(!node))
 			node = mp_fast_stack_node(ts, site->frames, site->n, site->h);
-		if (likely(!site->py))
-			mp_unwind_learn(ts->uw, node);
+		mp_unwind_learn(ts->uw, node);
 	} else {
 		node = mp_slow_stack_node(ts, site->depth, site->k);
 	}
