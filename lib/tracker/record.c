@@ -249,7 +249,7 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		if (likely(site->gen == mp_st.gen)) {
 			node = site->node; /* known to the walker, in this stream */
 		} else {
-			/* A new stream began while the allocator ran: its own nodes. */
+			/* A new stream began while the allocator ran: its own nodes (native frames only). */
 			int depth = mp_stack_from_ips(ts, unw_backtrace(ts->raw, (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1), 0);
 			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
 		}

@@ -228,9 +228,16 @@ uint64_t mp_stream_key_slow(struct mp_wring *w)
 		/* While waiting, no one need wait for this ring. */
 		__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
 		if (w->keys == MP_KEYS_FOREIGN) {
+			/*
+			 * Under the lock of a change of owner: an owner field of 0
+			 * in the middle of one would leave the old owner's add in
+			 * flight unwaited for.
+			 */
+			mp_lock(&h->handoff_lock);
 			__atomic_add_fetch(&h->sharers, 1, __ATOMIC_SEQ_CST);
 			barrier_all_threads();
 			wait_owner_idle(h, __atomic_load_n(&h->owner, __ATOMIC_ACQUIRE));
+			mp_unlock(&h->handoff_lock);
 			__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
 			key = mp_shm_key_shared(h);
 			__atomic_sub_fetch(&h->sharers, 1, __ATOMIC_RELEASE);

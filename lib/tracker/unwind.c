@@ -276,7 +276,7 @@ static void known_grow(struct mp_unwinder *u)
 void mp_unwind_learn(struct mp_unwinder *u, uint32_t node)
 {
 	struct known *set, *e;
-	if (!u->fp_ok || !node)
+	if (!u || !u->fp_ok || !node)
 		return;
 	u->fp_ok = 0;
 	if (++u->learned > 2 * u->known_size && u->known_size < KNOWN_MAX)
