@@ -317,15 +317,19 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, st
 	npred = sh->rsp == rsp ? (int)sh->n : 0;
 	u->fp_ok = 0;
 	if (seed && npred && sh->whole) {
-		const struct known *set;
+		const struct known *set, *e;
+		unsigned ways = 0;
 		fingerprint(sh, rsp, seed ^ u->code_gen << 32, &fp0, &fp1);
 		set = known_set(u->known, u->known_size, fp0);
+		/* The ways compared at once: which one holds it is a coin toss for a branch. */
 		for (int w = 0; w < KWAYS; w++)
-			if (set[w].h0 == fp0 && set[w].h1 == (uint32_t)fp1 && set[w].node) {
-				u->stats.known++;
-				*node = set[w].node;
-				return MP_UNWIND_KNOWN;
-			}
+			ways |= (unsigned)(set[w].h0 == fp0) << w;
+		e = &set[__builtin_ctz(ways | 1u << KWAYS) & (KWAYS - 1)];
+		if (ways && e->h1 == (uint32_t)fp1 && e->node) {
+			u->stats.known++;
+			*node = e->node;
+			return MP_UNWIND_KNOWN;
+		}
 	}
 	prev = u->buf[u->cur];
 	walk = u->buf[!u->cur];
