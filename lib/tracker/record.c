@@ -125,6 +125,18 @@ static int cached_prefix(const struct mp_tstate *ts, int depth)
 	return k;
 }
 
+/* Return addresses a stack may need before it is cut to --max-depth (the tracker's own first). */
+static inline int stack_cap(void)
+{
+	return (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1;
+}
+
+/* The caller's stack from libunwind into ts->scratch; returns its depth. */
+static int libunwind_stack(struct mp_tstate *ts)
+{
+	return mp_stack_from_ips(ts, unw_backtrace(ts->raw, stack_cap()), 0);
+}
+
 /*
  * A stack with Python frames (ts->py). From our walker, the Python frames
  * take their places among its frames and the whole stack is hashed: the
@@ -135,7 +147,7 @@ static int cached_prefix(const struct mp_tstate *ts, int depth)
 static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int truncated)
 {
 	struct mp_pybuf *b = ts->py;
-	int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, m, depth;
+	int cap = stack_cap(), m, depth;
 	const size_t stride = sizeof(struct mp_uframe) / sizeof(uint64_t);
 	site->truncated = (int8_t)truncated;
 	if (site->n >= 0) {
@@ -214,12 +226,12 @@ void mp_record_site(struct mp_site *site)
 		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
 		int depth;
 		if (site->n >= 0) {
-			int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, m = 0;
+			int cap = stack_cap(), m = 0;
 			for (int i = 0; i < site->n && m < cap; i++)
 				ts->raw[m++] = (void *)site->frames[i].ra;
 			depth = mp_stack_from_ips(ts, m, truncated);
 		} else {
-			depth = mp_stack_from_ips(ts, unw_backtrace(ts->raw, (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1), 0);
+			depth = libunwind_stack(ts);
 		}
 		if (ts->uw)
 			mp_unwind_forget(ts->uw);
@@ -250,14 +262,14 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 			node = site->node; /* known to the walker, in this stream */
 		} else {
 			/* A new stream began while the allocator ran: its own nodes (native frames only). */
-			int depth = mp_stack_from_ips(ts, unw_backtrace(ts->raw, (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1), 0);
+			int depth = libunwind_stack(ts);
 			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
 		}
 	} else if (unlikely(site->py) && site->hashed) {
 		/* With Python frames: a known stack, or built whole and then known. */
 		node = mp_smap_get(site->h);
 		if (!node) {
-			int cap = (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1, depth;
+			int cap = stack_cap(), depth;
 			int m = mp_py_splice(ts->py, &site->frames[0].ra,
 					     sizeof(struct mp_uframe) / sizeof(uint64_t), site->n, ts->raw, cap);
 			depth = mp_stack_from_ips(ts, m, site->truncated);
