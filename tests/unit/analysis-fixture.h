@@ -12,6 +12,7 @@
 #include "lib/format/decode.h"
 #include "lib/format/format.h"
 #include "lib/util/strbuf.h"
+#include "tests/unit/records.h"
 
 #define MALLOC MP_KIND_MALLOC
 #define FREE MP_KIND_FREE
@@ -58,67 +59,44 @@ FIXTURE void feed(const struct mp_record *r)
 
 FIXTURE void ev_alloc(uint32_t th, unsigned kind, uint64_t addr, uint64_t size, uint64_t stack)
 {
-	struct mp_record r = { .type = MP_REC_ALLOC, .thread = th };
-	r.u.ev.kind = kind;
-	r.u.ev.addr = addr;
-	r.u.ev.size = size;
-	r.u.ev.stack = stack;
+	struct mp_record r = rec_alloc(th, kind, addr, size, stack);
 	feed(&r);
 }
 
 FIXTURE void ev_free(uint32_t th, unsigned kind, uint64_t addr)
 {
-	struct mp_record r = { .type = MP_REC_FREE, .thread = th };
-	r.u.ev.kind = kind;
-	r.u.ev.addr = addr;
+	struct mp_record r = rec_free(th, kind, addr);
 	feed(&r);
 }
 
 FIXTURE void ev_range(uint32_t th, unsigned kind, uint64_t addr, uint64_t size)
 {
-	struct mp_record r = { .type = MP_REC_FREE, .thread = th };
-	r.u.ev.kind = kind;
-	r.u.ev.addr = addr;
-	r.u.ev.size = size;
-	r.u.ev.ranged = true;
+	struct mp_record r = rec_free_range(th, kind, addr, size);
 	feed(&r);
 }
 
 FIXTURE uint32_t trace(uint64_t parent, uint64_t ip)
 {
-	struct mp_record r = { .type = MP_REC_TRACE };
-	r.u.trace.index = A.ntraces + 1;
-	r.u.trace.parent = parent;
-	r.u.trace.ip = ip;
+	struct mp_record r = rec_trace(A.ntraces + 1, parent, ip);
 	feed(&r);
 	return (uint32_t)A.ntraces;
 }
 
 FIXTURE void tick(uint64_t time_us, uint64_t rss)
 {
-	struct mp_record r = { .type = MP_REC_TICK };
-	r.u.tick.time_us = time_us;
-	r.u.tick.rss = rss;
+	struct mp_record r = rec_tick(time_us, rss);
 	feed(&r);
 }
 
 FIXTURE void thread_rec(uint32_t index, uint64_t tid, const char *name)
 {
-	struct mp_record r = { .type = MP_REC_THREAD };
-	r.u.thread.index = index;
-	r.u.thread.tid = tid;
-	r.u.thread.name = name;
-	r.u.thread.name_len = strlen(name);
+	struct mp_record r = rec_thread(index, tid, name);
 	feed(&r);
 }
 
-
 FIXTURE uint64_t string(const char *s)
 {
-	struct mp_record r = { .type = MP_REC_STRING };
-	r.u.string.id = ++nstrings;
-	r.u.string.text = s;
-	r.u.string.len = strlen(s);
+	struct mp_record r = rec_string(++nstrings, s);
 	feed(&r);
 	return nstrings;
 }
@@ -126,24 +104,13 @@ FIXTURE uint64_t string(const char *s)
 FIXTURE void module(uint64_t id, uint64_t base, const char *path, uint64_t vaddr, uint64_t memsz)
 {
 	struct mp_segment seg = { vaddr, memsz, 5 };
-	struct mp_record r = { .type = MP_REC_MODULE };
-	r.u.module.id = id;
-	r.u.module.base = base;
-	r.u.module.path = path;
-	r.u.module.path_len = strlen(path);
-	r.u.module.nseg = 1;
-	r.u.module.seg = &seg;
+	struct mp_record r = rec_module(id, base, path, &seg);
 	feed(&r);
 }
 
 FIXTURE void symbol(uint64_t ip, uint64_t mod, uint64_t offset, size_t n, const struct mp_frame *f)
 {
-	struct mp_record r = { .type = MP_REC_SYMBOL };
-	r.u.symbol.ip = ip;
-	r.u.symbol.module = mod;
-	r.u.symbol.offset = offset;
-	r.u.symbol.nframes = n;
-	r.u.symbol.frames = f;
+	struct mp_record r = rec_symbol(ip, mod, offset, n, f);
 	feed(&r);
 }
 

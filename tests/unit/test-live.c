@@ -19,6 +19,7 @@
 #include "lib/live/screen.h"
 #include "lib/format/format.h"
 #include "lib/report/render-text.h"
+#include "tests/unit/records.h"
 
 static struct mp_live L;
 static uint64_t ntraces;
@@ -47,23 +48,14 @@ static bool open_stream(pid_t pid, const char *const *argv, size_t argc)
 
 static void string(uint64_t id, const char *s)
 {
-	struct mp_record r = { .type = MP_REC_STRING };
-	r.u.string.id = id;
-	r.u.string.text = s;
-	r.u.string.len = strlen(s);
+	struct mp_record r = rec_string(id, s);
 	feed(&r);
 }
 
 static void module(uint64_t id, uint64_t base, const char *path)
 {
 	struct mp_segment seg = { 0, 0x100000, 5 };
-	struct mp_record r = { .type = MP_REC_MODULE };
-	r.u.module.id = id;
-	r.u.module.base = base;
-	r.u.module.path = path;
-	r.u.module.path_len = strlen(path);
-	r.u.module.nseg = 1;
-	r.u.module.seg = &seg;
+	struct mp_record r = rec_module(id, base, path, &seg);
 	feed(&r);
 }
 
@@ -72,58 +64,38 @@ static void symbol(uint64_t ip, uint64_t mod, uint64_t base, uint64_t function, 
 		   uint32_t line)
 {
 	struct mp_frame f = { function, file, line, 0 };
-	struct mp_record r = { .type = MP_REC_SYMBOL };
-	r.u.symbol.ip = ip;
-	r.u.symbol.module = mod;
-	r.u.symbol.offset = ip - base;
-	r.u.symbol.nframes = 1;
-	r.u.symbol.frames = &f;
+	struct mp_record r = rec_symbol(ip, mod, ip - base, 1, &f);
 	feed(&r);
 }
 
 static uint64_t trace(uint64_t parent, uint64_t ip)
 {
-	struct mp_record r = { .type = MP_REC_TRACE };
-	r.u.trace.index = ++ntraces;
-	r.u.trace.parent = parent;
-	r.u.trace.ip = ip;
+	struct mp_record r = rec_trace(++ntraces, parent, ip);
 	feed(&r);
 	return ntraces;
 }
 
 static void thread(uint32_t index, uint64_t tid, const char *name)
 {
-	struct mp_record r = { .type = MP_REC_THREAD };
-	r.u.thread.index = index;
-	r.u.thread.tid = tid;
-	r.u.thread.name = name;
-	r.u.thread.name_len = strlen(name);
+	struct mp_record r = rec_thread(index, tid, name);
 	feed(&r);
 }
 
 static void alloc(uint32_t th, uint64_t addr, uint64_t size, uint64_t stack)
 {
-	struct mp_record r = { .type = MP_REC_ALLOC, .thread = th };
-	r.u.ev.kind = MP_KIND_MALLOC;
-	r.u.ev.addr = addr;
-	r.u.ev.size = size;
-	r.u.ev.stack = stack;
+	struct mp_record r = rec_alloc(th, MP_KIND_MALLOC, addr, size, stack);
 	feed(&r);
 }
 
 static void release(uint32_t th, uint64_t addr)
 {
-	struct mp_record r = { .type = MP_REC_FREE, .thread = th };
-	r.u.ev.kind = MP_KIND_FREE;
-	r.u.ev.addr = addr;
+	struct mp_record r = rec_free(th, MP_KIND_FREE, addr);
 	feed(&r);
 }
 
 static void tick(uint64_t time_us, uint64_t rss)
 {
-	struct mp_record r = { .type = MP_REC_TICK };
-	r.u.tick.time_us = time_us;
-	r.u.tick.rss = rss;
+	struct mp_record r = rec_tick(time_us, rss);
 	feed(&r);
 }
 
