@@ -19,9 +19,10 @@
  * going to one stream, an address (one or two varints, to MP_FS_ADDRS), or
  * a number in byte planes: n bytes, little-endian, byte i going to stream
  * base + min(i, 2), where n is fixed by the tag or is a count byte (1..8)
- * going to MP_FS_TAGS first.
+ * going to MP_FS_TAGS first. A size or a stack delta is a varint that in
+ * codec 4 goes in varint planes (mp_fields_put_vplanes()).
  */
-enum { H_END, H_VARINT, H_ADDR, H_PLANES, H_COUNTED };
+enum { H_END, H_VARINT, H_ADDR, H_PLANES, H_COUNTED, H_VPLANES };
 struct field {
 	unsigned char how, stream, n;
 };
@@ -29,6 +30,7 @@ struct layout {
 	struct field f[3];
 };
 #define VARINT(st) { H_VARINT, (st), 0 }
+#define VPLANES(st) { H_VPLANES, (st), 0 }
 #define ADDR { H_ADDR, MP_FS_ADDRS, 0 }
 #define END { H_END, 0, 0 }
 
@@ -56,10 +58,10 @@ static int planes_layout(unsigned tag, struct layout *l)
 static int layout_of(unsigned tag, struct layout *l)
 {
 	static const struct layout by_class[5] = {
-		{ { ADDR, VARINT(MP_FS_SIZES), VARINT(MP_FS_STACKS) } },  /* 0x10 ALLOC */
-		{ { ADDR, END, END } },                                  /* 0x20 FREE */
-		{ { ADDR, VARINT(MP_FS_SIZES), END } },                  /* 0x30 FREE_RANGE */
-		{ { VARINT(MP_FS_SIZES), VARINT(MP_FS_STACKS), END } },  /* 0x40 ALLOC_SEQ */
+		{ { ADDR, VPLANES(MP_FS_SIZES), VPLANES(MP_FS_STACKS) } },  /* 0x10 ALLOC */
+		{ { ADDR, END, END } },                                    /* 0x20 FREE */
+		{ { ADDR, VPLANES(MP_FS_SIZES), END } },                   /* 0x30 FREE_RANGE */
+		{ { VPLANES(MP_FS_SIZES), VPLANES(MP_FS_STACKS), END } },  /* 0x40 ALLOC_SEQ */
 		{ { VARINT(MP_FS_AGES), END, END } },                    /* 0x50 FREE_SEQ */
 	};
 	switch (tag) {
@@ -139,7 +141,27 @@ struct route {
 	struct src *from[MP_FS_COUNT];
 	uint8_t **to[MP_FS_COUNT];
 	const uint8_t *to_end[MP_FS_COUNT];
+	bool vplanes; /* codec 4 */
 };
+
+/* A varint in planes: byte i from/to stream base, then hi, then hi + 1 (lib/format/fields.h). */
+static int copy_vplanes(const struct route *r, unsigned base)
+{
+	unsigned hi = (unsigned)mp_fields_hi_plane((int)base);
+	for (unsigned i = 0; i < MP_VARINT_MAX; i++) {
+		unsigned st = i == 0 ? base : hi + (i > 1);
+		struct src *x = r->from[st];
+		uint8_t **o = r->to[st];
+		uint8_t b;
+		if (x->p >= x->end || *o >= r->to_end[st])
+			return -1;
+		b = *x->p++;
+		*(*o)++ = b;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
 
 /*
  * Move what follows a record's tag (the caller moves the tag): a sized
@@ -181,6 +203,14 @@ static int move_record(const struct route *r, unsigned tag)
 			    v < 1 || v > 8 || copy_planes(r, st, (unsigned)v) < 0)
 				return -1;
 			break;
+		case H_VPLANES:
+			if (r->vplanes) {
+				if (copy_vplanes(r, st) < 0)
+					return -1;
+				break;
+			}
+			/* codecs 2 and 3 keep the varint whole */
+			__attribute__((fallthrough));
 		default:
 			if (copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
 				return -1;
@@ -390,6 +420,7 @@ int mp_fields_append(struct mp_fields *f, const uint8_t *raw, size_t len)
 		r.to[i] = &end[i];
 		r.to_end[i] = f->p[i] + f->alloc[i];
 	}
+	r.vplanes = f->vplanes;
 	while (in.p < in.end) {
 		unsigned tag = *in.p++;
 		uint8_t *at = end[MP_FS_TAGS]++;
@@ -466,17 +497,69 @@ static inline int has(const struct src *s, size_t n)
 }
 
 /*
+ * Whether the varint in planes from stream base (lib/format/fields.h) is
+ * whole in its streams and no longer than a varint can be, without
+ * consuming it.
+ */
+static inline __attribute__((always_inline)) bool vplanes_ready(const struct src *in, unsigned base)
+{
+	const struct src *lo = &in[base], *hi = &in[mp_fields_hi_plane((int)base)];
+	size_t room;
+	if (!has(lo, 1))
+		return false;
+	if (!(lo->p[0] & 0x80))
+		return true;
+	if (!has(hi, 1))
+		return false;
+	if (!(hi->p[0] & 0x80))
+		return true;
+	room = (size_t)(hi[1].end - hi[1].p);
+	if (room > MP_VARINT_MAX - 2)
+		room = MP_VARINT_MAX - 2;
+	for (size_t i = 0; i < room; i++)
+		if (!(hi[1].p[i] & 0x80))
+			return true;
+	return false;
+}
+
+/* Copy the varint in planes from stream base to e, once vplanes_ready() said it is whole. */
+static inline __attribute__((always_inline)) uint8_t *fast_vplanes(struct src *in, unsigned base,
+								  uint8_t *e)
+{
+	struct src *hi = &in[mp_fields_hi_plane((int)base)];
+	uint8_t b = *in[base].p++;
+	*e++ = b;
+	if (!(b & 0x80))
+		return e;
+	b = *hi->p++;
+	*e++ = b;
+	if (!(b & 0x80))
+		return e;
+	do {
+		b = *hi[1].p++;
+		*e++ = b;
+	} while (b & 0x80);
+	return e;
+}
+
+/*
  * The hot records (ALLOC_SEQ, FREE_SEQ, THREAD_SWITCH; 3.0's ALLOC_REF
  * and frees but those with a counted number) when every stream they read
  * has room for the longest varints and the output for the longest record. Returns 1 when done (*o advanced), 0 to take the careful path
  * (nothing consumed), -1 for a number longer than a varint can be.
  */
 static inline __attribute__((always_inline)) int fast_record(struct src *in, unsigned tag,
-							    uint8_t **o)
+							    bool vplanes, uint8_t **o)
 {
 	uint8_t *e = *o + 1;
 	switch (tag >> 4) {
 	case MP_TAG_ALLOC_SEQ >> 4:
+		if (vplanes) {
+			if (!vplanes_ready(in, MP_FS_SIZES) || !vplanes_ready(in, MP_FS_STACKS))
+				return 0;
+			e = fast_vplanes(in, MP_FS_STACKS, fast_vplanes(in, MP_FS_SIZES, e));
+			break;
+		}
 		if (!has(&in[MP_FS_SIZES], MP_VARINT_MAX) || !has(&in[MP_FS_STACKS], MP_VARINT_MAX))
 			return 0;
 		e = fast_varint(&in[MP_FS_SIZES], e);
@@ -535,7 +618,7 @@ planes:
 }
 
 int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], uint8_t *out,
-		   size_t raw_len, const char **why)
+		   size_t raw_len, bool vplanes, const char **why)
 {
 	struct src in[MP_FS_COUNT];
 	uint8_t *o = out, *out_end = out + raw_len;
@@ -547,10 +630,11 @@ int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COU
 		r.to[i] = &o;
 		r.to_end[i] = out_end;
 	}
+	r.vplanes = vplanes;
 	while (in[MP_FS_TAGS].p < in[MP_FS_TAGS].end) {
 		unsigned tag = *in[MP_FS_TAGS].p++;
 		if (out_end - o >= 1 + 2 * MP_VARINT_MAX) {
-			int done = fast_record(in, tag, &o);
+			int done = fast_record(in, tag, vplanes, &o);
 			if (done > 0)
 				continue;
 			if (done < 0) {

@@ -4,7 +4,12 @@
  * one kind (all the sizes, all the stack deltas...) and compresses as such.
  * Every byte of the records goes to exactly one stream, in record order, so
  * the streams' lengths add up to the block's and joining them is exact.
- * Codec 2 has the first six streams; codec 3 all twelve.
+ * Codec 2 has the first six streams; codec 3 the first twelve; codec 4
+ * (format 4.0) all sixteen, with the sizes' and stack deltas' varints in
+ * planes: byte 0 in stream 1 (2), byte 1 in stream 12 (14), bytes 2 and up
+ * in stream 13 (15). A varint's bytes differ in kind (byte 0 is the value's
+ * low bits, and nearly random; the next ones hold its magnitude), and each
+ * compresses better among its own (bench/README.md, format 4.0).
  */
 #ifndef MEMPROF_LIB_FORMAT_FIELDS_H
 #define MEMPROF_LIB_FORMAT_FIELDS_H
@@ -14,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/format/encode.h"
 #include "lib/util/hash.h"
 
 enum mp_field_stream {
@@ -29,10 +35,15 @@ enum mp_field_stream {
 	MP_FS_AGE0,    /* 3.0: byte 0 of the ages of frees in byte planes, then bytes 1 and 2 and up */
 	MP_FS_AGE1,
 	MP_FS_AGE2,
+	MP_FS_SIZES1,  /* 4.0: byte 1 of the sizes' varints, then bytes 2 and up */
+	MP_FS_SIZES2,
+	MP_FS_STACKS1, /* 4.0: byte 1 of the stack deltas' varints, then bytes 2 and up */
+	MP_FS_STACKS2,
 	MP_FS_COUNT
 };
-/* The streams of a codec 2 block. */
+/* The streams of a codec 2 block, and of a codec 3 block. */
 #define MP_FS_COUNT_V2 6
+#define MP_FS_COUNT_V3 12
 
 struct mp_fields {
 	uint8_t *p[MP_FS_COUNT];
@@ -45,6 +56,8 @@ struct mp_fields {
 	 */
 	bool tick_deltas, tick_known;
 	uint64_t tick_rss;
+	/* Set by a writer of format 4.0: sizes and stack deltas go in varint planes (codec 4). */
+	bool vplanes;
 	/*
 	 * For a 3.0 writer's SYMBOL records, which give their ip against the
 	 * latest TRACE's and their offset against their module's base: the ip
@@ -90,16 +103,54 @@ static inline uint8_t *mp_fields_room(struct mp_fields *f, int stream, size_t n)
 	return f->p[stream] + f->len[stream];
 }
 /*
+ * A varint of stream MP_FS_SIZES or MP_FS_STACKS in planes: byte 0 there,
+ * byte 1 in the first of its two streams of high bytes, the rest in the
+ * second.
+ */
+static inline int mp_fields_hi_plane(int stream)
+{
+	return stream == MP_FS_SIZES ? MP_FS_SIZES1 : MP_FS_STACKS1;
+}
+
+static inline void mp_fields_put_vplanes(struct mp_fields *f, int stream, uint64_t v)
+{
+	int hi = mp_fields_hi_plane(stream);
+	uint8_t *o = mp_fields_room(f, stream, 1);
+	f->len[stream]++;
+	if (v < 0x80) {
+		*o = (uint8_t)v;
+		return;
+	}
+	*o = (uint8_t)(v | 0x80);
+	v >>= 7;
+	o = mp_fields_room(f, hi, 1);
+	f->len[hi]++;
+	if (v < 0x80) {
+		*o = (uint8_t)v;
+		return;
+	}
+	*o = (uint8_t)(v | 0x80);
+	v >>= 7;
+	o = mp_fields_room(f, hi + 1, MP_VARINT_MAX);
+	do {
+		*o++ = (uint8_t)(v < 0x80 ? v : (v | 0x80));
+		f->len[hi + 1]++;
+		v >>= 7;
+	} while (v);
+}
+
+/*
  * The checksum of a codec 3 block: mp_hash_words() from raw_len over each
  * non-empty stream in order, the low 32 bits of h ^ (h >> 32).
  */
 uint32_t mp_block_checksum(uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], size_t raw_len);
 /*
  * Join streams (stream i: s[i], n[i] bytes) back into exactly raw_len bytes
- * at out. Returns 0, or -1 with *why set when the streams do not make
- * exactly raw_len bytes of records, each stream used up.
+ * at out, with sizes and stack deltas in varint planes when vplanes (codec
+ * 4). Returns 0, or -1 with *why set when the streams do not make exactly
+ * raw_len bytes of records, each stream used up.
  */
 int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COUNT], uint8_t *out,
-		   size_t raw_len, const char **why);
+		   size_t raw_len, bool vplanes, const char **why);
 
 #endif

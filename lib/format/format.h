@@ -14,12 +14,13 @@
  * minor. A minor bump may add length-prefixed record types, header/trailer
  * keys and trailing fields; anything else needs a major bump.
  */
-#define MP_FORMAT_MAJOR 3
+#define MP_FORMAT_MAJOR 4
 #define MP_FORMAT_MINOR 0
 /*
- * The oldest major version readers still read: 2.0 only added to 1.0, and
+ * The oldest major version readers still read: 2.0 only added to 1.0,
  * 3.0 changed STRING and SYMBOL records, which readers decode by the file's
- * version.
+ * version, and 4.0 only added BLOCK codec 4 (varint planes), which blocks
+ * name themselves.
  */
 #define MP_FORMAT_MAJOR_MIN 1
 /*
@@ -112,9 +113,9 @@ enum mp_kind {
 /*
  * Codecs of BLOCK records: one zstd frame; the records split into field
  * streams (2.0); field streams, each a zstd stream continued from block to
- * block (3.0).
+ * block (3.0); the same with sizes and stack deltas in varint planes (4.0).
  */
-enum { MP_CODEC_ZSTD = 1, MP_CODEC_ZSTD_FIELDS = 2, MP_CODEC_ZSTD_STREAMS = 3 };
+enum { MP_CODEC_ZSTD = 1, MP_CODEC_ZSTD_FIELDS = 2, MP_CODEC_ZSTD_STREAMS = 3, MP_CODEC_ZSTD_PLANES = 4 };
 
 /* 3.0: allocation classes (kind, size, stack) an ALLOC_REF can name; the first ALLOC_SEQs define them. */
 #define MP_MAX_CLASSES 65536

@@ -1,7 +1,7 @@
 /*
  * Opening the BLOCK records of a capture (lib/format/reader-private.h): one
  * zstd frame (codec 1), field streams (codec 2), field streams continuing
- * the reader's zstd streams (codec 3); joined back into records.
+ * the reader's zstd streams (codecs 3 and 4); joined back into records.
  */
 #include <config.h>
 #include "lib/format/reader.h"
@@ -28,7 +28,7 @@ static int block_fail(struct strbuf *why, const char *fmt, ...)
 	return -1;
 }
 
-/* Stream i of a codec 3 block: stored bytes that continue its zstd stream, making len bytes at out. */
+/* Stream i of a codec 3 or 4 block: stored bytes that continue its zstd stream, making len bytes at out. */
 static int stream_part(struct mp_reader *r, int i, const uint8_t *data, size_t stored, uint8_t *out,
 		       size_t len, uint64_t at, struct strbuf *why)
 {
@@ -64,8 +64,9 @@ static int stream_part(struct mp_reader *r, int i, const uint8_t *data, size_t s
 
 /*
  * A block of field streams into r->block: codec 2 (six streams, each stored
- * or one zstd frame) or codec 3 (the streams a mask names, each continuing
- * its zstd stream), then joined.
+ * or one zstd frame) or codecs 3 and 4 (the streams a mask names, each
+ * continuing its zstd stream; codec 4 has sizes and stack deltas in varint
+ * planes), then joined.
  */
 static int join_fields(struct mp_reader *r, struct cur *c, uint64_t codec, uint64_t raw,
 		       uint64_t at, uint8_t *out, struct strbuf *why)
@@ -76,9 +77,10 @@ static int join_fields(struct mp_reader *r, struct cur *c, uint64_t codec, uint6
 	size_t len[MP_FS_COUNT], off = 0;
 	const uint8_t *data;
 	const char *bad = NULL;
+	bool streams = codec != MP_CODEC_ZSTD_FIELDS; /* codecs 3 and 4 */
 
-	mask = codec == MP_CODEC_ZSTD_STREAMS ? get_u(c) : (1u << MP_FS_COUNT_V2) - 1;
-	if (mask >> MP_FS_COUNT)
+	mask = streams ? get_u(c) : (1u << MP_FS_COUNT_V2) - 1;
+	if (mask >> (codec == MP_CODEC_ZSTD_PLANES ? MP_FS_COUNT : MP_FS_COUNT_V3))
 		c->err = CUR_BAD;
 	for (int i = 0; i < MP_FS_COUNT && !c->err; i++) {
 		if (!(mask & (1u << i)))
@@ -87,12 +89,12 @@ static int join_fields(struct mp_reader *r, struct cur *c, uint64_t codec, uint6
 		st[i] = get_u(c);
 		if (codec == MP_CODEC_ZSTD_FIELDS && !c->err && (st[i] > n[i] || (n[i] && !st[i])))
 			c->err = CUR_BAD;
-		if (codec == MP_CODEC_ZSTD_STREAMS && !c->err && (!n[i] || !st[i] || st[i] > raw + 1024))
+		if (streams && !c->err && (!n[i] || !st[i] || st[i] > raw + 1024))
 			c->err = CUR_BAD;
 		sum += n[i];
 		stored += st[i];
 	}
-	if (codec == MP_CODEC_ZSTD_STREAMS && !c->err) {
+	if (streams && !c->err) {
 		if (c->end - c->p < 4)
 			c->err = CUR_SHORT;
 		else
@@ -108,7 +110,7 @@ static int join_fields(struct mp_reader *r, struct cur *c, uint64_t codec, uint6
 	for (int i = 0; i < MP_FS_COUNT; i++) {
 		s[i] = r->fields + off;
 		len[i] = (size_t)n[i];
-		if (codec == MP_CODEC_ZSTD_STREAMS) {
+		if (streams) {
 			if (len[i] && stream_part(r, i, data, (size_t)st[i], r->fields + off, len[i], at, why) < 0)
 				return -1;
 		} else if (st[i] == n[i]) {
@@ -126,11 +128,12 @@ static int join_fields(struct mp_reader *r, struct cur *c, uint64_t codec, uint6
 		off += len[i];
 	}
 	/* A damaged block would change every block after it: it must be found. */
-	if (codec == MP_CODEC_ZSTD_STREAMS && mp_block_checksum(s, len, (size_t)raw) != check)
+	if (streams && mp_block_checksum(s, len, (size_t)raw) != check)
 		return block_fail(why,
 				   "'%s': the block at offset %llu does not match its checksum", r->name,
 				   (unsigned long long)at);
-	if (mp_fields_join((const uint8_t *const *)s, len, out, (size_t)raw, &bad) < 0)
+	if (mp_fields_join((const uint8_t *const *)s, len, out, (size_t)raw, codec == MP_CODEC_ZSTD_PLANES,
+			   &bad) < 0)
 		return block_fail(why, "'%s': corrupt block at offset %llu: %s",
 				   r->name, (unsigned long long)at, bad);
 	return 0;
@@ -144,7 +147,8 @@ int mp_reader_open_block(struct mp_reader *r, const uint8_t *payload, size_t len
 	if (c.err)
 		return block_fail(why, "'%s': corrupt block at offset %llu", r->name,
 				  (unsigned long long)at);
-	if (codec != MP_CODEC_ZSTD && codec != MP_CODEC_ZSTD_FIELDS && codec != MP_CODEC_ZSTD_STREAMS)
+	if (codec != MP_CODEC_ZSTD && codec != MP_CODEC_ZSTD_FIELDS && codec != MP_CODEC_ZSTD_STREAMS &&
+	    codec != MP_CODEC_ZSTD_PLANES)
 		return block_fail(why, "'%s': block at offset %llu uses unknown codec %llu", r->name,
 				  (unsigned long long)at, (unsigned long long)codec);
 	if (raw > MP_MAX_BLOCK_RAW)

@@ -1,6 +1,6 @@
 /*
  * The writer's blocks (lib/format/writer.h): flushing the block being built
- * as field streams (codec 3), as one zstd frame (codec 1) or as it is.
+ * as field streams (codec 4), as one zstd frame (codec 1) or as it is.
  */
 #include <config.h>
 #include "lib/format/writer.h"
@@ -26,7 +26,7 @@
 /*
  * The block being built is kept as field streams (lib/format/fields.h): events are
  * encoded straight into them, other records are encoded in w->raw and split.
- * A flush writes a BLOCK of field streams (codec 3), each stream continuing
+ * A flush writes a BLOCK of field streams (codec 4), each stream continuing
  * its own zstd stream from the previous block: a block ends with a flush of
  * every stream it has bytes of, so it can be read as soon as it is on disk,
  * and what the streams held before still serves as history (small blocks,
@@ -49,6 +49,7 @@ static const int stream_level[MP_FS_COUNT] = {
 	[MP_FS_TAGS] = 3, [MP_FS_SIZES] = 1, [MP_FS_STACKS] = 1, [MP_FS_AGES] = 1,
 	[MP_FS_ADDRS] = 1, [MP_FS_OTHER] = 6, [MP_FS_NEAR0] = 1, [MP_FS_NEAR1] = 1,
 	[MP_FS_NEAR2] = 1, [MP_FS_AGE0] = 1, [MP_FS_AGE1] = 1, [MP_FS_AGE2] = 1,
+	[MP_FS_SIZES1] = 1, [MP_FS_SIZES2] = 1, [MP_FS_STACKS1] = 1, [MP_FS_STACKS2] = 1,
 };
 /* The streams' history: 1 MiB each (readers keep as much per stream). */
 #define STREAM_WINDOW_LOG 20
@@ -77,7 +78,7 @@ static ZSTD_CCtx *stream_cctx(struct mp_writer *w, int i)
 	return c;
 }
 
-/* Writes the block as field streams continuing the previous blocks' (codec 3). */
+/* Writes the block as field streams continuing the previous blocks' (codec 4, or 3). */
 static void flush_streams(struct mp_writer *w, size_t raw_len)
 {
 	struct mp_fields *f = &w->fields;
@@ -111,7 +112,7 @@ static void flush_streams(struct mp_writer *w, size_t raw_len)
 		stored[i] = out.pos;
 		total += out.pos;
 	}
-	p = mp_put_uvarint(p, MP_CODEC_ZSTD_STREAMS);
+	p = mp_put_uvarint(p, f->vplanes ? MP_CODEC_ZSTD_PLANES : MP_CODEC_ZSTD_STREAMS);
 	p = mp_put_uvarint(p, raw_len);
 	p = mp_put_uvarint(p, mask);
 	for (int i = 0; i < MP_FS_COUNT; i++) {
@@ -203,7 +204,7 @@ int mp_writer_block(struct mp_writer *w)
 			mp_writer_raw_room(w, raw_len);
 			for (int i = 0; i < MP_FS_COUNT; i++)
 				s[i] = w->fields.p[i];
-			if (mp_fields_join(s, w->fields.len, w->raw, raw_len, &why) < 0)
+			if (mp_fields_join(s, w->fields.len, w->raw, raw_len, w->fields.vplanes, &why) < 0)
 				BUG("the writer's field streams do not join: %s", why);
 			if (!(w->flags & MP_WRITER_ONE_FRAME) || flush_one_frame(w, raw_len) < 0)
 				mp_writer_write(w, w->raw, raw_len);

@@ -31,6 +31,7 @@ static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned 
 	w->threads = xcalloc(1, sizeof(*w->threads));
 	mp_fields_init(&w->fields);
 	w->fields.tick_deltas = true;
+	w->fields.vplanes = !(flags & MP_WRITER_FORMAT3);
 }
 
 void mp_writer_write(struct mp_writer *w, const void *buf, size_t len)
@@ -57,8 +58,8 @@ int mp_writer_fdopen(struct mp_writer *w, int fd, const char *name, unsigned fla
 	uint8_t pre[MP_MAGIC_LEN + 2];
 	writer_init(w, fd, name, flags);
 	memcpy(pre, MP_MAGIC, MP_MAGIC_LEN);
-	pre[MP_MAGIC_LEN] = MP_FORMAT_MAJOR;
-	pre[MP_MAGIC_LEN + 1] = MP_FORMAT_MINOR;
+	pre[MP_MAGIC_LEN] = (flags & MP_WRITER_FORMAT3) ? 3 : MP_FORMAT_MAJOR;
+	pre[MP_MAGIC_LEN + 1] = (flags & MP_WRITER_FORMAT3) ? 0 : MP_FORMAT_MINOR;
 	mp_writer_write(w, pre, sizeof(pre));
 	if (w->errnum) {
 		errno = w->errnum;
@@ -504,8 +505,14 @@ uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind
 		}
 	} else {
 		put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
-		put_uvarint(&w->fields, MP_FS_SIZES, size);
-		put_uvarint(&w->fields, MP_FS_STACKS, mp_zigzag((int64_t)(stack - t->last_stack)));
+		uint64_t delta = mp_zigzag((int64_t)(stack - t->last_stack));
+		if (w->fields.vplanes) {
+			mp_fields_put_vplanes(&w->fields, MP_FS_SIZES, size);
+			mp_fields_put_vplanes(&w->fields, MP_FS_STACKS, delta);
+		} else {
+			put_uvarint(&w->fields, MP_FS_SIZES, size);
+			put_uvarint(&w->fields, MP_FS_STACKS, delta);
+		}
 		if (w->nclasses < MP_MAX_CLASSES) {
 			ALLOC_GROW(w->classes, w->nclasses + 1, w->classes_alloc);
 			w->classes[w->nclasses] = want;

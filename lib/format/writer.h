@@ -25,6 +25,11 @@ enum mp_writer_flags {
 	 * address: smaller captures, and nothing in a report needs the address.
 	 */
 	MP_WRITER_SERIALS = 1 << 3,
+	/*
+	 * Format 3.0, as memprof wrote before 4.0 (codec 3 blocks: sizes and
+	 * stack deltas as whole varints): for tests that older files still read.
+	 */
+	MP_WRITER_FORMAT3 = 1 << 4,
 };
 
 struct mp_writer {

@@ -7,6 +7,8 @@ EXTRA_DIST += \
 	%reldir%/basic-v2.mprof %reldir%/basic-v2.expected \
 	%reldir%/basic-v1.mprof %reldir%/basic-v1.expected \
 	%reldir%/raw.mprof %reldir%/raw.expected \
+	%reldir%/basic-v3.mprof %reldir%/basic-v3.expected \
+	%reldir%/raw-v3.mprof %reldir%/raw-v3.expected \
 	%reldir%/raw-v2.mprof %reldir%/raw-v2.expected \
 	%reldir%/render/a.css \
 	%reldir%/render/b.js \

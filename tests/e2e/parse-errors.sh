@@ -26,10 +26,10 @@ expect_err "memprof: 'garbage.bin' is not a memprof capture"
 expect_one_line_err
 
 cp "$TESTDATA/raw.mprof" future.bin
-printf '\004\007' | dd of=future.bin bs=1 seek=8 conv=notrunc status=none
+printf '\005\007' | dd of=future.bin bs=1 seek=8 conv=notrunc status=none
 mp parse future.bin
 expect_rc 1 "a future major version"
-expect_err "capture format 4.7 is not readable by this memprof, which reads formats 1.x to 3.x; upgrade memprof"
+expect_err "capture format 5.7 is not readable by this memprof, which reads formats 1.x to 4.x; upgrade memprof"
 expect_one_line_err
 
 head -c 6 "$TESTDATA/raw.mprof" > short.bin

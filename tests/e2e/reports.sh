@@ -30,10 +30,10 @@ bad_inputs() {
 	expect_err "memprof: 'garbage.bin' is not a memprof capture"
 	expect_one_line_err
 	"$MKCAPTURE" -r -f -o future.bin "$TESTDATA/app.txt" || framework_failure_ "mkcapture"
-	printf '\004\007' | dd of=future.bin bs=1 seek=8 conv=notrunc status=none
+	printf '\005\007' | dd of=future.bin bs=1 seek=8 conv=notrunc status=none
 	mp "$@" future.bin
 	expect_rc 1 "$1: a future format version"
-	expect_err "capture format 4.7 is not readable by this memprof, which reads formats 1.x to 3.x; upgrade memprof"
+	expect_err "capture format 5.7 is not readable by this memprof, which reads formats 1.x to 4.x; upgrade memprof"
 	expect_one_line_err
 	[ ! -s out ] || fail_ "$1 printed a report for a bad input"
 }

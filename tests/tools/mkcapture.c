@@ -4,9 +4,10 @@
  * regenerate the golden files. SWITCH lines are ignored: the writer emits
  * switches itself when the thread of consecutive events changes.
  *
- * usage: mkcapture [-r] [-f] [-s] [-1] -o OUT [IN]
+ * usage: mkcapture [-r] [-f] [-s] [-1] [-3] -o OUT [IN]
  *   -r  no compression        -s  heap blocks by serial number (as `memprof run` writes)
  *   -f  overwrite OUT         -1  compressed blocks of one zstd frame (codec 1, format 1.0)
+ *   -3  format 3.0 (codec 3 blocks), as memprof wrote it before 4.0
  * Lines with block=N (as parse prints serial captures) are written by serial number.
  */
 #include <config.h>
@@ -28,7 +29,7 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-#define USAGE "usage: mkcapture [-r] [-f] [-s] [-1] -o OUT [IN]"
+#define USAGE "usage: mkcapture [-r] [-f] [-s] [-1] [-3] -o OUT [IN]"
 
 struct field {
 	char *key;
@@ -501,13 +502,14 @@ int main(int argc, char **argv)
 	int c;
 
 	mp_set_progname("mkcapture");
-	while ((c = getopt(argc, argv, "rfo:s1")) != -1) {
+	while ((c = getopt(argc, argv, "rfo:s13")) != -1) {
 		switch (c) {
 		case 'r': flags |= MP_WRITER_NO_COMPRESS; break;
 		case 'f': flags |= MP_WRITER_FORCE; break;
 		case 'o': out = optarg; break;
 		case 's': flags |= MP_WRITER_SERIALS; break;
 		case '1': flags |= MP_WRITER_ONE_FRAME; break;
+		case '3': flags |= MP_WRITER_FORMAT3; break;
 		default: die_usage(USAGE);
 		}
 	}

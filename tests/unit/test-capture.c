@@ -421,12 +421,14 @@ static void test_truncation_raw(void **state)
 {
 	(void)state;
 	truncate_everywhere("raw.mprof");
+	truncate_everywhere("raw-v3.mprof");
 	truncate_everywhere("raw-v2.mprof");
 }
 static void test_truncation_compressed(void **state)
 {
 	(void)state;
 	truncate_everywhere("basic.mprof");
+	truncate_everywhere("basic-v3.mprof");
 	truncate_everywhere("basic-v2.mprof");
 	truncate_everywhere("basic-v1.mprof");
 }
@@ -434,8 +436,8 @@ static void test_truncation_compressed(void **state)
 /* Thousands of mutated files: the reader never crashes, hangs or overreads. */
 static void test_random_corruption(void **state)
 {
-	const char *names[] = { "raw.mprof", "basic.mprof", "raw-v2.mprof", "basic-v2.mprof",
-				"basic-v1.mprof" };
+	const char *names[] = { "raw.mprof", "basic.mprof", "raw-v3.mprof", "basic-v3.mprof",
+				"raw-v2.mprof", "basic-v2.mprof", "basic-v1.mprof" };
 	unsigned seed = 12345;
 	(void)state;
 	for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
@@ -540,7 +542,7 @@ static void test_versions(void **state)
 	buf[8] = MP_FORMAT_MAJOR + 1;
 	read_all(buf, n, &o);
 	assert_int_equal(o.open_rc, -1);
-	assert_non_null(strstr(o.err, "capture format 4.0"));
+	assert_non_null(strstr(o.err, "capture format 5.0"));
 	assert_non_null(strstr(o.err, "upgrade memprof"));
 	strbuf_release(&o.text);
 	buf[8] = 0;

@@ -1,7 +1,8 @@
 /*
  * Unit tests of format 2.0's additions: the field streams of codec 2 blocks
- * (lib/fields) and heap blocks named by serial number (ALLOC_SEQ, FREE_SEQ)
- * as the writer produces them with MP_WRITER_SERIALS.
+ * (lib/fields), with 4.0's varint planes (codec 4), and heap blocks named
+ * by serial number (ALLOC_SEQ, FREE_SEQ) as the writer produces them with
+ * MP_WRITER_SERIALS.
  */
 #include <config.h>
 
@@ -64,7 +65,7 @@ static int join(struct mp_fields *f, uint8_t *out, size_t raw_len, const char **
 		s[i] = f->p[i];
 		n[i] = f->len[i];
 	}
-	return mp_fields_join(s, n, out, raw_len, why);
+	return mp_fields_join(s, n, out, raw_len, f->vplanes, why);
 }
 
 /* ---- field streams ---- */
@@ -137,6 +138,101 @@ static void test_join_detects_damage(void **state)
 	assert_int_equal(join(&f, out, len, &why), -1);
 	assert_string_equal(why, "an unknown record type in the tag stream");
 	mp_fields_release(&f);
+}
+
+/* Codec 4: a size's or a stack delta's varint goes byte 0, byte 1, bytes 2 and up to three streams. */
+static void test_vplanes_split_join_exact(void **state)
+{
+	uint8_t raw[512], out[512];
+	size_t len = sample_records(raw);
+	struct mp_fields f;
+	const char *why = NULL;
+	(void)state;
+	mp_fields_init(&f);
+	f.vplanes = true;
+	assert_int_equal(mp_fields_split(&f, raw, len), 0);
+	assert_int_equal(mp_fields_total(&f), len);
+	/* Sizes 24, UINT64_MAX (10 bytes), 4096 and 300 (2 bytes each), 1. */
+	assert_int_equal(f.len[MP_FS_SIZES], 5);
+	assert_int_equal(f.len[MP_FS_SIZES1], 3);
+	assert_int_equal(f.len[MP_FS_SIZES2], 8);
+	assert_int_equal(f.p[MP_FS_SIZES][1], 0xff);
+	assert_int_equal(f.p[MP_FS_SIZES1][0], 0xff);
+	assert_int_equal(f.p[MP_FS_SIZES2][7], 0x01);
+	assert_int_equal(f.p[MP_FS_SIZES1][1], 4096 >> 7);
+	assert_int_equal(f.len[MP_FS_STACKS], 4); /* small deltas: a byte each */
+	assert_int_equal(f.len[MP_FS_STACKS1] + f.len[MP_FS_STACKS2], 0);
+	assert_int_equal(join(&f, out, len, &why), 0);
+	assert_memory_equal(out, raw, len);
+	/* Read as a codec 3 block, the streams are not these records. */
+	why = NULL;
+	f.vplanes = false;
+	assert_int_equal(join(&f, out, len, &why), -1);
+	assert_non_null(why);
+	f.vplanes = true;
+	/* A high plane short of a byte, or with one too many. */
+	why = NULL;
+	f.len[MP_FS_SIZES2]--;
+	assert_int_equal(join(&f, out, len - 1, &why), -1);
+	assert_string_equal(why, "a field stream ends inside a record");
+	f.len[MP_FS_SIZES2]++;
+	why = NULL;
+	f.p[MP_FS_SIZES1][f.len[MP_FS_SIZES1]++] = 3;
+	assert_int_equal(join(&f, out, len, &why), -1);
+	assert_string_equal(why, "a field stream has bytes left over");
+	f.len[MP_FS_SIZES1]--;
+	/* A varint in planes longer than 10 bytes. */
+	why = NULL;
+	f.p[MP_FS_SIZES2][7] = 0x81;
+	assert_int_equal(join(&f, out, len, &why), -1);
+	assert_non_null(why);
+	mp_fields_release(&f);
+}
+
+/*
+ * Many allocations of random sizes and stack deltas of every length, in
+ * each record type with a size: split into planes and joined back exactly,
+ * through the join's fast path and, near the streams' ends, its careful one.
+ */
+static void test_vplanes_random(void **state)
+{
+	enum { N = 20000 };
+	uint8_t *raw = xmalloc(N * MP_ENC_MAX_EVENT), *out = xmalloc(N * MP_ENC_MAX_EVENT), *p = raw;
+	struct mp_enc_thread t = { 0 };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	struct mp_fields f;
+	const char *why = NULL;
+	size_t len;
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		uint64_t size, stack;
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		size = x >> (x % 64);
+		stack = 1 + ((x >> 20) >> ((x >> 8) % 44));
+		switch (i % 7) {
+		case 0:
+			p = mp_enc_alloc(p, &t, MP_KIND_MALLOC, 0x10000 + 16 * (uint64_t)i, size, stack);
+			break;
+		case 1:
+			p = mp_enc_free(p, &t, MP_KIND_MUNMAP, 0x7f0000000000ull, 1, size);
+			break;
+		default:
+			p = mp_enc_alloc_seq(p, &t, MP_KIND_MALLOC, size, stack);
+			break;
+		}
+	}
+	len = (size_t)(p - raw);
+	mp_fields_init(&f);
+	f.vplanes = true;
+	assert_int_equal(mp_fields_split(&f, raw, len), 0);
+	assert_true(f.len[MP_FS_SIZES2] > 0 && f.len[MP_FS_STACKS2] > 0);
+	assert_int_equal(join(&f, out, len, &why), 0);
+	assert_memory_equal(out, raw, len);
+	mp_fields_release(&f);
+	free(raw);
+	free(out);
 }
 
 /* ---- serial numbers through the writer and the reader ---- */
@@ -306,8 +402,8 @@ static void test_serial_stream_codecs(void **state)
  */
 static void test_numbers_of_every_length(void **state)
 {
-	const unsigned flags[4] = { MP_WRITER_SERIALS, MP_WRITER_SERIALS | MP_WRITER_ONE_FRAME, 0,
-				    MP_WRITER_NO_COMPRESS };
+	const unsigned flags[5] = { MP_WRITER_SERIALS, MP_WRITER_SERIALS | MP_WRITER_ONE_FRAME, 0,
+				    MP_WRITER_NO_COMPRESS, MP_WRITER_SERIALS | MP_WRITER_FORMAT3 };
 	uint64_t vals[3 * 10 + 2];
 	size_t nv = 0;
 	(void)state;
@@ -319,7 +415,7 @@ static void test_numbers_of_every_length(void **state)
 	}
 	vals[nv++] = 0;
 	vals[nv++] = UINT64_MAX;
-	for (int c = 0; c < 4; c++) {
+	for (int c = 0; c < 5; c++) {
 		char *path = tmp_path();
 		struct mp_writer w;
 		struct mp_header h = { .pid = 1 };
@@ -364,6 +460,8 @@ int main(void)
 		cmocka_unit_test(test_numbers_of_every_length),
 		cmocka_unit_test(test_split_refuses_partial_and_unknown),
 		cmocka_unit_test(test_join_detects_damage),
+		cmocka_unit_test(test_vplanes_split_join_exact),
+		cmocka_unit_test(test_vplanes_random),
 		cmocka_unit_test(test_serial_blocks),
 		cmocka_unit_test(test_free_seq_out_of_range),
 		cmocka_unit_test(test_serial_stream_codecs),

@@ -206,11 +206,11 @@ static void test_split_join_v3(void **state)
 	assert_int_equal(f.len[MP_FS_OTHER], 3);
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		s[i] = f.p[i];
-	assert_int_equal(mp_fields_join(s, f.len, out, sizeof(raw), &why), 0);
+	assert_int_equal(mp_fields_join(s, f.len, out, sizeof(raw), false, &why), 0);
 	assert_memory_equal(out, raw, sizeof(raw));
 	/* A plane short of a byte. */
 	f.len[MP_FS_AGE2]--;
-	assert_int_equal(mp_fields_join(s, f.len, out, sizeof(raw) - 1, &why), -1);
+	assert_int_equal(mp_fields_join(s, f.len, out, sizeof(raw) - 1, false, &why), -1);
 	assert_string_equal(why, "a field stream ends inside a record");
 	mp_fields_release(&f);
 }
@@ -231,11 +231,12 @@ struct ev {
  */
 static void test_classes_and_frees(void **state)
 {
-	const unsigned flags[3] = { MP_WRITER_SERIALS, MP_WRITER_SERIALS | MP_WRITER_ONE_FRAME,
-				    MP_WRITER_SERIALS | MP_WRITER_NO_COMPRESS };
+	const unsigned flags[4] = { MP_WRITER_SERIALS, MP_WRITER_SERIALS | MP_WRITER_ONE_FRAME,
+				    MP_WRITER_SERIALS | MP_WRITER_NO_COMPRESS,
+				    MP_WRITER_SERIALS | MP_WRITER_FORMAT3 };
 	const size_t NC = 70000;
 	(void)state;
-	for (int c = 0; c < 3; c++) {
+	for (int c = 0; c < 4; c++) {
 		char *path = tmp_path();
 		struct mp_writer w;
 		struct mp_header h = { .pid = 1 };

@@ -211,8 +211,8 @@ static void test_same_records(void **state)
 /* The golden captures: every record type, blocks of every codec, records outside blocks. */
 static void test_goldens(void **state)
 {
-	const char *names[] = { "basic.mprof", "raw.mprof", "basic-v2.mprof", "raw-v2.mprof",
-				"basic-v1.mprof" };
+	const char *names[] = { "basic.mprof", "raw.mprof", "basic-v3.mprof", "raw-v3.mprof",
+				"basic-v2.mprof", "raw-v2.mprof", "basic-v1.mprof" };
 	(void)state;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[4096];
