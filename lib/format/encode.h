@@ -43,19 +43,28 @@ static inline uint8_t *mp_put_uvarint(uint8_t *p, uint64_t v)
  * p, as for mp_put_uvarint(); up to 8 are written, past the varint too,
  * and those past it are left undefined.
  */
+/*
+ * The varint of v < 2^56 as a little-endian number of *n bytes (byte i its
+ * i-th byte), with no branch on its length.
+ */
+static inline uint64_t mp_uvarint8_spread(uint64_t v, unsigned *n)
+{
+	uint64_t x;
+	*n = (unsigned)(63 - __builtin_clzll(v | 1)) / 7 + 1;
+	/* The 7-bit groups spread to one per byte, then the continuation bits of all but the last. */
+	x = (v & 0x000000000fffffffull) | ((v & 0x00fffffff0000000ull) << 4);
+	x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
+	x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
+	return x | (0x8080808080808080ull & ((1ull << (8 * (*n - 1))) - 1));
+}
+
 static inline uint8_t *mp_put_uvarint8(uint8_t *p, uint64_t v)
 {
 	uint64_t x;
 	unsigned n;
 	if (__builtin_expect(v >> 56 != 0, 0))
 		return mp_put_uvarint(p, v);
-	n = (unsigned)(63 - __builtin_clzll(v | 1)) / 7 + 1;
-	/* The 7-bit groups spread to one per byte, then the continuation bits of all but the last. */
-	x = (v & 0x000000000fffffffull) | ((v & 0x00fffffff0000000ull) << 4);
-	x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
-	x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
-	x |= 0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1);
-	x = htole64(x);
+	x = htole64(mp_uvarint8_spread(v, &n));
 	memcpy(p, &x, sizeof(x));
 	return p + n;
 }

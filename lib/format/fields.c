@@ -62,7 +62,7 @@ static int layout_of(unsigned tag, struct layout *l)
 		{ { ADDR, END, END } },                                    /* 0x20 FREE */
 		{ { ADDR, VPLANES(MP_FS_SIZES), END } },                   /* 0x30 FREE_RANGE */
 		{ { VPLANES(MP_FS_SIZES), VPLANES(MP_FS_STACKS), END } },  /* 0x40 ALLOC_SEQ */
-		{ { VARINT(MP_FS_AGES), END, END } },                    /* 0x50 FREE_SEQ */
+		{ { VARINT(MP_FS_AGES), END, END } },                      /* 0x50 FREE_SEQ */
 	};
 	switch (tag) {
 	case MP_TAG_THREAD_SWITCH:

@@ -112,11 +112,27 @@ static inline int mp_fields_hi_plane(int stream)
 	return stream == MP_FS_SIZES ? MP_FS_SIZES1 : MP_FS_STACKS1;
 }
 
-static inline void mp_fields_put_vplanes(struct mp_fields *f, int stream, uint64_t v)
+/* With no branch on the varint's length, which varies at random (as mp_put_uvarint8()). */
+static inline __attribute__((always_inline)) void mp_fields_put_vplanes(struct mp_fields *f, int stream,
+								      uint64_t v)
 {
 	int hi = mp_fields_hi_plane(stream);
 	uint8_t *o = mp_fields_room(f, stream, 1);
+	uint8_t *o1 = mp_fields_room(f, hi, 1), *o2 = mp_fields_room(f, hi + 1, MP_VARINT_MAX);
+	uint64_t x;
+	unsigned n;
 	f->len[stream]++;
+	if (__builtin_expect(v >> 56 == 0, 1)) {
+		/* Bytes 2 to 7 are stored whatever n is, and counted when they are the varint's. */
+		x = mp_uvarint8_spread(v, &n);
+		*o = (uint8_t)x;
+		*o1 = (uint8_t)(x >> 8);
+		x = htole64(x >> 16);
+		memcpy(o2, &x, sizeof(x));
+		f->len[hi] += n > 1;
+		f->len[hi + 1] += n > 2 ? n - 2 : 0;
+		return;
+	}
 	if (v < 0x80) {
 		*o = (uint8_t)v;
 		return;
