@@ -37,13 +37,6 @@ static inline uint8_t *mp_put_uvarint(uint8_t *p, uint64_t v)
 }
 
 /*
- * As mp_put_uvarint(), with one 8-byte store for numbers below 2^56 and no
- * branch on their length (event fields vary in length at random, and the
- * loop mispredicts). The caller must have room for MP_VARINT_MAX bytes at
- * p, as for mp_put_uvarint(); up to 8 are written, past the varint too,
- * and those past it are left undefined.
- */
-/*
  * The varint of v < 2^56 as a little-endian number of *n bytes (byte i its
  * i-th byte), with no branch on its length.
  */
@@ -58,6 +51,13 @@ static inline uint64_t mp_uvarint8_spread(uint64_t v, unsigned *n)
 	return x | (0x8080808080808080ull & ((1ull << (8 * (*n - 1))) - 1));
 }
 
+/*
+ * As mp_put_uvarint(), with one 8-byte store for numbers below 2^56 and no
+ * branch on their length (event fields vary in length at random, and the
+ * loop mispredicts). The caller must have room for MP_VARINT_MAX bytes at
+ * p, as for mp_put_uvarint(); up to 8 are written, past the varint too,
+ * and those past it are left undefined.
+ */
 static inline uint8_t *mp_put_uvarint8(uint8_t *p, uint64_t v)
 {
 	uint64_t x;

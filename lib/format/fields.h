@@ -122,37 +122,25 @@ static inline __attribute__((always_inline)) void mp_fields_put_vplanes(struct m
 	uint64_t x;
 	unsigned n;
 	f->len[stream]++;
-	if (__builtin_expect(v >> 56 == 0, 1)) {
-		/* Bytes 2 to 7 are stored whatever n is, and counted when they are the varint's. */
-		x = mp_uvarint8_spread(v, &n);
-		*o = (uint8_t)x;
-		*o1 = (uint8_t)(x >> 8);
-		x = htole64(x >> 16);
-		memcpy(o2, &x, sizeof(x));
-		f->len[hi] += n > 1;
-		f->len[hi + 1] += n > 2 ? n - 2 : 0;
+	if (__builtin_expect(v >> 56 != 0, 0)) {
+		/* 9 or 10 bytes: the rare long number, spelled out first. */
+		uint8_t b[MP_VARINT_MAX];
+		n = (unsigned)(mp_put_uvarint(b, v) - b);
+		*o = b[0];
+		*o1 = b[1];
+		memcpy(o2, b + 2, n - 2);
+		f->len[hi]++;
+		f->len[hi + 1] += n - 2;
 		return;
 	}
-	if (v < 0x80) {
-		*o = (uint8_t)v;
-		return;
-	}
-	*o = (uint8_t)(v | 0x80);
-	v >>= 7;
-	o = mp_fields_room(f, hi, 1);
-	f->len[hi]++;
-	if (v < 0x80) {
-		*o = (uint8_t)v;
-		return;
-	}
-	*o = (uint8_t)(v | 0x80);
-	v >>= 7;
-	o = mp_fields_room(f, hi + 1, MP_VARINT_MAX);
-	do {
-		*o++ = (uint8_t)(v < 0x80 ? v : (v | 0x80));
-		f->len[hi + 1]++;
-		v >>= 7;
-	} while (v);
+	/* Bytes 2 to 7 are stored whatever n is, and counted when they are the varint's. */
+	x = mp_uvarint8_spread(v, &n);
+	*o = (uint8_t)x;
+	*o1 = (uint8_t)(x >> 8);
+	x = htole64(x >> 16);
+	memcpy(o2, &x, sizeof(x));
+	f->len[hi] += n > 1;
+	f->len[hi + 1] += n > 2 ? n - 2 : 0;
 }
 
 /*

@@ -504,8 +504,8 @@ uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind
 			put_uvarint(&w->fields, MP_FS_TAGS, k - MP_REF_IN_TAG);
 		}
 	} else {
-		put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
 		uint64_t delta = mp_zigzag((int64_t)(stack - t->last_stack));
+		put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
 		if (w->fields.vplanes) {
 			mp_fields_put_vplanes(&w->fields, MP_FS_SIZES, size);
 			mp_fields_put_vplanes(&w->fields, MP_FS_STACKS, delta);
