@@ -220,9 +220,9 @@ static inline void fingerprint(const struct shape *sh, uint64_t rsp, uint64_t se
 	for (uint32_t k = 0; k < sh->n; k++) {
 		/* Independent terms, one multiplication each (both halves): the
 		   reads and multiplications of the frames overlap. */
-		uint64_t x = *(const uint64_t *)(rsp + sh->off[k] - 8) ^ sh->salt[k];
-		unsigned __int128 y = (unsigned __int128)x * 0xbf58476d1ce4e5b9ull;
-		uint64_t lo = (uint64_t)y, hi = (uint64_t)(y >> 64);
+		uint64_t x = *(const uint64_t *)(rsp + sh->off[k] - 8) ^ sh->salt[k], lo, hi;
+		/* The full product in rdx:rax: GCC passes an __int128 through the stack here. */
+		__asm__("mulq %3" : "=a"(lo), "=d"(hi) : "a"(x), "r"(0xbf58476d1ce4e5b9ull));
 		a += lo ^ hi;
 		b += hi;
 	}
