@@ -90,6 +90,9 @@ static int layout_of(unsigned tag, struct layout *l)
 	}
 }
 
+/* What move_record() and the copies under it return for a number longer than a varint can be. */
+#define MOVE_LONG (-3)
+
 /* A cursor over one stream. */
 struct src {
 	const uint8_t *p, *end;
@@ -97,8 +100,8 @@ struct src {
 
 /*
  * Copy one varint from s to *out (at most MP_VARINT_MAX bytes, within
- * out_end); its value in *v. Returns 0, or -1 when s ends inside it or it is
- * too long, or out has no room.
+ * out_end); its value in *v. Returns 0, -1 when s ends inside it or out has
+ * no room, or MOVE_LONG when it is longer than a varint can be.
  */
 static inline __attribute__((always_inline)) int copy_varint(struct src *s, uint8_t **out,
 							     const uint8_t *out_end, uint64_t *v)
@@ -125,7 +128,7 @@ static inline __attribute__((always_inline)) int copy_varint(struct src *s, uint
 			return 0;
 		}
 	}
-	return -1;
+	return MOVE_LONG;
 }
 
 /* n raw bytes, byte i from/to stream base + min(i, 2). */
@@ -160,24 +163,28 @@ static int copy_vplanes(const struct route *r, unsigned base)
 		if (!(b & 0x80))
 			return 0;
 	}
-	return -1;
+	return MOVE_LONG;
 }
 
 /*
  * Move what follows a record's tag (the caller moves the tag): a sized
  * record's length and payload, or an event record's fields. Returns 0, 1
  * for a tag that is no record type, -2 when a sized record's payload does
- * not fit its destination, or -1 when a source ends inside the record or a
- * destination has no room for a number.
+ * not fit its destination, MOVE_LONG for a number longer than a varint can
+ * be, or -1 when a source ends inside the record or a destination has no
+ * room for a number.
  */
 static int move_record(const struct route *r, unsigned tag)
 {
 	struct layout l;
+	int rc;
 	if (tag >= MP_TAG_FIRST_SIZED) {
 		struct src *x = r->from[MP_FS_OTHER];
 		uint8_t **o = r->to[MP_FS_OTHER];
 		uint64_t plen;
-		if (copy_varint(x, o, r->to_end[MP_FS_OTHER], &plen) < 0 || plen > (uint64_t)(x->end - x->p))
+		if ((rc = copy_varint(x, o, r->to_end[MP_FS_OTHER], &plen)) < 0)
+			return rc;
+		if (plen > (uint64_t)(x->end - x->p))
 			return -1;
 		if (plen > (uint64_t)(r->to_end[MP_FS_OTHER] - *o))
 			return -2;
@@ -199,25 +206,26 @@ static int move_record(const struct route *r, unsigned tag)
 			break;
 		case H_COUNTED:
 			/* The count goes with the tags: a one-byte varint of 1 to 8. */
-			if (copy_varint(r->from[MP_FS_TAGS], r->to[MP_FS_TAGS], r->to_end[MP_FS_TAGS], &v) < 0 ||
-			    v < 1 || v > 8 || copy_planes(r, st, (unsigned)v) < 0)
+			if ((rc = copy_varint(r->from[MP_FS_TAGS], r->to[MP_FS_TAGS], r->to_end[MP_FS_TAGS], &v)) < 0)
+				return rc;
+			if (v < 1 || v > 8 || copy_planes(r, st, (unsigned)v) < 0)
 				return -1;
 			break;
 		case H_VPLANES:
 			if (r->vplanes) {
-				if (copy_vplanes(r, st) < 0)
-					return -1;
+				if ((rc = copy_vplanes(r, st)) < 0)
+					return rc;
 				break;
 			}
 			/* codecs 2 and 3 keep the varint whole */
 			__attribute__((fallthrough));
 		default:
-			if (copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
-				return -1;
+			if ((rc = copy_varint(r->from[st], r->to[st], r->to_end[st], &v)) < 0)
+				return rc;
 			/* An address is one varint, or two when the first has its low bit set. */
 			if (f->how == H_ADDR && (v & 1) &&
-			    copy_varint(r->from[st], r->to[st], r->to_end[st], &v) < 0)
-				return -1;
+			    (rc = copy_varint(r->from[st], r->to[st], r->to_end[st], &v)) < 0)
+				return rc;
 			break;
 		}
 	}
@@ -653,6 +661,9 @@ int mp_fields_join(const uint8_t *const s[MP_FS_COUNT], const size_t n[MP_FS_COU
 			return -1;
 		case -2:
 			goto overrun;
+		case MOVE_LONG:
+			*why = "a number in a field stream is longer than 10 bytes";
+			return -1;
 		default:
 			/* A stream ran out, unless the records did first. */
 			if (o >= out_end)
