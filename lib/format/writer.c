@@ -16,6 +16,7 @@
 #include "lib/format/format.h"
 #include "lib/format/writer-private.h"
 #include "lib/util/hash.h"
+#include "lib/util/publish.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
@@ -281,7 +282,7 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *ext
 {
 	struct rbuf b = { 0 };
 	uint8_t head[1 + MP_VARINT_MAX], *p = head;
-	char buf[64 << 10];
+	char buf[64 << 10], tmp[4096];
 	uint64_t off = 0;
 	int in, out, e = 0;
 	e = mp_writer_block(w);
@@ -290,7 +291,8 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *ext
 	in = open(w->path, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -1;
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Written aside, then renamed: whoever waits for path never reads part of it. */
+	out = mp_publish_open(path, tmp, sizeof(tmp));
 	if (out < 0) {
 		e = errno;
 		close(in);
@@ -328,10 +330,8 @@ int mp_writer_snapshot(struct mp_writer *w, const char *path, const uint8_t *ext
 		free(b.p);
 	}
 	close(in);
-	if (close(out) < 0 && !e)
-		e = errno;
+	e = mp_publish_close(out, tmp, path, e);
 	if (e) {
-		unlink(path);
 		errno = e;
 		return -1;
 	}

@@ -20,6 +20,7 @@
 #include "lib/tracker/python.h"
 #include "lib/tracker/stream.h"
 #include "lib/transport/merge.h"
+#include "lib/util/publish.h"
 
 static struct stat sink_stat; /* the capture (direct mode): is sink_fd still ours? */
 
@@ -262,6 +263,7 @@ int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
 {
 	uint8_t rec[256];
 	struct stat st;
+	char tmp[4096];
 	int out, r = 0;
 	size_t n = strlen(capture_path);
 	char num[24];
@@ -279,7 +281,8 @@ int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
 		r = -EBADF;
 		goto out;
 	}
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Written aside, then renamed: whoever waits for path never reads part of it. */
+	out = mp_publish_open(path, tmp, sizeof(tmp));
 	if (out < 0) {
 		r = -errno;
 		goto out;
@@ -290,10 +293,7 @@ int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
 		if (write(out, rec, tn) != (ssize_t)tn)
 			r = -EIO;
 	}
-	if (close(out) < 0 && !r)
-		r = -errno;
-	if (r)
-		unlink(path);
+	r = -mp_publish_close(out, tmp, path, -r);
 out:
 	mp_unlock(&drain.lock);
 	mp_in_hook--;

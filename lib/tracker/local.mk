@@ -24,6 +24,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/unwind.c %reldir%/unwind.h \
 	%reldir%/util.c \
 	lib/format/pyframe.h \
+	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \
 	lib/transport/ring.h
 # end of libmemprof_la_SOURCES

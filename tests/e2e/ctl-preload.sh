@@ -48,6 +48,7 @@ wait $TARGET_PID; st=$?
 
 [ "$(sizes "$D")" = "10x1000 2x2222 " ] || fail_ "the first capture holds $(sizes "$D")"
 [ "$(sizes "$D.snap.1")" = "10x1000 " ] || fail_ "the snapshot holds $(sizes "$D.snap.1")"
+[ ! -e "$D.snap.1.partial" ] || fail_ "the snapshot's partial file was left behind"
 [ "$(sizes "$D.2")" = "3x333 " ] || fail_ "the second capture holds $(sizes "$D.2")"
 [ "$(sizes "$D.2.snap.1")" = "3x333 " ] || fail_ "the second snapshot holds $(sizes "$D.2.snap.1")"
 [ "$(leaked "$D.snap.1")" = 10000 ] || fail_ "the snapshot leaks $(leaked "$D.snap.1") bytes from command_alloc"

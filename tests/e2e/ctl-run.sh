@@ -69,6 +69,7 @@ grep -q "^memprof: wrote 'c.bin.2' (capture 2, from 'memprof ctl start'): " targ
 sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 [ "$(sizes c.bin)" = "10x1000 2x2222 " ] || fail_ "c.bin holds $(sizes c.bin)"
 [ "$(sizes c.bin.snap.1)" = "10x1000 " ] || fail_ "the snapshot holds $(sizes c.bin.snap.1)"
+[ ! -e c.bin.snap.1.partial ] || fail_ "the snapshot's partial file was left behind"
 [ "$(sizes c.bin.2)" = "3x333 " ] || fail_ "c.bin.2 holds $(sizes c.bin.2)"
 
 "$MEMPROF" parse c.bin > p1 || fail_ "parse c.bin"

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -761,6 +763,78 @@ static void test_many_blocks(void **state)
 	free(path);
 }
 
+/*
+ * A snapshot is a capture of its own, published whole: written aside as
+ * PATH.partial and renamed, so a failed one leaves PATH as it was and no
+ * partial file behind.
+ */
+static void test_snapshot_published_whole(void **state)
+{
+	char *path = tmp_path(), *snap = xasprintf("%s.snap.1", path);
+	char *partial = xasprintf("%s.partial", snap);
+	struct mp_writer w;
+	struct mp_reader r;
+	struct mp_record rec;
+	struct mp_header h = { .pid = 1 };
+	struct mp_trailer t = { .n_allocs = 2000 };
+	struct rlimit old, lim;
+	struct stat st;
+	uint64_t n_alloc = 0;
+	FILE *f;
+	char got[8] = { 0 };
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 0), 0);
+	mp_writer_header(&w, &h);
+	mp_writer_trace(&w, 0, 0x401000);
+	for (uint64_t i = 0, x = 1; i < 2000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull; /* sizes that do not compress away */
+		mp_writer_alloc(&w, 0, MP_KIND_MALLOC, 0x10000 + i * 7919 * 16, 1 + (x >> 40), 1);
+	}
+	assert_int_equal(mp_writer_snapshot(&w, snap, NULL, 0, &t), 0);
+	assert_int_equal(stat(partial, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(mp_reader_open(&r, snap), 0);
+	while (mp_reader_next(&r, &rec))
+		n_alloc += rec.type == MP_REC_ALLOC;
+	assert_int_equal(r.status, MP_READ_OK);
+	assert_int_equal(n_alloc, 2000);
+	mp_reader_release(&r);
+
+	/*
+	 * A snapshot that cannot be written whole (a file size limit halfway)
+	 * leaves the old file. The first snapshot wrote every block: this one
+	 * writes nothing to the capture itself.
+	 */
+	f = fopen(snap, "w");
+	assert_non_null(f);
+	fputs("old", f);
+	fclose(f);
+	assert_true(w.bytes_written > 1000);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(w.bytes_written / 2);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	errno = 0;
+	assert_int_equal(mp_writer_snapshot(&w, snap, NULL, 0, &t), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(stat(partial, &st), -1);
+	f = fopen(snap, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got, "old");
+
+	assert_int_equal(mp_writer_close(&w), 0);
+	unlink(snap);
+	unlink(path);
+	free(partial);
+	free(snap);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -779,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_refused_files),
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_many_blocks),
+		cmocka_unit_test(test_snapshot_published_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
 }
