@@ -38,6 +38,7 @@ int cmd_ctl(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, reply = STRBUF_INIT;
 	unsigned timeout = 30;
 	const char *request;
+	char snap[32];
 	bool known = false, aggregate = false;
 	long pid;
 	char *end;
@@ -61,6 +62,12 @@ int cmd_ctl(int argc, char **argv)
 		mp_usage_error(&spec, "--aggregate goes with start, not with %s", request);
 	if (aggregate)
 		request = "start aggregate";
+	if (!strcmp(request, "snapshot")) {
+		/* A collector writes it after the tracker answers: the tracker waits for its word, in our time. */
+		unsigned ms = timeout * 1000, wait = ms > 2000 ? ms - 1000 : ms / 2;
+		snprintf(snap, sizeof(snap), "snapshot %u", wait);
+		request = snap;
+	}
 	r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
 	if (r < 0)
 		die("%s", err.buf);

@@ -2,7 +2,8 @@
  * Where the collector's captures go: the main process's to FILE, later ones
  * of it (memprof ctl start) to FILE.2, FILE.3..., other processes' to
  * FILE.PID. In a container FILE.3 may be both a third capture and process
- * 3's: a name a capture of this run has is never given again.
+ * 3's: a name a capture of this run has is never given again. Also: a path
+ * made absolute, for whoever reads it from another working directory.
  */
 #include <config.h>
 #include "lib/process/collect-private.h"
@@ -44,4 +45,14 @@ char *mp_collect_path(struct mp_collector *c, struct stream *s)
 		path = xasprintf("%s.%d.%d", c->opts.output, (int)s->pid, n);
 	}
 	return path;
+}
+
+char *mp_collect_whole_path(const char *path)
+{
+	char *cwd, *r;
+	if (path[0] == '/' || !(cwd = getcwd(NULL, 0)))
+		return xstrdup(path);
+	r = xasprintf("%s/%s", cwd, path);
+	free(cwd);
+	return r;
 }

@@ -87,6 +87,8 @@ void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The path of s's capture (a new string): FILE, FILE.N or FILE.PID, none taken already. */
 char *mp_collect_path(struct mp_collector *c, struct stream *s);
+/* path from the root (a new string): as it is when absolute, else below the working directory. */
+char *mp_collect_whole_path(const char *path);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
 /* Write the SYMBOL record a PYFRAME record's payload (data, len) describes into s's capture. */

@@ -24,6 +24,7 @@
 #include "lib/process/drain.h"
 #include "lib/util/hash.h"
 #include "lib/symbols/symbols.h"
+#include "lib/transport/reply.h"
 #include "lib/transport/ring.h"
 #include "lib/util/xalloc.h"
 
@@ -230,14 +231,25 @@ static void emit_buf(void *ctx, const uint8_t *rec, size_t len)
 	strbuf_add(ctx, rec, len);
 }
 
+/* Tell the tracker how snapshot number went (memprof ctl waits for it); text: its path, or why not. */
+static void snapshot_reply(struct stream *s, uint64_t number, bool ok, const char *text)
+{
+	uint8_t buf[MP_REPLY_HEAD + MP_REPLY_TEXT_MAX];
+	size_t n = mp_reply_snapshot(buf, ok, (uint32_t)number, text);
+	/* (A tracker that stopped reading loses it: it asked nobody to wait.) */
+	if (!s->eof && s->fd >= 0)
+		(void)!send(s->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
 {
 	struct mp_trailer t = { 0 };
 	struct strbuf extra = STRBUF_INIT;
-	char *path;
+	char *path, *full;
 	if (!s->info.path) {
 		mp_collect_note(c, "snapshot %llu of process %d not written: no capture is being written",
 				(unsigned long long)number, (int)s->pid);
+		snapshot_reply(s, number, false, "no capture is being written");
 		return;
 	}
 	path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
@@ -248,10 +260,18 @@ static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
 	/* An aggregated capture's snapshot: the totals so far. */
 	if (s->agg)
 		mp_aggregate_emit(s->agg, emit_buf, &extra);
-	if (mp_writer_snapshot(&s->w, path, (const uint8_t *)extra.buf, extra.len, &t) < 0)
+	/* The asker's working directory is not ours: it is told the whole path. */
+	full = mp_collect_whole_path(path);
+	if (mp_writer_snapshot(&s->w, path, (const uint8_t *)extra.buf, extra.len, &t) < 0) {
+		char *why = xasprintf("'%s': %s", full, strerror(errno));
 		mp_collect_warn(c, "cannot write the snapshot '%s': %s", path, strerror(errno));
-	else
+		snapshot_reply(s, number, false, why);
+		free(why);
+	} else {
 		mp_collect_note(c, "wrote snapshot '%s'", path);
+		snapshot_reply(s, number, true, full);
+	}
+	free(full);
 	free(path);
 	strbuf_release(&extra);
 }

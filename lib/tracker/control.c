@@ -30,6 +30,7 @@
 #include "lib/tracker/direct.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stream.h"
+#include "lib/transport/reply.h"
 
 static int listen_fd = -1;
 static int wake_fd = -1;          /* an eventfd: the thread leaves when it is written */
@@ -194,10 +195,33 @@ static void serve(const char *req, char *r, size_t cap)
 			}
 			add(r, cap, &n, "\n");
 		}
-	} else if (!strcmp(req, "snapshot")) {
+	} else if (!strcmp(req, "snapshot") || !strncmp(req, "snapshot ", 9)) {
 		unsigned num = 0;
+		uint64_t wait_ms = 0;
 		char path[4096];
+		/* "snapshot WAIT_MS": how long the asker waits for a collector to write it. */
+		if (req[8] && (mp_dec_u64(req + 9, &wait_ms) < 0 || wait_ms > 86400000)) {
+			add(r, cap, &n, "error invalid request '");
+			add(r, cap, &n, req);
+			add(r, cap, &n, "' (snapshot takes a wait in milliseconds)\n");
+			return;
+		}
 		e = mp_session_snapshot(&num, path, sizeof(path));
+		if (!e && !path[0] && wait_ms) {
+			char text[MP_REPLY_TEXT_MAX + 1];
+			int w = mp_stream_snapshot_wait(num, (unsigned)wait_ms, text, sizeof(text));
+			if (w == 1) {
+				strncpy(path, text, sizeof(path) - 1);
+				path[sizeof(path) - 1] = '\0';
+			} else if (w == 0) {
+				add(r, cap, &n, "error snapshot ");
+				add_num(r, cap, &n, num);
+				add(r, cap, &n, " could not be written: ");
+				add(r, cap, &n, text);
+				add(r, cap, &n, "\n");
+				return;
+			}
+		}
 		if (e == -ENOENT) {
 			add(r, cap, &n, "error not recording\n");
 		} else if (e == -EPERM) {
@@ -215,8 +239,11 @@ static void serve(const char *req, char *r, size_t cap)
 				add(r, cap, &n, path);
 				add(r, cap, &n, "'\n");
 			} else {
-				add(r, cap, &n, " asked of the collector, which writes it next to its capture as "
-						"CAPTURE.snap.");
+				add(r, cap, &n, wait_ms ? " asked of the collector, which has not said it is "
+							  "written yet; it writes it next to its capture as "
+							: " asked of the collector, which writes it next to its "
+							  "capture as ");
+				add(r, cap, &n, "CAPTURE.snap.");
 				add_num(r, cap, &n, num);
 				add(r, cap, &n, "\n");
 			}

@@ -16,6 +16,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
+	%reldir%/replies.c \
 	%reldir%/session.c %reldir%/session.h \
 	%reldir%/stacks.c %reldir%/stacks.h \
 	%reldir%/stream.c %reldir%/stream.h \
@@ -26,6 +27,7 @@ libmemprof_la_SOURCES = \
 	lib/format/pyframe.h \
 	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \
+	lib/transport/reply.h \
 	lib/transport/ring.h
 # end of libmemprof_la_SOURCES
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \

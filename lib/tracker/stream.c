@@ -281,14 +281,13 @@ void mp_stream_half_full(struct mp_wring *w)
 static int reader_alive(struct mp_shm_header *h, uint64_t waited_ns)
 {
 	int32_t pid = __atomic_load_n(&h->reader_pid, __ATOMIC_ACQUIRE);
-	char c;
 	if (__atomic_load_n(&h->reader_state, __ATOMIC_ACQUIRE) == MP_READER_GONE)
 		return 0;
 	if (mp_cfg.direct)
 		return 1;
 	if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
 		return 0;
-	if (mp_st.sink_fd >= 0 && recv(mp_st.sink_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+	if (mp_st.sink_fd >= 0 && mp_stream_reader_gone())
 		return 0; /* the collector closed its end */
 	/* A collector that never mapped the rings after this long is not coming. */
 	return pid > 0 || waited_ns < 10000000000ull;
@@ -365,18 +364,6 @@ int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len)
 	return 0;
 }
 
-
-int mp_stream_end_asked(void)
-{
-	char c;
-	ssize_t n;
-	if (mp_st.sink_fd < 0)
-		return 1;
-	n = recv(mp_st.sink_fd, &c, 1, MSG_DONTWAIT);
-	if (n < 0)
-		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-	return 1; /* a request, or the end of the connection */
-}
 
 /* ---- header, markers and ticks ---- */
 
@@ -593,9 +580,7 @@ void mp_stream_start(void)
 void mp_stream_close(void)
 {
 	*mp_live = 0;
-	if (mp_st.sink_fd >= 0)
-		close(mp_st.sink_fd);
-	mp_st.sink_fd = -1;
+	mp_stream_close_sink();
 	shm_destroy();
 }
 
@@ -647,9 +632,7 @@ void mp_stream_quiesce(struct mp_wring *self)
 void mp_stream_detach(void)
 {
 	closer = NULL;
-	if (mp_st.sink_fd >= 0)
-		close(mp_st.sink_fd);
-	mp_st.sink_fd = -1;
+	mp_stream_close_sink();
 	release_retired();
 	if (mp_st.shm) {
 		/* The collector still reads it; the next attach gives the memory back. */
@@ -684,5 +667,6 @@ void mp_stream_forked(void)
 	mp_st.rings_lock = 0;
 	mp_st.final = 0;
 	mp_st.self_reader = NULL;
+	mp_stream_replies_forked();
 	mp_stream_close();
 }

@@ -75,10 +75,23 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 /* Records may be written from now on. */
 void mp_stream_start(void) MP_HIDDEN;
 /*
- * Whether the stream's reader asks for the end of tracking: a byte on its
- * socket (attach's collector, a live view), or the connection's end.
+ * What the stream's reader said back on its socket (replies.c,
+ * lib/transport/reply.h). Whether it asks for the end of tracking (attach's
+ * collector, a live view), or the connection ended.
  */
 int mp_stream_end_asked(void) MP_HIDDEN;
+/* Whether the connection ended (the collector is gone). */
+int mp_stream_reader_gone(void) MP_HIDDEN;
+/*
+ * Wait at most wait_ms for the collector's word on snapshot number: 1 when
+ * it wrote it (text: its path), 0 when it could not (text: why), -1 when no
+ * word came (the stream ended, or the time ran out).
+ */
+int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_t cap) MP_HIDDEN;
+/* Close the connection (or, in direct mode, the capture): what was said on it is forgotten. */
+void mp_stream_close_sink(void) MP_HIDDEN;
+/* In a forked child, before mp_stream_close(). */
+void mp_stream_replies_forked(void) MP_HIDDEN;
 /* Give up the stream's mapping and connection (a forked child's copy of its parent's). */
 void mp_stream_close(void) MP_HIDDEN;
 /* Tracking stops here, with a line on standard error (unless it had stopped already). */

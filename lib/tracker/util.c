@@ -77,18 +77,25 @@ const char *mp_getenv(const char *name)
 	return NULL;
 }
 
+int mp_dec_u64(const char *v, uint64_t *out)
+{
+	uint64_t r = 0;
+	if (!*v)
+		return -1;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || r > UINT64_MAX / 10)
+			return -1;
+		r = r * 10 + (uint64_t)(*v - '0');
+	}
+	*out = r;
+	return 0;
+}
+
 uint64_t mp_env_u64(const char *name, uint64_t dflt)
 {
 	const char *v = mp_getenv(name);
-	uint64_t r = 0;
-	if (!v || !*v)
-		return dflt;
-	for (; *v; v++) {
-		if (*v < '0' || *v > '9' || r > UINT64_MAX / 10)
-			return dflt;
-		r = r * 10 + (uint64_t)(*v - '0');
-	}
-	return r;
+	uint64_t r;
+	return v && mp_dec_u64(v, &r) == 0 ? r : dflt;
 }
 
 void *mp_pages(size_t size)

@@ -6,6 +6,8 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
 
 ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+# sizes FILE: "count size" of the commanded allocations (sizes other than the churn's 64).
+sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 start_target "$MEMPROF" run --paused -o c.bin
 RUN_PID=$TARGET_PID
 TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused; 'memprof ctl \1 start' starts a capture into 'c.bin'$/\1/p" target.err)
@@ -40,7 +42,18 @@ grep -qE "^process $TARGET_PID: recording for the collector at '[^']*' for [0-9]
 send_cmd "alloc 10 1000"
 ctl snapshot
 expect_rc 0 snapshot
-expect_out "snapshot 1"
+# The answer comes once the collector wrote it: the file is there, whole, when ctl returns.
+[ "$(cat out)" = "process $TARGET_PID: snapshot 1 written to '$PWD/c.bin.snap.1'" ] || fail_ "snapshot: $(cat out)"
+[ "$(sizes c.bin.snap.1)" = "10x1000 " ] || fail_ "the snapshot, as ctl returned, holds $(sizes c.bin.snap.1)"
+# One the collector cannot write (a directory where its partial file goes) is an error, in one line.
+mkdir c.bin.snap.2.partial
+ctl snapshot
+expect_rc 1 "snapshot that cannot be written"
+expect_one_line_err
+[ "$(cat err)" = "memprof: process $TARGET_PID: snapshot 2 could not be written: '$PWD/c.bin.snap.2': Is a directory" ] ||
+	fail_ "unwritable snapshot: $(cat err)"
+[ ! -e c.bin.snap.2 ] || fail_ "a snapshot that failed left c.bin.snap.2"
+rmdir c.bin.snap.2.partial
 send_cmd "alloc 2 2222"          # after the snapshot: in the capture, not in the snapshot
 send_cmd "free"
 ctl stop
@@ -65,8 +78,6 @@ grep -q "^memprof: wrote 'c.bin.2' (capture 2, from 'memprof ctl start'): " targ
 	fail_ "no line for c.bin.2: $(cat target.err)"
 ! grep -q "exec" target.err || fail_ "memprof run talks of an exec: $(cat target.err)"
 
-# sizes FILE: "count size" of the commanded allocations (sizes other than the churn's 64).
-sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 [ "$(sizes c.bin)" = "10x1000 2x2222 " ] || fail_ "c.bin holds $(sizes c.bin)"
 [ "$(sizes c.bin.snap.1)" = "10x1000 " ] || fail_ "the snapshot holds $(sizes c.bin.snap.1)"
 [ ! -e c.bin.snap.1.partial ] || fail_ "the snapshot's partial file was left behind"
