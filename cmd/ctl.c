@@ -38,7 +38,7 @@ int cmd_ctl(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, reply = STRBUF_INIT;
 	unsigned timeout = 30;
 	const char *request;
-	char snap[32];
+	char waiting[48];
 	bool known = false, aggregate = false;
 	long pid;
 	char *end;
@@ -62,11 +62,14 @@ int cmd_ctl(int argc, char **argv)
 		mp_usage_error(&spec, "--aggregate goes with start, not with %s", request);
 	if (aggregate)
 		request = "start aggregate";
-	if (!strcmp(request, "snapshot")) {
-		/* A collector writes it after the tracker answers: the tracker waits for its word, in our time. */
+	if (!strcmp(request, "snapshot") || !strncmp(request, "start", 5)) {
+		/*
+		 * A collector creates the capture's or the snapshot's file after
+		 * the tracker asked it: the tracker waits for its word, in our time.
+		 */
 		unsigned ms = timeout * 1000, wait = ms > 2000 ? ms - 1000 : ms / 2;
-		snprintf(snap, sizeof(snap), "snapshot %u", wait);
-		request = snap;
+		snprintf(waiting, sizeof(waiting), "%s %u", request, wait);
+		request = waiting;
 	}
 	r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
 	if (r < 0)

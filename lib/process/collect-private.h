@@ -87,6 +87,14 @@ void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The path of s's capture (a new string): FILE, FILE.N or FILE.PID, none taken already. */
 char *mp_collect_path(struct mp_collector *c, struct stream *s);
+/*
+ * collect-capture.c: open s's capture when its header came (false, said,
+ * when it cannot be); write snapshot number of it; its trailer as it would
+ * be now (final: the capture ends).
+ */
+bool mp_collect_start_capture(struct mp_collector *c, struct stream *s);
+void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t number);
+void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
 /* path from the root (a new string): as it is when absolute, else below the working directory. */
 char *mp_collect_whole_path(const char *path);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */

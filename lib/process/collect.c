@@ -131,7 +131,7 @@ void mp_collector_detach(struct mp_collector *c)
 	c->detaching = true;
 	for (size_t i = 0; i < c->nstreams; i++) {
 		struct stream *s = c->streams[i];
-		if (!s->eof && s->fd >= 0 && send(s->fd, "D", 1, MSG_NOSIGNAL) < 0)
+		if (!s->eof && s->fd >= 0 && send(s->fd, (const char[]){ MP_REPLY_END }, 1, MSG_NOSIGNAL) < 0)
 			s->detach_failed = true;
 	}
 }
@@ -147,133 +147,9 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 
 /* ---- streams ---- */
 
-static bool start_capture(struct mp_collector *c, struct stream *s)
-{
-	struct mp_header h = s->dec.header;
-	struct mp_symbols_opts so = { .root = c->opts.root, .demangle = true };
-	/* Heap blocks by serial number: the capture needs no addresses but the mappings'. */
-	unsigned flags = (c->opts.force ? MP_WRITER_FORCE : 0) |
-			 (c->opts.keep_addresses ? 0 : MP_WRITER_SERIALS);
-	s->pid = (pid_t)h.pid;
-	if (!c->main_claimed && s->pid == c->opts.main_pid) {
-		s->main = true;
-		c->main_claimed = true;
-		c->main_captures = 1;
-		s->info.capture = 1;
-	}
-	s->info.pid = s->pid;
-	s->info.main = s->main;
-	if (!c->opts.output) {
-		/* No capture: the records go through the writer, as ever, to nowhere. */
-		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || mp_writer_fdopen(&s->w, fd, "/dev/null", MP_WRITER_NO_COMPRESS) < 0) {
-			if (fd >= 0)
-				close(fd);
-			mp_collect_warn(c, "cannot open '/dev/null': %s; process %d is not shown",
-					strerror(errno), (int)s->pid);
-			s->info.failed = true;
-			return false;
-		}
-		goto opened;
-	}
-	s->info.path = mp_collect_path(c, s);
-	if (s->main && c->opts.output_fd >= 0) {
-		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path, flags) < 0)
-			goto fail;
-		c->opts.output_fd = -1;
-	} else if (mp_writer_open(&s->w, s->info.path, flags) < 0) {
-		goto fail;
-	}
-opened:
-	s->w_open = true;
-	if (c->opts.symbolize)
-		h.flags |= MP_HF_SYMBOLIZED;
-	if (c->opts.aggregate || (h.flags & MP_HF_AGGREGATED)) {
-		/* The analysis reads the events as a capture without the flag would hold them. */
-		struct mp_analysis_opts ao = MP_ANALYSIS_OPTS_INIT;
-		struct mp_header plain = h;
-		ao.flags = MP_ANALYSIS_SPLIT_THREADS;
-		plain.flags &= ~(uint64_t)MP_HF_AGGREGATED;
-		s->agg = xmalloc(sizeof(*s->agg));
-		mp_analysis_init(s->agg, &ao);
-		mp_analysis_header(s->agg, &plain);
-		h.flags |= MP_HF_AGGREGATED;
-	}
-	mp_writer_header(&s->w, &h);
-	if (c->opts.symbolize) {
-		if (!c->shared)
-			c->shared = mp_symbols_new(&so);
-		so.share_with = c->shared;
-		s->sym = mp_symbols_new(&so);
-	}
-	if (c->opts.observer) {
-		struct mp_record rec = { .type = MP_REC_HEADER };
-		rec.u.header = &h;
-		s->obs = c->opts.observer->open(c->opts.observer->ctx, s->pid, s->info.path, &rec);
-	}
-	return true;
-fail:
-	mp_collect_warn(c, "cannot create '%s': %s%s; the capture of process %d is lost", s->info.path,
-	     strerror(errno), errno == EEXIST ? " (use -f to overwrite)" : "", (int)s->pid);
-	s->info.failed = true;
-	return false;
-}
-
-static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
-
 static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
 {
 	mp_writer_raw(ctx, rec, len);
-}
-
-static void emit_buf(void *ctx, const uint8_t *rec, size_t len)
-{
-	strbuf_add(ctx, rec, len);
-}
-
-/* Tell the tracker how snapshot number went (memprof ctl waits for it); text: its path, or why not. */
-static void snapshot_reply(struct stream *s, uint64_t number, bool ok, const char *text)
-{
-	uint8_t buf[MP_REPLY_HEAD + MP_REPLY_TEXT_MAX];
-	size_t n = mp_reply_snapshot(buf, ok, (uint32_t)number, text);
-	/* (A tracker that stopped reading loses it: it asked nobody to wait.) */
-	if (!s->eof && s->fd >= 0)
-		(void)!send(s->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
-static void snapshot(struct mp_collector *c, struct stream *s, uint64_t number)
-{
-	struct mp_trailer t = { 0 };
-	struct strbuf extra = STRBUF_INIT;
-	char *path, *full;
-	if (!s->info.path) {
-		mp_collect_note(c, "snapshot %llu of process %d not written: no capture is being written",
-				(unsigned long long)number, (int)s->pid);
-		snapshot_reply(s, number, false, "no capture is being written");
-		return;
-	}
-	path = xasprintf("%s.snap.%llu", s->info.path, (unsigned long long)number);
-	fill_trailer(c, s, &t, false);
-	t.end_reason = MP_END_SNAPSHOT;
-	t.has_exit_code = t.has_exit_signal = false;
-	t.core_dumped = 0;
-	/* An aggregated capture's snapshot: the totals so far. */
-	if (s->agg)
-		mp_aggregate_emit(s->agg, emit_buf, &extra);
-	/* The asker's working directory is not ours: it is told the whole path. */
-	full = mp_collect_whole_path(path);
-	if (mp_writer_snapshot(&s->w, path, (const uint8_t *)extra.buf, extra.len, &t) < 0) {
-		char *why = xasprintf("'%s': %s", full, strerror(errno));
-		mp_collect_warn(c, "cannot write the snapshot '%s': %s", path, strerror(errno));
-		snapshot_reply(s, number, false, why);
-		free(why);
-	} else {
-		mp_collect_note(c, "wrote snapshot '%s'", path);
-		snapshot_reply(s, number, true, full);
-	}
-	free(full);
-	free(path);
-	strbuf_release(&extra);
 }
 
 /* Decode what has arrived, pass it to the capture, symbolize new ips. */
@@ -302,7 +178,7 @@ static void process(struct mp_collector *c, struct stream *s)
 			goto corrupt;
 		pos += (size_t)n;
 		s->have_header = true;
-		if (!start_capture(c, s)) {
+		if (!mp_collect_start_capture(c, s)) {
 			s->broken = true;
 			goto consume_all;
 		}
@@ -368,7 +244,7 @@ static void process(struct mp_collector *c, struct stream *s)
 			/* Asked for with memprof ctl: the capture so far, as one of its own. */
 			mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
 			chunk = pos + (size_t)n;
-			snapshot(c, s, rec.u.marker.count);
+			mp_collect_snapshot(c, s, rec.u.marker.count);
 			break;
 		case MP_REC_EXIT:
 			s->exit_seen = true;
@@ -660,7 +536,7 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 		mp_analysis_finish(s->agg);
 		mp_aggregate_emit(s->agg, emit_raw, &s->w);
 	}
-	fill_trailer(c, s, &t, true);
+	mp_collect_fill_trailer(c, s, &t, true);
 	mp_writer_trailer(&s->w, &t);
 	if (mp_writer_close(&s->w) < 0) {
 		mp_collect_warn(c, "cannot write '%s': %s", s->info.path ? s->info.path : "/dev/null",
@@ -680,49 +556,6 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
  * The trailer of s's capture as it stands; final: it is the capture's own, not
  * a snapshot's (which the collector may take late, after the program ended).
  */
-static void fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_, bool final)
-{
-	struct mp_trailer t = { 0 };
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	t.end_time_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-	if (t.end_time_us > s->dec.header.start_time_us)
-		t.duration_us = t.end_time_us - s->dec.header.start_time_us;
-	/* The process memprof run started: its first capture, or a later one (memprof ctl start). */
-	bool main = s->main || (s->pid == c->opts.main_pid && (s->dec.header.flags & MP_HF_RESTARTED));
-	/* A capture the tracker ended (detach, memprof ctl stop) ended there, whatever came later. */
-	if (s->detach_seen || (c->detaching && !s->exit_seen && !(main && c->main_exited))) {
-		t.end_reason = MP_END_DETACH;
-	} else if (main && c->main_exited) {
-		t.end_reason = MP_END_EXIT;
-		if (WIFEXITED(c->main_status)) {
-			t.has_exit_code = true;
-			t.exit_code = WEXITSTATUS(c->main_status);
-			/* Exited without passing through exit(): it became another program. */
-			if (final)
-				s->info.exec_replaced = !s->exit_seen && !s->broken;
-		} else if (WIFSIGNALED(c->main_status)) {
-			t.has_exit_signal = true;
-			t.exit_signal = WTERMSIG(c->main_status);
-			t.core_dumped = WCOREDUMP(c->main_status) ? 1 : 0;
-		}
-	} else if (s->exit_seen) {
-		/* The process exited (the status is known when it called exit() itself). */
-		t.end_reason = MP_END_EXIT;
-		t.has_exit_code = s->exit_status_known;
-		t.exit_code = s->exit_status & 0xff;
-	} else {
-		t.end_reason = MP_END_DISCONNECT;
-	}
-	t.n_allocs = s->info.allocs;
-	t.n_frees = s->info.frees;
-	t.bytes_allocated = s->info.bytes;
-	t.n_traces = s->info.traces;
-	t.n_symbols = s->info.symbols;
-	t.n_records = s->info.records + s->w.n_records + 2;
-	*t_ = t;
-}
-
 size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info **infos)
 {
 	for (size_t i = 0; i < c->nstreams; i++) {

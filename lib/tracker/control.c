@@ -57,11 +57,17 @@ static void add_num(char *buf, size_t cap, size_t *n, uint64_t v)
 	add(buf, cap, n, num);
 }
 
-/* Where the capture goes: " into 'FILE'" or " for the collector at 'SOCKET'". */
+/*
+ * Where the capture goes: " into 'FILE'" (the collector's file, once it said
+ * it opened it), or " for the collector at 'SOCKET'".
+ */
 static void add_sink(char *r, size_t cap, size_t *n)
 {
-	add(r, cap, n, mp_cfg.direct ? " into '" : " for the collector at '");
-	add(r, cap, n, mp_cfg.direct ? mp_direct_path() : mp_cfg.socket_path);
+	char path[MP_REPLY_TEXT_MAX + 1];
+	const char *into = mp_cfg.direct ? mp_direct_path()
+			   : mp_stream_capture_wait(0, path, sizeof(path)) == 1 ? path : NULL;
+	add(r, cap, n, into ? " into '" : " for the collector at '");
+	add(r, cap, n, into ? into : mp_cfg.socket_path);
 	add(r, cap, n, "'");
 }
 
@@ -76,6 +82,15 @@ static void add_since(char *r, size_t cap, size_t *n)
 	add(r, cap, n, " s");
 }
 
+/* Captures begun, but those the collector could not create: " 2 captures written". */
+static unsigned not_created;
+static void add_written(char *r, size_t cap, size_t *n)
+{
+	unsigned k = mp_st.capture_no - not_created;
+	add_num(r, cap, n, k);
+	add(r, cap, n, k == 1 ? " capture written" : " captures written");
+}
+
 static void status(char *r, size_t cap, size_t *n)
 {
 	const char *live = mp_session_live_path();
@@ -85,8 +100,7 @@ static void status(char *r, size_t cap, size_t *n)
 		add(r, cap, n, "'");
 		add_since(r, cap, n);
 		add(r, cap, n, ", ");
-		add_num(r, cap, n, mp_st.capture_no);
-		add(r, cap, n, mp_st.capture_no == 1 ? " capture written" : " captures written");
+		add_written(r, cap, n);
 	} else if (mp_state == MP_STATE_ON) {
 		add(r, cap, n, "ok recording");
 		add_sink(r, cap, n);
@@ -98,8 +112,7 @@ static void status(char *r, size_t cap, size_t *n)
 		add(r, cap, n, " thread rings");
 	} else {
 		add(r, cap, n, "ok paused, ");
-		add_num(r, cap, n, mp_st.capture_no);
-		add(r, cap, n, mp_st.capture_no == 1 ? " capture written" : " captures written");
+		add_written(r, cap, n);
 	}
 	add(r, cap, n, "\n");
 }
@@ -144,10 +157,36 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
 	}
 }
 
-static void serve(const char *req, char *r, size_t cap)
+/*
+ * "start" and "snapshot" may end with how long the asker waits (ms) for the
+ * collector's word on the file: cut from req into *wait_ms. -1 when too long.
+ */
+static int cut_wait(char *req, uint64_t *wait_ms)
+{
+	char *sp = strrchr(req, ' ');
+	*wait_ms = 0;
+	if ((strncmp(req, "start", 5) && strncmp(req, "snapshot", 8)) || !sp || sp[1] < '0' || sp[1] > '9')
+		return 0;
+	if (mp_dec_u64(sp + 1, wait_ms) < 0 || *wait_ms > 86400000)
+		return -1;
+	*sp = '\0';
+	return 0;
+}
+
+static void serve(const char *request, char *r, size_t cap)
 {
 	size_t n = 0;
+	uint64_t wait_ms;
+	char req[256];
 	int e;
+	strncpy(req, request, sizeof(req) - 1);
+	req[sizeof(req) - 1] = '\0';
+	if (cut_wait(req, &wait_ms) < 0) {
+		add(r, cap, &n, "error invalid wait in '");
+		add(r, cap, &n, request);
+		add(r, cap, &n, "' (milliseconds, at most a day)\n");
+		return;
+	}
 	if (!strncmp(req, "stream ", 7)) {
 		stream(req + 7, r, cap, &n);
 	} else if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
@@ -160,14 +199,24 @@ static void serve(const char *req, char *r, size_t cap)
 		}
 		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
 				     aggregate ? MP_HF_AGGREGATED : 0, NULL, NULL);
+		if (!e && !mp_cfg.direct && wait_ms) {
+			/* The collector names the file, and may fail to create it: its word first. */
+			char text[MP_REPLY_TEXT_MAX + 1];
+			if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
+				mp_session_stop(NULL);
+				not_created++;
+				add(r, cap, &n, "error the collector cannot write capture ");
+				add_num(r, cap, &n, mp_st.capture_no);
+				add(r, cap, &n, ": ");
+				add(r, cap, &n, text);
+				add(r, cap, &n, "\n");
+				return;
+			}
+		}
 		if (!e) {
 			add(r, cap, &n, "ok recording capture ");
 			add_num(r, cap, &n, mp_st.capture_no);
-			if (mp_cfg.direct) {
-				add(r, cap, &n, " into '");
-				add(r, cap, &n, mp_direct_path());
-				add(r, cap, &n, "'");
-			}
+			add_sink(r, cap, &n);
 			add(r, cap, &n, "\n");
 		} else if (e == -EALREADY) {
 			recording(r, cap, &n);
@@ -195,17 +244,9 @@ static void serve(const char *req, char *r, size_t cap)
 			}
 			add(r, cap, &n, "\n");
 		}
-	} else if (!strcmp(req, "snapshot") || !strncmp(req, "snapshot ", 9)) {
+	} else if (!strcmp(req, "snapshot")) {
 		unsigned num = 0;
-		uint64_t wait_ms = 0;
 		char path[4096];
-		/* "snapshot WAIT_MS": how long the asker waits for a collector to write it. */
-		if (req[8] && (mp_dec_u64(req + 9, &wait_ms) < 0 || wait_ms > 86400000)) {
-			add(r, cap, &n, "error invalid request '");
-			add(r, cap, &n, req);
-			add(r, cap, &n, "' (snapshot takes a wait in milliseconds)\n");
-			return;
-		}
 		e = mp_session_snapshot(&num, path, sizeof(path));
 		if (!e && !path[0] && wait_ms) {
 			char text[MP_REPLY_TEXT_MAX + 1];

@@ -21,6 +21,8 @@ static struct {
 	int lock;
 	uint32_t epoch;      /* the sink's: each close ends what was said on it */
 	int end_asked, gone;
+	int capture;          /* the capture's file: 1 opened, -1 not (capture_text says why), 0 not said */
+	char capture_text[MP_REPLY_TEXT_MAX + 1];
 	uint32_t snap_number; /* the last snapshot answered (0: none yet) */
 	int snap_ok;
 	char snap_text[MP_REPLY_TEXT_MAX + 1];
@@ -31,7 +33,8 @@ static struct {
 static void take_byte(uint8_t b)
 {
 	size_t len;
-	if (rp.npart == 0 && b != MP_REPLY_SNAP_OK && b != MP_REPLY_SNAP_FAILED) {
+	if (rp.npart == 0 && b != MP_REPLY_SNAP_OK && b != MP_REPLY_SNAP_FAILED &&
+	    b != MP_REPLY_CAPTURE_OK && b != MP_REPLY_CAPTURE_FAILED) {
 		rp.end_asked = 1; /* MP_REPLY_END, or any byte as older collectors sent */
 		return;
 	}
@@ -46,22 +49,29 @@ static void take_byte(uint8_t b)
 	}
 	if (rp.npart < MP_REPLY_HEAD + len)
 		return;
+	rp.npart = 0;
+	if (rp.part[0] == MP_REPLY_CAPTURE_OK || rp.part[0] == MP_REPLY_CAPTURE_FAILED) {
+		rp.capture = rp.part[0] == MP_REPLY_CAPTURE_OK ? 1 : -1;
+		memcpy(rp.capture_text, rp.part + MP_REPLY_HEAD, len);
+		rp.capture_text[len] = '\0';
+		return;
+	}
 	rp.snap_number = (uint32_t)rp.part[1] | (uint32_t)rp.part[2] << 8 | (uint32_t)rp.part[3] << 16 |
 			 (uint32_t)rp.part[4] << 24;
 	rp.snap_ok = rp.part[0] == MP_REPLY_SNAP_OK;
 	memcpy(rp.snap_text, rp.part + MP_REPLY_HEAD, len);
 	rp.snap_text[len] = '\0';
-	rp.npart = 0;
 }
 
-/* Whatever the collector sent so far, without waiting (the lock held). */
-static void read_locked(void)
+/*
+ * Whatever the collector sent so far, without waiting (the lock held).
+ * Returns 0 when there is no connection to read (none yet, or direct mode).
+ */
+static int read_locked(void)
 {
 	uint8_t buf[512];
-	if (mp_st.sink_fd < 0 || !mp_st.sink_is_socket || mp_cfg.direct) {
-		rp.gone = 1;
-		return;
-	}
+	if (mp_st.sink_fd < 0 || !mp_st.sink_is_socket || mp_cfg.direct)
+		return 0;
 	while (!rp.gone) {
 		ssize_t n = recv(mp_st.sink_fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n > 0) {
@@ -75,14 +85,14 @@ static void read_locked(void)
 			rp.gone = 1;
 		break;
 	}
+	return 1;
 }
 
 int mp_stream_end_asked(void)
 {
 	int r, saved = errno;
 	mp_lock(&rp.lock);
-	read_locked();
-	r = rp.end_asked || rp.gone;
+	r = !read_locked() || rp.end_asked || rp.gone;
 	mp_unlock(&rp.lock);
 	errno = saved;
 	return r;
@@ -99,8 +109,7 @@ int mp_stream_reader_gone(void)
 	 */
 	if (!__atomic_compare_exchange_n(&rp.lock, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
-	read_locked();
-	r = rp.gone;
+	r = !read_locked() || rp.gone;
 	mp_unlock(&rp.lock);
 	errno = saved;
 	return r;
@@ -113,7 +122,23 @@ static uint64_t now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_t cap)
+/* Copy a reply's text into text (cap bytes), cut to fit. */
+static void copy_text(char *text, size_t cap, const char *from)
+{
+	size_t n = strlen(from);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(text, from, n);
+	text[n] = '\0';
+}
+
+/*
+ * Wait at most wait_ms for what answered(number) finds said: 1 or 0 (with
+ * its text), or -2 (never to be said), the lock held but for the waits. -1
+ * when the stream ended, its reader went away or the time ran out first.
+ */
+static int wait_for(int (*answered)(uint32_t, char *, size_t), uint32_t number, unsigned wait_ms,
+		    char *text, size_t cap)
 {
 	uint64_t deadline = now_ms() + wait_ms;
 	uint32_t epoch;
@@ -123,20 +148,11 @@ int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_
 	for (;;) {
 		struct pollfd p = { .fd = mp_st.sink_fd, .events = POLLIN };
 		uint64_t now;
-		if (rp.epoch != epoch)
+		if (rp.epoch != epoch || !read_locked())
 			break; /* the stream ended meanwhile */
-		read_locked();
-		if (rp.snap_number == number) {
-			size_t n = strlen(rp.snap_text);
-			if (n >= cap)
-				n = cap - 1;
-			memcpy(text, rp.snap_text, n);
-			text[n] = '\0';
-			r = rp.snap_ok;
-			break;
-		}
+		r = answered(number, text, cap);
 		now = now_ms();
-		if (rp.gone || rp.snap_number > number || now >= deadline)
+		if (r != -1 || rp.gone || now >= deadline)
 			break;
 		mp_unlock(&rp.lock);
 		/* (Should the stream end meanwhile, its descriptor's number may be another's: at worst a short wait.) */
@@ -145,6 +161,36 @@ int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_
 	}
 	mp_unlock(&rp.lock);
 	return r;
+}
+
+static int snapshot_answered(uint32_t number, char *text, size_t cap)
+{
+	if (rp.snap_number == number) {
+		copy_text(text, cap, rp.snap_text);
+		return rp.snap_ok;
+	}
+	/* A later one was answered: this one's word was missed (a wait that gave up). */
+	return rp.snap_number > number ? -2 : -1;
+}
+
+int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_t cap)
+{
+	int r = wait_for(snapshot_answered, number, wait_ms, text, cap);
+	return r < 0 ? -1 : r;
+}
+
+static int capture_answered(uint32_t unused, char *text, size_t cap)
+{
+	(void)unused;
+	if (!rp.capture)
+		return -1;
+	copy_text(text, cap, rp.capture_text);
+	return rp.capture > 0;
+}
+
+int mp_stream_capture_wait(unsigned wait_ms, char *text, size_t cap)
+{
+	return wait_for(capture_answered, 0, wait_ms, text, cap);
 }
 
 void mp_stream_close_sink(void)
@@ -156,6 +202,7 @@ void mp_stream_close_sink(void)
 	mp_st.sink_is_socket = 0;
 	rp.epoch++;
 	rp.end_asked = rp.gone = 0;
+	rp.capture = 0;
 	rp.snap_number = 0;
 	rp.npart = 0;
 	mp_unlock(&rp.lock);

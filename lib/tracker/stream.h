@@ -88,6 +88,11 @@ int mp_stream_reader_gone(void) MP_HIDDEN;
  * word came (the stream ended, or the time ran out).
  */
 int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_t cap) MP_HIDDEN;
+/*
+ * The same for the capture's file, which the collector opens when the stream
+ * begins: 1 opened (text: its path), 0 not (text: why), -1 no word (yet).
+ */
+int mp_stream_capture_wait(unsigned wait_ms, char *text, size_t cap) MP_HIDDEN;
 /* Close the connection (or, in direct mode, the capture): what was said on it is forgotten. */
 void mp_stream_close_sink(void) MP_HIDDEN;
 /* In a forked child, before mp_stream_close(). */

@@ -1,10 +1,14 @@
 /*
  * What a collector says back to the tracker, on the socket over which the
  * tracker handed it the rings. Bytes, in this order of arrival:
- *   MP_REPLY_SNAP_OK or MP_REPLY_SNAP_FAILED, the snapshot's number (4 bytes,
- *     little-endian), the text's length (2 bytes, little-endian, at most
- *     MP_REPLY_TEXT_MAX) and the text: the snapshot's absolute path, or why
- *     it was not written (`memprof ctl PID snapshot` waits for it);
+ *   a reply: its kind, a number (4 bytes, little-endian), the text's length
+ *     (2 bytes, little-endian, at most MP_REPLY_TEXT_MAX) and the text:
+ *     - MP_REPLY_CAPTURE_OK, MP_REPLY_CAPTURE_FAILED: the capture's file
+ *       was opened (the number: 1 for the main process's first capture, N
+ *       for its FILE.N, else 0; the text: its absolute path), or why not;
+ *     - MP_REPLY_SNAP_OK, MP_REPLY_SNAP_FAILED: snapshot number was written
+ *       (the text: its absolute path), or why not;
+ *     (`memprof ctl PID start` and `snapshot` wait for them);
  *   any other byte: the end of tracking is asked (attach's detach).
  * The end of the connection means the collector is gone.
  */
@@ -18,16 +22,18 @@
 #define MP_REPLY_END 'D'
 #define MP_REPLY_SNAP_OK 'S'
 #define MP_REPLY_SNAP_FAILED 'F'
+#define MP_REPLY_CAPTURE_OK 'C'
+#define MP_REPLY_CAPTURE_FAILED 'E'
 #define MP_REPLY_HEAD 7 /* kind, number, length */
 #define MP_REPLY_TEXT_MAX 4000
 
-/* A snapshot's reply into buf (MP_REPLY_HEAD + MP_REPLY_TEXT_MAX bytes); returns its size. */
-static inline size_t mp_reply_snapshot(uint8_t *buf, int ok, uint32_t number, const char *text)
+/* A reply of kind into buf (MP_REPLY_HEAD + MP_REPLY_TEXT_MAX bytes); returns its size. */
+static inline size_t mp_reply(uint8_t *buf, uint8_t kind, uint32_t number, const char *text)
 {
 	size_t len = strlen(text);
 	if (len > MP_REPLY_TEXT_MAX)
 		len = MP_REPLY_TEXT_MAX;
-	buf[0] = ok ? MP_REPLY_SNAP_OK : MP_REPLY_SNAP_FAILED;
+	buf[0] = kind;
 	for (int i = 0; i < 4; i++)
 		buf[1 + i] = (uint8_t)(number >> (8 * i));
 	buf[5] = (uint8_t)len;

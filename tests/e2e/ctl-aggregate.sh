@@ -20,7 +20,7 @@ expect_rc 2 "--aggregate with stop"
 expect_err "--aggregate goes with start, not with stop"
 ctl "$TARGET_PID" start --aggregate
 expect_rc 0 "start --aggregate"
-[ "$(cat out)" = "process $TARGET_PID: recording capture 1" ] || fail_ "start --aggregate: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: recording capture 1 into '$PWD/c.bin'" ] || fail_ "start --aggregate: $(cat out)"
 send_cmd "alloc 10 1000"
 ctl "$TARGET_PID" snapshot
 expect_rc 0 snapshot

@@ -30,14 +30,14 @@ expect_err "not recording"
 
 ctl start
 expect_rc 0 start
-[ "$(cat out)" = "process $TARGET_PID: recording capture 1" ] || fail_ "start: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: recording capture 1 into '$PWD/c.bin'" ] || fail_ "start: $(cat out)"
 ctl start
 expect_rc 1 "start while recording"
 expect_one_line_err
 expect_err "already recording"
 ctl status
 expect_rc 0 status
-grep -qE "^process $TARGET_PID: recording for the collector at '[^']*' for [0-9]+\.[0-9] s, capture 1, [0-9]+ thread rings$" out ||
+grep -qE "^process $TARGET_PID: recording into '$PWD/c.bin' for [0-9]+\.[0-9] s, capture 1, [0-9]+ thread rings$" out ||
 	fail_ "status while recording: $(cat out)"
 send_cmd "alloc 10 1000"
 ctl snapshot
@@ -62,9 +62,19 @@ expect_rc 0 stop
 send_cmd "alloc 7 777"           # stopped: in no capture
 ctl status
 [ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after stop: $(cat out)"
+# A capture the collector cannot create is an error, and nothing records: the number is used.
+touch c.bin.2
+ctl start
+expect_rc 1 "start into a file that exists"
+expect_one_line_err
+[ "$(cat err)" = "memprof: process $TARGET_PID: the collector cannot write capture 2: cannot create '$PWD/c.bin.2': File exists (use -f to overwrite)" ] ||
+	fail_ "start into a file that exists: $(cat err)"
+[ ! -s c.bin.2 ] || fail_ "c.bin.2 was written"
+ctl status
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after a failed start: $(cat out)"
 ctl start
 expect_rc 0 "second start"
-[ "$(cat out)" = "process $TARGET_PID: recording capture 2" ] || fail_ "second start: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: recording capture 3 into '$PWD/c.bin.3'" ] || fail_ "second start: $(cat out)"
 send_cmd "alloc 3 333"
 send_cmd "exit 4"
 wait $RUN_PID; st=$?
@@ -74,31 +84,31 @@ printf '%s\n' "ok started" "ok alloc 4 4444" "ok alloc 10 1000" "ok alloc 2 2222
 	fail_ "the program's output changed: $(cat target.out)"
 grep -qx "memprof: wrote snapshot 'c.bin.snap.1'" target.err || fail_ "no snapshot line: $(cat target.err)"
 grep -q "^memprof: wrote 'c.bin': " target.err || fail_ "no line for c.bin: $(cat target.err)"
-grep -q "^memprof: wrote 'c.bin.2' (capture 2, from 'memprof ctl start'): " target.err ||
-	fail_ "no line for c.bin.2: $(cat target.err)"
+grep -q "^memprof: wrote 'c.bin.3' (capture 3, from 'memprof ctl start'): " target.err ||
+	fail_ "no line for c.bin.3: $(cat target.err)"
 ! grep -q "exec" target.err || fail_ "memprof run talks of an exec: $(cat target.err)"
 
 [ "$(sizes c.bin)" = "10x1000 2x2222 " ] || fail_ "c.bin holds $(sizes c.bin)"
 [ "$(sizes c.bin.snap.1)" = "10x1000 " ] || fail_ "the snapshot holds $(sizes c.bin.snap.1)"
 [ ! -e c.bin.snap.1.partial ] || fail_ "the snapshot's partial file was left behind"
-[ "$(sizes c.bin.2)" = "3x333 " ] || fail_ "c.bin.2 holds $(sizes c.bin.2)"
+[ "$(sizes c.bin.3)" = "3x333 " ] || fail_ "c.bin.3 holds $(sizes c.bin.3)"
 
 "$MEMPROF" parse c.bin > p1 || fail_ "parse c.bin"
-"$MEMPROF" parse c.bin.2 > p2 || fail_ "parse c.bin.2"
+"$MEMPROF" parse c.bin.3 > p2 || fail_ "parse c.bin.3"
 "$MEMPROF" parse c.bin.snap.1 > ps || fail_ "parse the snapshot"
 [ "$(field end "$(grep ^TRAILER p1)")" = detach ] || fail_ "c.bin's trailer: $(grep ^TRAILER p1)"
 expect_count 1 '^DETACH ' p1
 t2=$(grep ^TRAILER p2)
-[ "$(field end "$t2")" = exit ] && [ "$(field exit_code "$t2")" = 4 ] || fail_ "c.bin.2's trailer: $t2"
-grep -q '^HEADER .*flags=[a-z,]*restarted' p2 || fail_ "c.bin.2 is not marked restarted: $(grep ^HEADER p2)"
+[ "$(field end "$t2")" = exit ] && [ "$(field exit_code "$t2")" = 4 ] || fail_ "c.bin.3's trailer: $t2"
+grep -q '^HEADER .*flags=[a-z,]*restarted' p2 || fail_ "c.bin.3 is not marked restarted: $(grep ^HEADER p2)"
 ! grep -q '^HEADER .*restarted' p1 || fail_ "c.bin is marked restarted"
 [ "$(field end "$(grep ^TRAILER ps)")" = snapshot ] || fail_ "the snapshot's trailer: $(grep ^TRAILER ps)"
 # Each capture's own numbers: pids, and the blocks freed that came from before it.
-[ "$(field pid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.2's pid"
+[ "$(field pid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.3's pid"
 # A capture begun by ctl (on the tracker's control thread) names the process's main thread.
-[ "$(field main_tid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.2's main_tid: $(grep ^HEADER p2)"
+[ "$(field main_tid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.3's main_tid: $(grep ^HEADER p2)"
 # Every reporter reads each; the snapshot's leaks are the 10 blocks live at that moment.
-for f in c.bin c.bin.2 c.bin.snap.1; do
+for f in c.bin c.bin.3 c.bin.snap.1; do
 	"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats $f: $(cat err)"
 	"$MEMPROF" flamegraph -f -o "$f.html" --leaks "$f" > /dev/null 2> err || fail_ "flamegraph $f: $(cat err)"
 done
@@ -106,5 +116,5 @@ done
 leaked() { "$MEMPROF" transform folded --leaks -o - "$1" | awk '/;command_alloc /{n += $NF} END {print n + 0}'; }
 [ "$(leaked c.bin.snap.1)" = 10000 ] || fail_ "the snapshot leaks $(leaked c.bin.snap.1) bytes from command_alloc, not the 10 x 1000 live then"
 [ "$(leaked c.bin)" = 0 ] || fail_ "c.bin leaks $(leaked c.bin) bytes from command_alloc"
-[ "$(leaked c.bin.2)" = 999 ] || fail_ "c.bin.2 leaks $(leaked c.bin.2) bytes from command_alloc"
+[ "$(leaked c.bin.3)" = 999 ] || fail_ "c.bin.3 leaks $(leaked c.bin.3) bytes from command_alloc"
 exit 0

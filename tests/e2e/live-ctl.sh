@@ -93,7 +93,7 @@ view_rc p
 paused $P
 ctl start
 expect_rc 0 "start after the view, under memprof run"
-[ "$(cat out)" = "process $P: recording capture 1" ] || fail_ "start: $(cat out)"
+[ "$(cat out)" = "process $P: recording capture 1 into '$T/run.bin'" ] || fail_ "start: $(cat out)"
 send_cmd "alloc 2 2222"
 ctl stop
 expect_rc 0 "stop under memprof run"
