@@ -20,9 +20,11 @@
 #define READ_CHUNK (1u << 20)
 
 struct stream {
-	int fd;
+	int fd;                      /* the tracker's socket; -1 once the program closed it */
 	int memfd;                   /* the tracker's rings, until the drain takes them */
+	uint64_t rings_ino;          /* their inode, to find them in /proc/PID/maps */
 	int pidfd;                   /* readable when the process is gone, or -1 */
+	bool socket_lost;            /* the program closed the socket: the rings are read on */
 	struct mp_drain *drain;      /* draining the rings, once the header is in */
 	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
 	bool exit_status_known, main, detach_failed, detach_seen;

@@ -398,6 +398,9 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 	struct strbuf err = STRBUF_INIT;
 	unsigned idle = s->dec.header.interval_ms && s->dec.header.interval_ms < 1000
 				? (unsigned)s->dec.header.interval_ms : 100;
+	struct stat st;
+	if (fstat(s->memfd, &st) == 0)
+		s->rings_ino = (uint64_t)st.st_ino;
 	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle, &err);
 	if (!s->drain) {
 		mp_collect_warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
@@ -409,6 +412,59 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 #endif
 	strbuf_release(&err);
+}
+
+/* Whether process s still maps its rings (/proc/PID/maps): it neither exited nor replaced itself. */
+static bool rings_mapped(const struct stream *s)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long ino;
+		char name[64];
+		/* address perms offset dev inode name */
+		found = sscanf(line, "%*s %*s %*s %*s %llu %63s", &ino, name) == 2 && ino == s->rings_ino &&
+			!strncmp(name, "/memfd:memprof-rings", 20);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The socket ended, but no detach was said and the process still maps its
+ * rings: the program closed the tracker's descriptor (a daemon closing what
+ * it inherited). Its events still come through the rings: they are read on
+ * until the process is gone (its pidfd), replaces itself (a stream of the same
+ * pid begins), or the tracker detaches.
+ */
+static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
+{
+	if (!s->drain || s->pidfd < 0 || s->detach_seen)
+		return false;
+	take(c, s); /* what came before, a detach among it */
+	if (s->detach_seen || !rings_mapped(s))
+		return false;
+	close(s->fd);
+	s->fd = -1;
+	s->socket_lost = true;
+	mp_collect_note(c, "process %d closed memprof's socket; its events are still read from its rings",
+			(int)s->pid);
+	return true;
+}
+
+/* A stream begins: an older one of the same process that lost its socket has ended (exec). */
+static void superseded(struct mp_collector *c, struct stream *s)
+{
+	for (size_t i = 0; i < c->nstreams; i++) {
+		struct stream *o = c->streams[i];
+		if (o != s && !o->eof && o->socket_lost && o->pid == s->pid)
+			end_stream(c, o);
+	}
 }
 
 /* Read once from a ready stream's socket: the hello, the header, or its end. */
@@ -440,15 +496,18 @@ static void read_stream(struct mp_collector *c, struct stream *s)
 	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n <= 0) {
-		end_stream(c, s);
+		if (!s->have_header || !socket_closed_by_program(c, s))
+			end_stream(c, s);
 		return;
 	}
 	if (s->have_header)
 		return;
 	s->in_len += (size_t)n;
 	process(c, s);
-	if (s->have_header && !s->broken)
+	if (s->have_header && !s->broken) {
+		superseded(c, s);
 		start_drain(c, s);
+	}
 }
 
 size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t max)
@@ -466,7 +525,8 @@ size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t m
 		struct stream *s = c->streams[i];
 		if (s->eof)
 			continue;
-		fds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+		if (s->fd >= 0)
+			fds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
 		if (s->pidfd >= 0 && n < max)
 			fds[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 	}
@@ -488,9 +548,15 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 			uint64_t v;
 			ssize_t r = read(c->notify_fd, &v, sizeof(v));
 			(void)r; /* reset, or already reset: every stream is looked at anyway */
-			for (size_t i = 0; i < c->nstreams; i++)
-				if (!c->streams[i]->eof)
-					take(c, c->streams[i]);
+			for (size_t i = 0; i < c->nstreams; i++) {
+				struct stream *s = c->streams[i];
+				if (s->eof)
+					continue;
+				take(c, s);
+				/* Without its socket, a stream ends at its detach. */
+				if (s->socket_lost && s->detach_seen)
+					end_stream(c, s);
+			}
 			continue;
 		}
 		for (size_t i = 0; i < c->nstreams; i++) {

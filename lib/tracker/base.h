@@ -48,6 +48,9 @@ struct mp_real {
 	int (*fexecve)(int, char *const[], char *const[]);
 	int (*pthread_setname_np)(unsigned long, const char *);
 	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+	int (*close)(int);
+	int (*close_range)(unsigned, unsigned, int);
+	void (*closefrom)(int);
 };
 extern struct mp_real mp_real MP_HIDDEN;
 

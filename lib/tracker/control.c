@@ -28,6 +28,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
 #include "lib/tracker/direct.h"
+#include "lib/tracker/fds.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stream.h"
 #include "lib/transport/reply.h"
@@ -337,17 +338,23 @@ static void *control_main(void *arg)
 	(void)arg;
 	mp_in_hook = 1; /* this thread is the tracker's: never record it */
 	syscall(SYS_prctl, PR_SET_NAME, "memprof-ctl", 0, 0, 0);
+	/* Cancelled (mp_control_park() without its eventfd) only while it waits: never inside a request. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	for (;;) {
 		struct pollfd p[2] = { { listen_fd, POLLIN, 0 }, { wake_fd, POLLIN, 0 } };
-		int fd;
-		if (poll(p, 2, -1) < 0) {
+		int fd, r;
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		r = poll(p, 2, -1);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[1].revents)
 			break; /* mp_control_park() */
-		if (p[0].revents & (POLLERR | POLLNVAL))
+		/* Closed past our hooks: the number may be the program's listening socket now. */
+		if ((p[0].revents & (POLLERR | POLLNVAL)) || !mp_fd_intact(listen_fd))
 			break;
 		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -406,8 +413,10 @@ int mp_control_start(void)
 		return -1;
 	}
 	listen_fd = fd;
+	mp_fd_own(listen_fd);
 	sock_owner = getpid();
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	mp_fd_own(wake_fd);
 	if (wake_fd < 0 || start_thread() < 0) {
 		mp_control_end();
 		return -1;
@@ -438,10 +447,14 @@ void mp_control_park(void)
 	if (!ctl_running)
 		return;
 	/* It finishes the request it is answering, if any, and leaves. */
-	if (write(wake_fd, &one, sizeof(one)) != sizeof(one))
-		return; /* cannot happen with an eventfd below its maximum */
+	if (mp_fd_intact(wake_fd)) {
+		if (write(wake_fd, &one, sizeof(one)) != sizeof(one))
+			return; /* cannot happen with an eventfd below its maximum */
+	} else {
+		pthread_cancel(ctl_thread); /* its eventfd was closed past our hooks: poll() is a cancellation point */
+	}
 	pthread_join(ctl_thread, NULL);
-	if (read(wake_fd, &one, sizeof(one)) < 0)
+	if (mp_fd_intact(wake_fd) && read(wake_fd, &one, sizeof(one)) < 0)
 		one = 0;
 	ctl_running = 0;
 	ctl_restart = 1;
@@ -457,24 +470,22 @@ void mp_control_unpark(void)
 void mp_control_end(void)
 {
 	if (wake_fd >= 0 && !ctl_running) {
-		close(wake_fd);
+		mp_fd_close(wake_fd);
 		wake_fd = -1;
 	}
 	if (listen_fd < 0)
 		return;
 	if (sock_owner == getpid())
 		unlink(sock_path);
-	close(listen_fd);
+	mp_fd_close(listen_fd);
 	listen_fd = -1;
 }
 
 void mp_control_forked(void)
 {
 	/* The parent's socket stays the parent's; the thread that served it is not here. */
-	if (listen_fd >= 0)
-		close(listen_fd);
-	if (wake_fd >= 0)
-		close(wake_fd);
+	mp_fd_close(listen_fd);
+	mp_fd_close(wake_fd);
 	listen_fd = wake_fd = -1;
 	ctl_running = ctl_restart = 0;
 }

@@ -17,6 +17,7 @@
 
 #include "lib/tracker/config.h"
 #include "lib/tracker/direct.h"
+#include "lib/tracker/fds.h"
 #include "lib/tracker/python.h"
 #include "lib/tracker/stream.h"
 #include "lib/transport/merge.h"
@@ -49,12 +50,35 @@ static int sink_is_ours(void)
 	       st.st_ino == sink_stat.st_ino;
 }
 
+/*
+ * The program closed our descriptor past the close hooks (the close_range
+ * system call itself): the capture again by its path, if that is still the
+ * file we wrote (written only at its end, so appending goes on where we
+ * were). 0, or -1.
+ */
+static int sink_reopen(void)
+{
+	struct stat st;
+	int fd;
+	mp_fd_forget(mp_st.sink_fd);
+	mp_st.sink_fd = -1;
+	fd = open(capture_path, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_dev != sink_stat.st_dev || st.st_ino != sink_stat.st_ino) {
+		close(fd);
+		return -1;
+	}
+	mp_st.sink_fd = fd;
+	mp_fd_own(fd);
+	return 0;
+}
+
 static void sink_write(const uint8_t *p, size_t n)
 {
-	if (!sink_is_ours()) {
-		mp_st.sink_fd = -1;
-		mp_stream_stop("the program closed the capture's file descriptor", "; tracking stopped",
-			      NULL);
+	if (!sink_is_ours() && sink_reopen() < 0) {
+		mp_stream_stop("the program closed the capture's file descriptor, and its file is no longer "
+			       "there to open again", "; tracking stopped", NULL);
 		return;
 	}
 	while (n) {
@@ -376,6 +400,7 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 		return -1;
 	}
 	fstat(mp_st.sink_fd, &sink_stat);
+	mp_fd_own(mp_st.sink_fd);
 	mp_st.sink_is_socket = 0;
 	if (!drain.r) {
 		drain.r = mp_pages(MP_RING_MAX_DEFAULT * sizeof(*drain.r));

@@ -569,6 +569,11 @@ ALIAS(pthread_setname_np)
 ALIAS(prctl)
 #pragma GCC diagnostic pop
 
+/* fds.c's: the close hooks that keep the tracker's descriptors open. */
+int mp_hook_close(int fd) MP_HIDDEN;
+int mp_hook_close_range(unsigned first, unsigned last, int flags) MP_HIDDEN;
+void mp_hook_closefrom(int lowfd) MP_HIDDEN;
+
 #define HOOK(name) { #name, (void *)mp_hook_##name }
 const struct mp_hook mp_hooks[] = {
 	HOOK(malloc), HOOK(calloc), HOOK(realloc), HOOK(reallocarray), HOOK(free),
@@ -579,6 +584,7 @@ const struct mp_hook mp_hooks[] = {
 	HOOK(execlp), HOOK(execle), HOOK(pthread_setname_np), HOOK(prctl),
 	HOOK(setuid), HOOK(setgid), HOOK(seteuid), HOOK(setegid), HOOK(setreuid),
 	HOOK(setregid), HOOK(setresuid), HOOK(setresgid), HOOK(setgroups),
+	HOOK(close), HOOK(close_range), HOOK(closefrom),
 	{ NULL, NULL },
 };
 
@@ -594,7 +600,7 @@ void *mp_real_for(const char *name)
 		REAL(memalign), REAL(valloc), REAL(pvalloc), REAL(mmap), REAL(munmap), REAL(mremap),
 		REAL(fork), REAL(exit), REAL(_exit), REAL(_Exit), REAL(abort), REAL(execve),
 		REAL(execv), REAL(execvp), REAL(execvpe), REAL(fexecve), REAL(pthread_setname_np),
-		REAL(prctl),
+		REAL(prctl), REAL(close), REAL(close_range), REAL(closefrom),
 #undef REAL
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)

@@ -70,7 +70,7 @@ void mp_init_stage1(void)
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
-	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	mp_stream_open_statm();
 	mp_modules_reset();
 	mp_py_setup();
 	mp_st.mode = mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN;
@@ -237,9 +237,7 @@ static void atfork_child(void)
 	}
 	/* A new stream for the child: its own rings and capture, trace tree and threads. */
 	mp_new_stream_state();
-	if (mp_st.statm_fd >= 0)
-		close(mp_st.statm_fd);
-	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	mp_stream_open_statm();
 	if (mp_session_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
 		mp_state = MP_STATE_OFF;
 		goto out;

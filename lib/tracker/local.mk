@@ -8,6 +8,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/control.c %reldir%/control.h \
 	%reldir%/creds.c %reldir%/creds.h \
 	%reldir%/direct.c %reldir%/direct.h \
+	%reldir%/fds.c %reldir%/fds.h \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \

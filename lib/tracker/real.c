@@ -109,6 +109,9 @@ int mp_resolve_real(void)
 	RESOLVE(fexecve);
 	RESOLVE(pthread_setname_np);
 	RESOLVE(prctl);
+	RESOLVE(close);
+	RESOLVE(close_range);
+	RESOLVE(closefrom);
 	return mp_real.malloc && mp_real.free && mp_real.calloc && mp_real.realloc ? 0 : -1;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/fds.h"
 #include "lib/tracker/stream.h"
 #include "lib/transport/reply.h"
 
@@ -65,13 +66,17 @@ static void take_byte(uint8_t b)
 
 /*
  * Whatever the collector sent so far, without waiting (the lock held).
- * Returns 0 when there is no connection to read (none yet, or direct mode).
+ * Returns 1, 0 when there is no connection to read (none yet, or direct
+ * mode), or -1 when the program closed it past the close hooks (whatever has
+ * that number now is not ours to read).
  */
 static int read_locked(void)
 {
 	uint8_t buf[512];
 	if (mp_st.sink_fd < 0 || !mp_st.sink_is_socket || mp_cfg.direct)
 		return 0;
+	if (!mp_fd_intact(mp_st.sink_fd))
+		return -1;
 	while (!rp.gone) {
 		ssize_t n = recv(mp_st.sink_fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n > 0) {
@@ -92,7 +97,7 @@ int mp_stream_end_asked(void)
 {
 	int r, saved = errno;
 	mp_lock(&rp.lock);
-	r = !read_locked() || rp.end_asked || rp.gone;
+	r = read_locked() != 1 || rp.end_asked || rp.gone;
 	mp_unlock(&rp.lock);
 	errno = saved;
 	return r;
@@ -109,7 +114,8 @@ int mp_stream_reader_gone(void)
 	 */
 	if (!__atomic_compare_exchange_n(&rp.lock, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
-	r = !read_locked() || rp.gone;
+	/* Without its socket (the program closed it), the collector may still read the rings. */
+	r = read_locked() == 1 && rp.gone;
 	mp_unlock(&rp.lock);
 	errno = saved;
 	return r;
@@ -148,7 +154,7 @@ static int wait_for(int (*answered)(uint32_t, char *, size_t), uint32_t number, 
 	for (;;) {
 		struct pollfd p = { .fd = mp_st.sink_fd, .events = POLLIN };
 		uint64_t now;
-		if (rp.epoch != epoch || !read_locked())
+		if (rp.epoch != epoch || read_locked() != 1)
 			break; /* the stream ended meanwhile */
 		r = answered(number, text, cap);
 		now = now_ms();
@@ -196,8 +202,7 @@ int mp_stream_capture_wait(unsigned wait_ms, char *text, size_t cap)
 void mp_stream_close_sink(void)
 {
 	mp_lock(&rp.lock);
-	if (mp_st.sink_fd >= 0)
-		close(mp_st.sink_fd);
+	mp_fd_close(mp_st.sink_fd);
 	mp_st.sink_fd = -1;
 	mp_st.sink_is_socket = 0;
 	rp.epoch++;

@@ -85,7 +85,7 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
 	/* A new stream: its own trace tree, threads, modules and counters. */
 	mp_new_stream_state();
 	if (mp_st.statm_fd < 0)
-		mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		mp_stream_open_statm();
 	mp_st.mode = mode;
 	mp_st.capture_no++;
 	snapshots = 0;
@@ -177,7 +177,7 @@ int mp_session_start_live(const char *path)
 	mp_st.quiet = 1;
 	mp_new_stream_state();
 	if (mp_st.statm_fd < 0)
-		mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		mp_stream_open_statm();
 	/* Not a capture of the process's: not numbered, and forks are not followed into it. */
 	if (mp_session_open_stream(mp_st.mode, 0, 0)) {
 		end_live();

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/fds.h"
 #include "lib/tracker/stream.h"
 
 struct mp_stream mp_st = { .sink_fd = -1, .gen = 1, .shm_fd = -1, .statm_fd = -1,
@@ -103,6 +104,7 @@ static int shm_create(void)
 	mp_st.shm = (void *)p;
 	mp_st.h = (struct mp_shm_header *)p;
 	mp_st.shm_fd = fd;
+	mp_fd_own(fd);
 	mp_st.shm_file = data;
 	mp_st.clock = choose_clock();
 	/* Solo keys need every thread to pass a barrier when a second writer comes. */
@@ -123,8 +125,7 @@ static void shm_destroy(void)
 {
 	if (mp_st.shm)
 		syscall(SYS_munmap, mp_st.shm, mp_st.h->size);
-	if (mp_st.shm_fd >= 0)
-		close(mp_st.shm_fd);
+	mp_fd_close(mp_st.shm_fd);
 	mp_st.shm = NULL;
 	mp_st.h = NULL;
 	mp_st.shm_fd = -1;
@@ -147,8 +148,18 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 	if (mp_shm_needed(h, idx + 1) > mp_st.shm_file) {
 		/* Eight rings at a time: fewer system calls, and a reader maps them as they come. */
 		uint64_t want = mp_shm_needed(h, idx + 8 < h->max_rings ? idx + 8 : h->max_rings);
-		if (ftruncate(mp_st.shm_fd, (off_t)want) < 0) {
+		/* (Not a file the program put at that number after closing ours past our hooks.) */
+		int intact = mp_fd_intact(mp_st.shm_fd);
+		if (!intact || ftruncate(mp_st.shm_fd, (off_t)want) < 0) {
+			const char *why = intact ? strerror(errno) : NULL;
 			mp_unlock(&mp_st.rings_lock);
+			/* A thread whose events cannot be recorded: the capture ends here, saying why. */
+			if (why)
+				mp_stream_stop("cannot make room for a new thread's ring (", why, "); tracking stopped");
+			else
+				mp_stream_stop("the program closed the tracker's descriptors with a system call its hooks "
+					       "do not see, and a new thread needs a ring",
+					       "; tracking stopped", NULL);
 			return -1;
 		}
 		mp_st.shm_file = want;
@@ -442,13 +453,20 @@ void mp_stream_marker(struct mp_wring *w, unsigned tag, unsigned field, uint64_t
 	mp_stream_put(w, rec, (size_t)(p - rec));
 }
 
+void mp_stream_open_statm(void)
+{
+	mp_fd_close(mp_st.statm_fd);
+	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	mp_fd_own(mp_st.statm_fd);
+}
+
 uint64_t mp_stream_rss(void)
 {
 	char buf[128];
 	ssize_t n;
 	uint64_t pages = 0;
 	const char *s;
-	if (mp_st.statm_fd < 0)
+	if (!mp_fd_intact(mp_st.statm_fd))
 		return 0;
 	n = pread(mp_st.statm_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
@@ -499,13 +517,14 @@ static int open_socket(void)
 		mp_st.sink_fd = -1;
 		return -1;
 	}
+	mp_fd_own(mp_st.sink_fd);
 	mp_st.sink_is_socket = 1;
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &mp_st.shm_fd, sizeof(int));
 	if (sendmsg(mp_st.sink_fd, &m.msg, MSG_NOSIGNAL) != (ssize_t)sizeof(m.hello)) {
-		close(mp_st.sink_fd);
+		mp_fd_close(mp_st.sink_fd);
 		mp_st.sink_fd = -1;
 		return -1;
 	}
@@ -598,7 +617,7 @@ static void release_retired(void)
 	 * since a thread may still be about to set its ring's busy flag.
 	 */
 	fallocate(retired.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)retired.file);
-	close(retired.fd);
+	mp_fd_close(retired.fd);
 	retired.shm = NULL;
 	retired.fd = -1;
 }
@@ -641,7 +660,7 @@ void mp_stream_detach(void)
 			retired.fd = mp_st.shm_fd;
 			retired.file = mp_st.shm_file;
 		} else {
-			close(mp_st.shm_fd);
+			mp_fd_close(mp_st.shm_fd);
 		}
 	}
 	mp_st.shm = NULL;

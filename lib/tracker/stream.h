@@ -129,6 +129,8 @@ int mp_stream_put(struct mp_wring *w, const uint8_t *rec, size_t len) MP_HIDDEN;
 
 /* Microseconds since the stream started. */
 uint64_t mp_stream_since_start_us(void) MP_HIDDEN;
+/* (Re)open /proc/self/statm, this process's (a forked child's is not its parent's). */
+void mp_stream_open_statm(void) MP_HIDDEN;
 /* The process's resident memory, from /proc/self/statm. */
 uint64_t mp_stream_rss(void) MP_HIDDEN;
 /* A marker record (EXIT, FORK, DETACH...) with a time and one field (none when 0), into w. */

@@ -50,6 +50,7 @@ E2E_TESTS = \
 	%reldir%/run-aggregate.sh \
 	%reldir%/run-allocs.sh \
 	%reldir%/run-creds.sh \
+	%reldir%/run-closer.sh \
 	%reldir%/run-crash.sh \
 	%reldir%/run-cxx.sh \
 	%reldir%/run-dies.sh \

@@ -3,6 +3,7 @@
 WORKLOADS = \
 	%reldir%/allocs \
 	%reldir%/attachee \
+	%reldir%/closer \
 	%reldir%/crash \
 	%reldir%/cxx \
 	%reldir%/deep \
@@ -25,6 +26,8 @@ WORKLOAD_CFLAGS = -g -fno-builtin -Wall
 tests_workloads_allocs_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_attachee_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_attachee_LDADD = -lpthread
+tests_workloads_closer_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_closer_LDADD = -lpthread
 tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
 tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)

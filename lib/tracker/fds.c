@@ -1,0 +1,177 @@
+/*
+ * The tracker's own file descriptors, and the close hooks that keep them
+ * open when the program closes everything it inherited (fds.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/close_range.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/tracker/fds.h"
+
+/* C library functions ours may not declare (glibc 2.34). */
+int close_range(unsigned first, unsigned last, int flags);
+void closefrom(int lowfd);
+
+#define OWN_MAX 16
+
+/* Which descriptors, and their files: a slot is free when fd is -1. */
+static struct {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} own[OWN_MAX] = { [0 ... OWN_MAX - 1] = { -1, 0, 0 } };
+
+void mp_fd_own(int fd)
+{
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	for (int i = 0; i < OWN_MAX; i++) {
+		int free_ = -1;
+		if (__atomic_load_n(&own[i].fd, __ATOMIC_RELAXED) != -1)
+			continue;
+		own[i].dev = st.st_dev;
+		own[i].ino = st.st_ino;
+		if (__atomic_compare_exchange_n(&own[i].fd, &free_, fd, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+	}
+	/* (More than the tracker ever holds: that one goes unprotected.) */
+}
+
+static int slot_of(int fd)
+{
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < OWN_MAX; i++)
+		if (__atomic_load_n(&own[i].fd, __ATOMIC_ACQUIRE) == fd)
+			return i;
+	return -1;
+}
+
+void mp_fd_forget(int fd)
+{
+	int i = slot_of(fd);
+	if (i >= 0)
+		__atomic_store_n(&own[i].fd, -1, __ATOMIC_RELEASE);
+}
+
+void mp_fd_close(int fd)
+{
+	if (fd < 0)
+		return;
+	mp_fd_forget(fd);
+	syscall(SYS_close, fd);
+}
+
+int mp_fd_intact(int fd)
+{
+	struct stat st;
+	int i = slot_of(fd);
+	return i >= 0 && fstat(fd, &st) == 0 && st.st_dev == own[i].dev && st.st_ino == own[i].ino;
+}
+
+/* ---- the hooks ---- */
+
+static int real_close(int fd)
+{
+	return mp_real.close ? mp_real.close(fd) : (int)syscall(SYS_close, fd);
+}
+
+static int real_close_range(unsigned first, unsigned last, int flags)
+{
+	return mp_real.close_range ? mp_real.close_range(first, last, flags)
+				   : (int)syscall(SYS_close_range, first, last, flags);
+}
+
+/* The tracker's descriptors in [first, last], ascending, into out; how many. */
+static int owned_in(unsigned first, unsigned last, unsigned out[OWN_MAX])
+{
+	int n = 0;
+	for (int i = 0; i < OWN_MAX; i++) {
+		int fd = __atomic_load_n(&own[i].fd, __ATOMIC_ACQUIRE);
+		if (fd < 0 || (unsigned)fd < first || (unsigned)fd > last)
+			continue;
+		int k = n++;
+		while (k > 0 && out[k - 1] > (unsigned)fd) {
+			out[k] = out[k - 1];
+			k--;
+		}
+		out[k] = (unsigned)fd;
+	}
+	return n;
+}
+
+/*
+ * [first, last] closed around the tracker's descriptors; tail: what closes
+ * from a number to the end (NULL: close_range too). 0, or -1 with errno.
+ */
+static int close_around(unsigned first, unsigned last, int flags, void (*tail)(int))
+{
+	unsigned mine[OWN_MAX];
+	int n = owned_in(first, last, mine), r = 0;
+	unsigned lo = first;
+	for (int i = 0; i < n; i++) {
+		if (mine[i] > lo && real_close_range(lo, mine[i] - 1, flags) < 0) {
+			if (errno != ENOSYS || (flags & ~CLOSE_RANGE_UNSHARE)) {
+				r = -1;
+			} else {
+				/* A kernel without close_range: the gap below ours one by one. */
+				for (unsigned fd = lo; fd < mine[i]; fd++)
+					real_close((int)fd);
+			}
+		}
+		lo = mine[i] + 1;
+		if (lo == 0)
+			return r; /* (the last possible number was ours) */
+	}
+	if (lo > last)
+		return r;
+	if (tail) {
+		tail((int)lo);
+		return r;
+	}
+	return real_close_range(lo, last, flags) < 0 ? -1 : r;
+}
+
+/* The program's close: the tracker's own descriptors stay open (the program is told 0). */
+MP_EXPORT int close(int fd)
+{
+	if (unlikely(slot_of(fd) >= 0))
+		return 0;
+	return real_close(fd);
+}
+
+MP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	if (first > last) {
+		errno = EINVAL;
+		return -1;
+	}
+	return close_around(first, last, flags, NULL);
+}
+
+static void real_closefrom(int lowfd)
+{
+	if (mp_real.closefrom)
+		mp_real.closefrom(lowfd);
+	else
+		real_close_range((unsigned)lowfd, UINT_MAX, 0);
+}
+
+MP_EXPORT void closefrom(int lowfd)
+{
+	close_around(lowfd < 0 ? 0 : (unsigned)lowfd, UINT_MAX, 0, real_closefrom);
+}
+
+/* For memprof attach's GOT patching (hooks.c, mp_hooks): our functions, not the first of their names. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-attributes"
+extern __typeof__(close) mp_hook_close __attribute__((alias("close"), visibility("hidden")));
+extern __typeof__(close_range) mp_hook_close_range __attribute__((alias("close_range"), visibility("hidden")));
+extern __typeof__(closefrom) mp_hook_closefrom __attribute__((alias("closefrom"), visibility("hidden")));
+#pragma GCC diagnostic pop

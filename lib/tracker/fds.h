@@ -1,0 +1,25 @@
+/*
+ * The tracker's own file descriptors (fds.c): the collector's socket or the
+ * capture, the rings' memfd, /proc/self/statm, the control socket and its
+ * eventfd. A program that closes what it inherited (a daemon's close of every
+ * descriptor above 2, closefrom(), close_range()) would cut the tracker off:
+ * the close hooks leave ours open and tell the program they closed them.
+ * Only a raw system call gets past them, so before the tracker reads or
+ * writes through one of its descriptors it checks that the number still names
+ * its file (the program may have opened one of its own there since).
+ */
+#ifndef MEMPROF_LIB_TRACKER_FDS_H
+#define MEMPROF_LIB_TRACKER_FDS_H
+
+#include "lib/tracker/base.h"
+
+/* fd is the tracker's from now on (its file is remembered). */
+void mp_fd_own(int fd) MP_HIDDEN;
+/* Close one of the tracker's own (past the close hook); -1 is ignored. */
+void mp_fd_close(int fd) MP_HIDDEN;
+/* Forget fd without closing it: the number is no longer the tracker's. */
+void mp_fd_forget(int fd) MP_HIDDEN;
+/* Whether fd is one of the tracker's and still names the file it had. */
+int mp_fd_intact(int fd) MP_HIDDEN;
+
+#endif

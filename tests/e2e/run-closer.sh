@@ -1,0 +1,57 @@
+#!/bin/bash
+# A program that closes every descriptor it inherited (as daemons do: close() on each, closefrom,
+# close_range, or the system call itself) is tracked to its end: every allocation before and
+# after, from threads started after; its own descriptors, output and status stay its own.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+# counts CAPTURE WHAT N: closer's allocations, exactly, by their stacks (by their sizes, 111 and
+# 222, in a capture the tracker wrote itself: it has no symbols).
+counts() {
+	local before='frames=\["closer_before","main"' work='frames=\["closer_work","worker"'
+	case "$2" in preloaded*) before= work= ;; esac
+	"$MEMPROF" parse --stacks "$1" > p 2> perr || fail_ "$2: parse failed: $(cat perr)"
+	expect_count 5 "^ALLOC .*size=111 .*$before" p
+	expect_count "$3" "^ALLOC .*size=222 .*$work" p
+	t=$(grep ^TRAILER p)
+	[ "$(field end "$t")" = exit ] && [ "$(field exit_code "$t")" = 0 ] || fail_ "$2: trailer $t"
+}
+check() {
+	"$MEMPROF" run -f -o c.bin "$WORKLOADS/closer" "$1" "$2" "$3" > out 2> err; rc=$?
+	[ "$rc" -eq 0 ] || fail_ "closer $1: memprof exited $rc: $(cat err)"
+	[ "$(cat out)" = "message intact" ] || fail_ "closer $1: the program said '$(cat out)'"
+	! grep -q "stopped\|lost" err || fail_ "closer $1: $(cat err)"
+	counts c.bin "closer $1" $(( $2 * $3 ))
+}
+# 12 threads after the close: more rings than the rings' file held, so it grows after it.
+check loop 12 1000
+check closefrom 12 1000
+check close_range 12 1000
+# Past the hooks, the collector reads the rings on while the process maps them (it says so
+# when the socket's end comes before the process's).
+check raw 3 1000
+
+# ...but a thread that needs a ring the file no longer has room for stops tracking, saying why:
+# the program runs on, unharmed.
+"$MEMPROF" run -f -o r.bin "$WORKLOADS/closer" raw 12 1000 > out 2> err; rc=$?
+[ "$rc" -eq 0 ] && [ "$(cat out)" = "message intact" ] || fail_ "raw, 12 threads: status $rc, '$(cat out)'"
+grep -qx "memprof: the program closed the tracker's descriptors with a system call its hooks do not see, and a new thread needs a ring; tracking stopped" err ||
+	fail_ "raw, 12 threads: $(cat err)"
+"$MEMPROF" parse --stacks r.bin > p || fail_ "raw, 12 threads: parse"
+expect_count 5 '^ALLOC .*size=111 .*frames=\["closer_before","main"' p
+
+# A tracker preloaded by hand writes its own capture: its descriptor stays open (the hooks), or
+# is opened again by its path (the system call).
+for how in loop raw; do
+	rm -f "d.$how.bin"
+	env MEMPROF_OUTPUT="$T/d.$how.bin" LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/closer" $how 3 1000 > out 2> err; rc=$?
+	[ "$rc" -eq 0 ] && [ "$(cat out)" = "message intact" ] || fail_ "preloaded, $how: status $rc, '$(cat out)'"
+	[ ! -s err ] || fail_ "preloaded, $how: $(cat err)"
+	counts "d.$how.bin" "preloaded, $how" 3000
+done
+
+# Closing what it inherited, then replacing itself: the capture ends at the exec.
+"$MEMPROF" run -f -o e.bin "$WORKLOADS/closer" raw 1 100 exec /bin/true > out 2> err; rc=$?
+[ "$rc" -eq 0 ] || fail_ "raw then exec: memprof exited $rc: $(cat err)"
+"$MEMPROF" parse --stacks e.bin > p || fail_ "raw then exec: parse"
+expect_count 100 '^ALLOC .*size=222 .*frames=\["closer_work","worker"' p
+exit 0

@@ -1,0 +1,103 @@
+/*
+ * Workload: a daemon that closes every descriptor it inherited, then works.
+ *   closer HOW T N [exec PROG ARGS...]
+ * makes 5 allocations of 111 bytes (closer_before), closes every descriptor
+ * above 2 the way HOW says:
+ *   loop         close() on 3 .. 1023, one by one
+ *   closefrom    closefrom(3)
+ *   close_range  close_range(3, ~0U, 0)
+ *   raw          the close_range system call itself, past any library
+ * waits 200 ms (the other ends of what it closed see them closed before it
+ * goes on), then opens a socket pair of its own and puts a message in it, starts T
+ * threads (closer-<i>) that each make N allocations of 222 bytes
+ * (closer_work) and free them, reads its message back and says whether it
+ * was intact: "message intact" (exit 0) or "message changed" (exit 1).
+ * Every allocation is made by closer_before or closer_work, so a test can
+ * count them by stack; with "exec", it then replaces itself with PROG.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void *volatile sink;
+static int per_thread;
+
+__attribute__((noinline)) void *closer_before(size_t size)
+{
+	void *p = malloc(size); /* SITE:closer_before */
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+__attribute__((noinline)) void *closer_work(size_t size)
+{
+	void *p = malloc(size); /* SITE:closer_work */
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+static void *worker(void *arg)
+{
+	char name[16];
+	snprintf(name, sizeof(name), "closer-%d", (int)(long)arg);
+	pthread_setname_np(pthread_self(), name);
+	for (int i = 0; i < per_thread; i++) {
+		void *volatile p = closer_work(222);
+		free(p);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char msg[] = "the program's own bytes";
+	char buf[64] = { 0 };
+	pthread_t tids[64];
+	int threads, sv[2];
+	if (argc < 4 || (threads = atoi(argv[2])) < 0 || threads > 64) {
+		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw THREADS N [exec PROG ARGS...]\n");
+		return 2;
+	}
+	per_thread = atoi(argv[3]);
+	for (int i = 0; i < 5; i++)
+		sink = closer_before(111);
+	if (!strcmp(argv[1], "loop")) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	} else if (!strcmp(argv[1], "closefrom")) {
+		closefrom(3);
+	} else if (!strcmp(argv[1], "close_range")) {
+		if (close_range(3, ~0U, 0) < 0)
+			return 3;
+	} else if (!strcmp(argv[1], "raw")) {
+		if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+			return 3;
+	} else {
+		return 2;
+	}
+	/* A moment for whoever reads the other ends of what it closed to see them closed first. */
+	usleep(200 * 1000);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || write(sv[1], msg, sizeof(msg)) != sizeof(msg))
+		return 4;
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&tids[i], NULL, worker, (void *)(long)i))
+			return 5;
+	for (int i = 0; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	if (read(sv[0], buf, sizeof(buf)) != sizeof(msg) || memcmp(buf, msg, sizeof(msg))) {
+		printf("message changed\n");
+		return 1;
+	}
+	printf("message intact\n");
+	fflush(stdout);
+	if (argc > 5 && !strcmp(argv[4], "exec")) {
+		execv(argv[5], argv + 5);
+		return 6;
+	}
+	return 0;
+}
