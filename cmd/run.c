@@ -320,7 +320,8 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 			(unsigned long long)ci->file_bytes);
 		if (ci->exec_replaced)
 			fprintf(stderr, "memprof: note: '%s' replaced itself with another program (exec), "
-					"which was not tracked; --follow-fork tracks it\n", prog);
+					"which was not tracked%s\n", prog,
+				o->t.follow_fork ? "" : "; --follow-fork tracks it");
 	}
 	for (size_t i = 0; i < n; i++)
 		if (infos[i].main && !infos[i].failed && !o->reporter)
@@ -526,8 +527,19 @@ static int run(struct run_opts *o, int argc, char **argv)
 			fds[n++] = (struct pollfd){ .fd = mp_live_tui_fd(lv.tui), .events = POLLIN };
 		first = n;
 		ns = mp_collector_pollfds(c, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
-		if (exited && mp_collector_open_streams(c) == 0 && !lv.tui)
+		if (exited && mp_collector_open_streams(c) == 0 && !lv.tui) {
+			/*
+			 * A followed child connects before it lets go of its parent's
+			 * connection: one may wait to be accepted (a daemon's, whose
+			 * parent left at once).
+			 */
+			if (poll(fds + first, ns, 0) > 0) {
+				mp_collector_service(c, fds + first, ns);
+				if (mp_collector_open_streams(c))
+					continue;
+			}
 			break;
+		}
 		if (exited && mp_collector_open_streams(c))
 			timeout = 5000; /* a descendant holding the main stream open */
 		if (lv.tui && (timeout < 0 || mp_live_tui_timeout(lv.tui) < timeout))

@@ -154,6 +154,19 @@ void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t numb
 	strbuf_release(&extra);
 }
 
+/* Whether a stream of s's process began after s (the program it exec'd, tracked). */
+static bool later_stream(const struct mp_collector *c, const struct stream *s)
+{
+	bool after = false;
+	for (size_t i = 0; i < c->nstreams; i++) {
+		if (c->streams[i] == s)
+			after = true;
+		else if (after && c->streams[i]->pid == s->pid)
+			return true;
+	}
+	return false;
+}
+
 void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t_, bool final)
 {
 	struct mp_trailer t = { 0 };
@@ -172,9 +185,10 @@ void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp
 		if (WIFEXITED(c->main_status)) {
 			t.has_exit_code = true;
 			t.exit_code = WEXITSTATUS(c->main_status);
-			/* Exited without passing through exit(): it became another program. */
+			/* It became another program, which no stream of its pid came from. */
 			if (final)
-				s->info.exec_replaced = !s->exit_seen && !s->broken;
+				s->info.exec_replaced = (s->exec_known ? s->execd : !s->exit_seen) &&
+							!s->broken && !later_stream(c, s);
 		} else if (WIFSIGNALED(c->main_status)) {
 			t.has_exit_signal = true;
 			t.exit_signal = WTERMSIG(c->main_status);

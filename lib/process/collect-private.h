@@ -25,6 +25,7 @@ struct stream {
 	uint64_t rings_ino;          /* their inode, to find them in /proc/PID/maps */
 	int pidfd;                   /* readable when the process is gone, or -1 */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
+	bool execd, exec_known;      /* the socket ended while the process lived on: it exec'd */
 	struct mp_drain *drain;      /* draining the rings, once the header is in */
 	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
 	bool exit_status_known, main, detach_failed, detach_seen;

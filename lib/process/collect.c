@@ -3,6 +3,7 @@
 #include "lib/process/collect.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -345,6 +346,9 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	if (s->drain) {
 		mp_drain_finish(s->drain);
 		take(c, s);
+		/* Its end: an exec the tracker saw begin, or an exit (glibc's daemon() leaves past our hooks). */
+		s->exec_known = true;
+		s->execd = !s->exit_seen && mp_drain_exec_pending(s->drain);
 		if (mp_drain_broken(s->drain))
 			mp_collect_warn(c, "%u ring%s of process %d were written over (by the program?); "
 			     "their events from there on are lost", mp_drain_broken(s->drain),
@@ -446,9 +450,11 @@ static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
 {
 	if (!s->drain || s->pidfd < 0 || s->detach_seen)
 		return false;
-	take(c, s); /* what came before, a detach among it */
-	if (s->detach_seen || !rings_mapped(s))
+	take(c, s); /* what came before, a detach or an exit among it */
+	if (s->detach_seen)
 		return false;
+	if (!rings_mapped(s))
+		return false; /* exited, or replaced itself */
 	close(s->fd);
 	s->fd = -1;
 	s->socket_lost = true;

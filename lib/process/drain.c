@@ -251,6 +251,11 @@ void mp_drain_free(struct mp_drain *d)
 	free(d);
 }
 
+bool mp_drain_exec_pending(const struct mp_drain *d)
+{
+	return __atomic_load_n(&d->m.h->exec_pending, __ATOMIC_ACQUIRE) != 0;
+}
+
 uint32_t mp_drain_broken(const struct mp_drain *d)
 {
 	return d->m.broken;

@@ -7,6 +7,7 @@
 #ifndef MEMPROF_LIB_PROCESS_DRAIN_H
 #define MEMPROF_LIB_PROCESS_DRAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,8 @@ void mp_drain_finish(struct mp_drain *d);
 void mp_drain_free(struct mp_drain *d);
 /* Rings found corrupt, and rounds whose memory barrier failed (for warnings). */
 uint32_t mp_drain_broken(const struct mp_drain *d);
+/* Whether the tracker was about to exec when its stream ended (lib/transport/ring.h). */
+bool mp_drain_exec_pending(const struct mp_drain *d);
 uint32_t mp_drain_unfenced(const struct mp_drain *d);
 /* Records merged after a newer one (their order relative to other threads may be wrong). */
 uint64_t mp_drain_late(const struct mp_drain *d);

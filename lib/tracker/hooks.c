@@ -27,6 +27,7 @@
 #include "lib/tracker/creds.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/record.h"
+#include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
 /* C23 functions our C library may not declare yet. */
@@ -409,13 +410,27 @@ MP_EXPORT void abort(void)
 	mp_real.abort();
 }
 
+/*
+ * The exec hooks tell the collector an exec is on its way (mp_stream_exec),
+ * then call the real one; one that returns failed: the collector is told it
+ * is not after all. r is what the real exec returned.
+ */
+static int exec_done(int r)
+{
+	int saved = errno;
+	mp_stream_exec(0);
+	errno = saved;
+	return r;
+}
+
 /* exec replaces the process image: write what is buffered first. */
 MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	if (unlikely(!mp_real.execve))
 		mp_init_stage1();
 	mp_flush_now();
-	return mp_real.execve(path, argv, envp);
+	mp_stream_exec(1);
+	return exec_done(mp_real.execve(path, argv, envp));
 }
 
 MP_EXPORT int execv(const char *path, char *const argv[])
@@ -423,7 +438,8 @@ MP_EXPORT int execv(const char *path, char *const argv[])
 	if (unlikely(!mp_real.execv))
 		mp_init_stage1();
 	mp_flush_now();
-	return mp_real.execv(path, argv);
+	mp_stream_exec(1);
+	return exec_done(mp_real.execv(path, argv));
 }
 
 MP_EXPORT int execvp(const char *file, char *const argv[])
@@ -431,7 +447,8 @@ MP_EXPORT int execvp(const char *file, char *const argv[])
 	if (unlikely(!mp_real.execvp))
 		mp_init_stage1();
 	mp_flush_now();
-	return mp_real.execvp(file, argv);
+	mp_stream_exec(1);
+	return exec_done(mp_real.execvp(file, argv));
 }
 
 MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -439,7 +456,8 @@ MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	if (unlikely(!mp_real.execvpe))
 		mp_init_stage1();
 	mp_flush_now();
-	return mp_real.execvpe(file, argv, envp);
+	mp_stream_exec(1);
+	return exec_done(mp_real.execvpe(file, argv, envp));
 }
 
 MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -447,7 +465,8 @@ MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	if (unlikely(!mp_real.fexecve))
 		mp_init_stage1();
 	mp_flush_now();
-	return mp_real.fexecve(fd, argv, envp);
+	mp_stream_exec(1);
+	return exec_done(mp_real.fexecve(fd, argv, envp));
 }
 
 /* The execl family builds an argv on the stack and goes through the hooks above. */

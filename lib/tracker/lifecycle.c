@@ -245,6 +245,7 @@ static void atfork_child(void)
 	mp_timer_start(NULL);
 	mp_control_start();
 out:
+	mp_stream_forked_done();
 	mp_in_hook--;
 }
 

@@ -38,6 +38,8 @@ static struct {
 	uint64_t file;
 } retired = { NULL, -1, 0 };
 static void release_retired(void);
+/* The process whose stream this is. */
+static pid_t stream_pid;
 
 void mp_stream_stop(const char *a, const char *b, const char *c)
 {
@@ -560,6 +562,13 @@ static int setup_live(void)
 	return 0;
 }
 
+void mp_stream_exec(int on)
+{
+	/* (A vfork child runs in our memory: its exec is not ours.) */
+	if (mp_st.h && getpid() == stream_pid)
+		__atomic_store_n(&mp_st.h->exec_pending, on ? 1u : 0u, __ATOMIC_RELEASE);
+}
+
 int mp_stream_create(void)
 {
 	release_retired();
@@ -572,6 +581,7 @@ int mp_stream_create(void)
 	mp_st.gen++;
 	mp_st.final = 0;
 	mp_st.self_reader = NULL;
+	stream_pid = getpid();
 	mp_st.start_mono_ns = mp_st.last_tick_ns = mp_now_ns(CLOCK_MONOTONIC);
 	mp_st.start_wall_us = mp_now_ns(CLOCK_REALTIME) / 1000;
 	return 0;
@@ -680,6 +690,13 @@ void mp_stream_unlock_all(void)
 	mp_unlock(&mp_st.rings_lock);
 }
 
+/*
+ * A forked child's copy of its parent's connection, closed once the child's
+ * own stream is connected: the parent's stream cannot end (as the parent
+ * exits) before the collector has the child's connection waiting.
+ */
+static int parent_sink = -1;
+
 void mp_stream_forked(void)
 {
 	/* The parent's rings stay the parent's: the child never writes to them. */
@@ -687,5 +704,17 @@ void mp_stream_forked(void)
 	mp_st.final = 0;
 	mp_st.self_reader = NULL;
 	mp_stream_replies_forked();
+	if (mp_st.sink_is_socket) {
+		parent_sink = mp_st.sink_fd;
+		mp_fd_forget(parent_sink);
+		mp_st.sink_fd = -1;
+	}
 	mp_stream_close();
+}
+
+void mp_stream_forked_done(void)
+{
+	if (parent_sink >= 0)
+		syscall(SYS_close, parent_sink);
+	parent_sink = -1;
 }

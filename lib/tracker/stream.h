@@ -143,5 +143,12 @@ void mp_stream_tick(struct mp_wring *w) MP_HIDDEN;
 void mp_stream_lock_all(void) MP_HIDDEN;
 void mp_stream_unlock_all(void) MP_HIDDEN;
 void mp_stream_forked(void) MP_HIDDEN;
+/*
+ * The program is about to exec (on), or its exec failed (off): the collector
+ * tells an exec from an exit when the connection ends (ring.h, exec_pending).
+ */
+void mp_stream_exec(int on) MP_HIDDEN;
+/* The forked child has its own stream (or none): the copy of its parent's connection goes. */
+void mp_stream_forked_done(void) MP_HIDDEN;
 
 #endif

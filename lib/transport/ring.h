@@ -28,7 +28,7 @@
 #include <sys/uio.h>
 
 #define MP_SHM_MAGIC 0x474e49524650454dull /* "MEPFRING" */
-#define MP_SHM_VERSION 1
+#define MP_SHM_VERSION 2
 
 /* Sizes: a ring of this many bytes per thread; the mapping reserves room for max rings. */
 #define MP_RING_SIZE_DEFAULT (128u << 10)
@@ -69,6 +69,12 @@ struct mp_shm_header {
 	int32_t reader_pid;
 	/* A futex the reader sleeps on; writers bump and wake it (the doorbell). */
 	uint32_t doorbell __attribute__((aligned(64)));
+	/*
+	 * Set by the tracker just before the program's exec, cleared when the
+	 * exec failed: a process whose connection ends with it set replaced
+	 * itself, where one without exited (perhaps past the exit hooks).
+	 */
+	uint32_t exec_pending __attribute__((aligned(64)));
 };
 
 /*

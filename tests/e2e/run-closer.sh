@@ -49,9 +49,23 @@ for how in loop raw; do
 	counts "d.$how.bin" "preloaded, $how" 3000
 done
 
+# A daemon(): the parent leaves by an _exit inside the C library, which the tracker does not see.
+# That is no exec, and the child's capture has the rest.
+"$MEMPROF" run --follow-fork -f -o m.bin "$WORKLOADS/closer" daemon 2 500 > out 2> err; rc=$?
+[ "$rc" -eq 0 ] || fail_ "daemon: memprof exited $rc: $(cat err)"
+! grep -q "replaced itself" err || fail_ "daemon: $(cat err)"
+counts m.bin "daemon's parent" 0
+child=$(ls m.bin.* 2>/dev/null)
+[ -n "$child" ] || fail_ "daemon: no capture of the child: $(cat err)"
+"$MEMPROF" parse --stacks "$child" > p || fail_ "daemon: parse the child's"
+expect_count 1000 '^ALLOC .*size=222 .*frames=\["closer_work","worker"' p
+[ "$(cat out)" = "message intact" ] || fail_ "daemon: the child said '$(cat out)'"
+
 # Closing what it inherited, then replacing itself: the capture ends at the exec.
 "$MEMPROF" run -f -o e.bin "$WORKLOADS/closer" raw 1 100 exec /bin/true > out 2> err; rc=$?
 [ "$rc" -eq 0 ] || fail_ "raw then exec: memprof exited $rc: $(cat err)"
 "$MEMPROF" parse --stacks e.bin > p || fail_ "raw then exec: parse"
 expect_count 100 '^ALLOC .*size=222 .*frames=\["closer_work","worker"' p
+grep -q "replaced itself with another program (exec), which was not tracked; --follow-fork tracks it" err ||
+	fail_ "raw then exec: no note of the exec: $(cat err)"
 exit 0

@@ -7,6 +7,8 @@
  *   closefrom    closefrom(3)
  *   close_range  close_range(3, ~0U, 0)
  *   raw          the close_range system call itself, past any library
+ *   daemon       none: glibc's daemon(1, 1) instead (the parent leaves by an
+ *                _exit inside the C library; the child goes on below)
  * waits 200 ms (the other ends of what it closed see them closed before it
  * goes on), then opens a socket pair of its own and puts a message in it, starts T
  * threads (closer-<i>) that each make N allocations of 222 bytes
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	int threads, sv[2];
 	if (argc < 4 || (threads = atoi(argv[2])) < 0 || threads > 64) {
-		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw THREADS N [exec PROG ARGS...]\n");
+		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw|daemon THREADS N [exec PROG ARGS...]\n");
 		return 2;
 	}
 	per_thread = atoi(argv[3]);
@@ -76,6 +78,9 @@ int main(int argc, char **argv)
 			return 3;
 	} else if (!strcmp(argv[1], "raw")) {
 		if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+			return 3;
+	} else if (!strcmp(argv[1], "daemon")) {
+		if (daemon(1, 1) < 0)
 			return 3;
 	} else {
 		return 2;
