@@ -331,9 +331,10 @@ const char *mp_direct_path(void)
 
 
 /*
- * Expand the output pattern: %p is the pid, %n the capture's number in the
- * process (memprof ctl PID start), %% a percent sign. A followed child gets
- * .<pid> when there is no %p, a later capture .<number> when there is no %n.
+ * Expand the output pattern, from the root: %p is the pid, %n the capture's
+ * number in the process (memprof ctl PID start), %% a percent sign. A
+ * followed child gets .<pid> when there is no %p, a later capture .<number>
+ * when there is no %n.
  */
 static int output_path(char *out, size_t cap, int child, unsigned number)
 {
@@ -341,6 +342,16 @@ static int output_path(char *out, size_t cap, int child, unsigned number)
 	size_t n = 0;
 	int had_pid = 0, had_number = 0;
 	char num[24];
+	/*
+	 * From the root: the program may change its directory (a daemon's
+	 * chdir("/")) before a snapshot, or before the file is opened again.
+	 */
+	if (s[0] != '/') {
+		if (!getcwd(out, cap) || (n = strlen(out)) + 1 >= cap)
+			return -1;
+		if (n > 1)
+			out[n++] = '/';
+	}
 	for (; *s; s++) {
 		const char *add = s;
 		size_t alen = 1;
@@ -388,7 +399,8 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 	/* Read too: a snapshot copies what the capture holds so far. */
 	int oflags = O_RDWR | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
 	if (output_path(path, sizeof(capture_path), forked_from != 0, mp_st.capture_no)) {
-		mp_write_stderr("MEMPROF_OUTPUT is too long; the program runs untracked", NULL, NULL);
+		mp_write_stderr("MEMPROF_OUTPUT is too long (or the directory it is relative to is gone); "
+				"the program runs untracked", NULL, NULL);
 		return -1;
 	}
 	mp_st.sink_fd = open(path, oflags, 0644);

@@ -40,10 +40,10 @@ grep -qx "memprof: the program closed the tracker's descriptors with a system ca
 expect_count 5 '^ALLOC .*size=111 .*frames=\["closer_before","main"' p
 
 # A tracker preloaded by hand writes its own capture: its descriptor stays open (the hooks), or
-# is opened again by its path (the system call).
+# is opened again by its path (the system call; a relative one, after the program's chdir("/")).
 for how in loop raw; do
 	rm -f "d.$how.bin"
-	env MEMPROF_OUTPUT="$T/d.$how.bin" LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/closer" $how 3 1000 > out 2> err; rc=$?
+	env MEMPROF_OUTPUT="d.$how.bin" LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/closer" $how 3 1000 > out 2> err; rc=$?
 	[ "$rc" -eq 0 ] && [ "$(cat out)" = "message intact" ] || fail_ "preloaded, $how: status $rc, '$(cat out)'"
 	[ ! -s err ] || fail_ "preloaded, $how: $(cat err)"
 	counts "d.$how.bin" "preloaded, $how" 3000

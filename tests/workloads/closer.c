@@ -6,7 +6,8 @@
  *   loop         close() on 3 .. 1023, one by one
  *   closefrom    closefrom(3)
  *   close_range  close_range(3, ~0U, 0)
- *   raw          the close_range system call itself, past any library
+ *   raw          chdir("/"), then the close_range system call itself, past any
+ *                library
  *   daemon       none: glibc's daemon(1, 1) instead (the parent leaves by an
  *                _exit inside the C library; the child goes on below)
  * waits 200 ms (the other ends of what it closed see them closed before it
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
 		if (close_range(3, ~0U, 0) < 0)
 			return 3;
 	} else if (!strcmp(argv[1], "raw")) {
-		if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+		if (chdir("/") < 0 || syscall(SYS_close_range, 3, ~0U, 0) < 0)
 			return 3;
 	} else if (!strcmp(argv[1], "daemon")) {
 		if (daemon(1, 1) < 0)
