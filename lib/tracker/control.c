@@ -412,11 +412,9 @@ int mp_control_start(void)
 		close(fd);
 		return -1;
 	}
-	listen_fd = fd;
-	mp_fd_own(listen_fd);
+	listen_fd = mp_fd_own(fd);
 	sock_owner = getpid();
-	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	mp_fd_own(wake_fd);
+	wake_fd = mp_fd_own(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (wake_fd < 0 || start_thread() < 0) {
 		mp_control_end();
 		return -1;

@@ -69,8 +69,7 @@ static int sink_reopen(void)
 		close(fd);
 		return -1;
 	}
-	mp_st.sink_fd = fd;
-	mp_fd_own(fd);
+	mp_st.sink_fd = mp_fd_own(fd);
 	return 0;
 }
 
@@ -411,8 +410,8 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 						: "'; the program runs untracked");
 		return -1;
 	}
+	mp_st.sink_fd = mp_fd_own(mp_st.sink_fd);
 	fstat(mp_st.sink_fd, &sink_stat);
-	mp_fd_own(mp_st.sink_fd);
 	mp_st.sink_is_socket = 0;
 	if (!drain.r) {
 		drain.r = mp_pages(MP_RING_MAX_DEFAULT * sizeof(*drain.r));

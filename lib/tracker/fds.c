@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/close_range.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,11 +28,38 @@ static struct {
 	ino_t ino;
 } own[OWN_MAX] = { [0 ... OWN_MAX - 1] = { -1, 0, 0 } };
 
-void mp_fd_own(int fd)
+/* The lowest number the tracker's descriptors take: MP_FD_BASE, or 3 under a low limit. */
+static int fd_base(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)MP_FD_BASE * 2 > rl.rlim_cur)
+		return 3;
+	return MP_FD_BASE;
+}
+
+/* fd at a number from fd_base() up; fd when it cannot move. */
+static int move_up(int fd)
+{
+	long base, to;
+	if (fd >= MP_FD_BASE)
+		return fd;
+	base = fd_base();
+	if (fd >= base)
+		return fd;
+	to = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+	if (to < 0)
+		return fd;
+	syscall(SYS_close, fd);
+	return (int)to;
+}
+
+/* Remember fd as the tracker's (its file too); returns fd. */
+static int keep(int fd)
 {
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return;
+	if (fstat(fd, &st) < 0)
+		return fd;
 	for (int i = 0; i < OWN_MAX; i++) {
 		int free_ = -1;
 		if (__atomic_load_n(&own[i].fd, __ATOMIC_RELAXED) != -1)
@@ -38,9 +67,46 @@ void mp_fd_own(int fd)
 		own[i].dev = st.st_dev;
 		own[i].ino = st.st_ino;
 		if (__atomic_compare_exchange_n(&own[i].fd, &free_, fd, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			return;
+			return fd;
 	}
 	/* (More than the tracker ever holds: that one goes unprotected.) */
+	return fd;
+}
+
+int mp_fd_own(int fd)
+{
+	return fd < 0 ? -1 : keep(move_up(fd));
+}
+
+/* Whether fd is open. */
+static int is_open(int fd)
+{
+	return syscall(SYS_fcntl, fd, F_GETFD) >= 0;
+}
+
+void mp_fd_open_high(void (*init)(void))
+{
+	int base = fd_base(), devnull, held[MP_FD_BASE], nheld = 0;
+	uint64_t before[2] = { 0, 0 };
+	devnull = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
+	/* Every free number below the base taken for now: what init opens gets one above. */
+	for (int fd = 0; devnull >= 0 && fd < base; fd++)
+		if (!is_open(fd)) {
+			long h = syscall(SYS_fcntl, devnull, F_DUPFD_CLOEXEC, fd);
+			if (h >= 0)
+				held[nheld++] = (int)h;
+		}
+	for (int i = 0; i < 128; i++)
+		if (is_open(base + i))
+			before[i / 64] |= 1ull << (i % 64);
+	init();
+	for (int i = 0; i < 128; i++)
+		if (is_open(base + i) && !(before[i / 64] & (1ull << (i % 64))))
+			keep(base + i); /* init's: kept open like the tracker's own */
+	for (int i = 0; i < nheld; i++)
+		syscall(SYS_close, held[i]);
+	if (devnull >= 0)
+		syscall(SYS_close, devnull);
 }
 
 static int slot_of(int fd)

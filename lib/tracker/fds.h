@@ -13,8 +13,22 @@
 
 #include "lib/tracker/base.h"
 
-/* fd is the tracker's from now on (its file is remembered). */
-void mp_fd_own(int fd) MP_HIDDEN;
+/*
+ * fd is the tracker's from now on (its file is remembered), moved out of the
+ * program's way: to a number from MP_FD_BASE up (never 0 to 2, which a
+ * program started with them closed would open again as its standard
+ * streams, and not the small numbers programs dup2() onto). Returns its
+ * number now (fd itself when it cannot move), or -1 for -1.
+ */
+#define MP_FD_BASE 100
+int mp_fd_own(int fd) MP_HIDDEN;
+/*
+ * Run init, a library's first call that opens descriptors it keeps (libunwind
+ * opens a pipe), with every free number below the tracker's base taken for the
+ * while: what it opens lands up there, out of the program's way, and is kept
+ * open like the tracker's own.
+ */
+void mp_fd_open_high(void (*init)(void)) MP_HIDDEN;
 /* Close one of the tracker's own (past the close hook); -1 is ignored. */
 void mp_fd_close(int fd) MP_HIDDEN;
 /* Forget fd without closing it: the number is no longer the tracker's. */

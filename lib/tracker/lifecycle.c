@@ -21,6 +21,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
 #include "lib/tracker/direct.h"
+#include "lib/tracker/fds.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
@@ -29,6 +30,11 @@
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 #include "lib/tracker/timer.h"
+
+static void init_libunwind(void)
+{
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
 
 int mp_setup(void)
 {
@@ -45,7 +51,8 @@ int mp_setup(void)
 				NULL, NULL);
 		return -1;
 	}
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	/* libunwind's first call opens the pipe it checks addresses with: up, out of the program's way. */
+	mp_fd_open_high(init_libunwind);
 	done = 1;
 	return 0;
 }

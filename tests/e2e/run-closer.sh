@@ -49,6 +49,15 @@ for how in loop raw; do
 	counts "d.$how.bin" "preloaded, $how" 3000
 done
 
+# Started with its standard input and output closed, a program finds them closed, tracked or not:
+# the tracker's descriptors (and libunwind's pipe) are out of its way.
+"$WORKLOADS/closer" fds 2 100 <&- >&- 2> plain.fds || fail_ "fds, untracked: status $?"
+"$MEMPROF" run -q -f -o s.bin "$WORKLOADS/closer" fds 2 100 <&- >&- 2> tracked.fds; rc=$?
+[ "$rc" -eq 0 ] || fail_ "fds, tracked: status $rc: $(cat tracked.fds)"
+grep -v '^memprof: ' tracked.fds | cmp -s - plain.fds ||
+	fail_ "the tracked program finds other descriptors open: $(cat tracked.fds) against $(cat plain.fds)"
+counts s.bin "fds" 200
+
 # A daemon(): the parent leaves by an _exit inside the C library, which the tracker does not see.
 # That is no exec, and the child's capture has the rest.
 "$MEMPROF" run --follow-fork -f -o m.bin "$WORKLOADS/closer" daemon 2 500 > out 2> err; rc=$?

@@ -10,6 +10,8 @@
  *                library
  *   daemon       none: glibc's daemon(1, 1) instead (the parent leaves by an
  *                _exit inside the C library; the child goes on below)
+ *   fds          none: says on standard error which descriptors below 100 are
+ *                open (what a program started with some closed may find)
  * waits 200 ms (the other ends of what it closed see them closed before it
  * goes on), then opens a socket pair of its own and puts a message in it, starts T
  * threads (closer-<i>) that each make N allocations of 222 bytes
@@ -19,6 +21,7 @@
  * count them by stack; with "exec", it then replaces itself with PROG.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +66,7 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	int threads, sv[2];
 	if (argc < 4 || (threads = atoi(argv[2])) < 0 || threads > 64) {
-		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw|daemon THREADS N [exec PROG ARGS...]\n");
+		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw|daemon|fds THREADS N [exec PROG ARGS...]\n");
 		return 2;
 	}
 	per_thread = atoi(argv[3]);
@@ -83,6 +86,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "daemon")) {
 		if (daemon(1, 1) < 0)
 			return 3;
+	} else if (!strcmp(argv[1], "fds")) {
+		for (int fd = 0; fd < 100; fd++)
+			if (fcntl(fd, F_GETFD) >= 0)
+				fprintf(stderr, "open %d\n", fd);
 	} else {
 		return 2;
 	}
