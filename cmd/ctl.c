@@ -69,9 +69,15 @@ int cmd_ctl(int argc, char **argv)
 		 */
 		unsigned ms = timeout * 1000, wait = ms > 2000 ? ms - 1000 : ms / 2;
 		snprintf(waiting, sizeof(waiting), "%s %u", request, wait);
-		request = waiting;
+		r = mp_ctl_request((pid_t)pid, waiting, (int)timeout * 1000, &reply, &err);
+		/* A tracker from before the wait (a service started before an upgrade): asked plainly. */
+		if (r > 0 && strstr(err.buf, "unknown request")) {
+			strbuf_reset(&err);
+			r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
+		}
+	} else {
+		r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
 	}
-	r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
 	if (r < 0)
 		die("%s", err.buf);
 	if (r > 0)

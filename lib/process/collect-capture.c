@@ -21,14 +21,35 @@
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
 
-/* Tell s's tracker (lib/transport/reply.h): memprof ctl may wait for it. */
+/* Past this much unread, a tracker is not reading (nobody waits): a new reply is dropped whole. */
+#define REPLY_BACKLOG_MAX (64u << 10)
+
+void mp_collect_flush_replies(struct stream *s)
+{
+	size_t done = 0;
+	while (done < s->replies.len && !s->eof && s->fd >= 0) {
+		ssize_t k = send(s->fd, s->replies.buf + done, s->replies.len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k <= 0)
+			break;
+		done += (size_t)k;
+	}
+	memmove(s->replies.buf, s->replies.buf + done, s->replies.len - done);
+	strbuf_setlen(&s->replies, s->replies.len - done);
+}
+
+/*
+ * Tell s's tracker (lib/transport/reply.h): memprof ctl may wait for it.
+ * Replies go whole, in order: what the socket does not take now waits (the
+ * collector sends it when the socket has room).
+ */
 static void reply(struct stream *s, uint8_t kind, uint64_t number, const char *text)
 {
 	uint8_t buf[MP_REPLY_HEAD + MP_REPLY_TEXT_MAX];
 	size_t n = mp_reply(buf, kind, (uint32_t)number, text);
-	/* (A tracker that stopped reading loses it: it asked nobody to wait.) */
-	if (!s->eof && s->fd >= 0)
-		(void)!send(s->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (s->eof || s->fd < 0 || s->replies.len + n > REPLY_BACKLOG_MAX)
+		return;
+	strbuf_add(&s->replies, buf, n);
+	mp_collect_flush_replies(s);
 }
 
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)

@@ -15,6 +15,7 @@
 #include "lib/process/drain.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/hash.h"
+#include "lib/util/strbuf.h"
 #include "lib/util/strtab.h"
 
 #define READ_CHUNK (1u << 20)
@@ -26,6 +27,7 @@ struct stream {
 	int pidfd;                   /* readable when the process is gone, or -1 */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
 	bool execd, exec_known;      /* the socket ended while the process lived on: it exec'd */
+	struct strbuf replies;       /* what the tracker is to be told, not sent yet (collect-capture.c) */
 	struct mp_drain *drain;      /* draining the rings, once the header is in */
 	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
 	bool exit_status_known, main, detach_failed, detach_seen;
@@ -96,6 +98,8 @@ char *mp_collect_path(struct mp_collector *c, struct stream *s);
  * be now (final: the capture ends).
  */
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s);
+/* Send what of s's replies its socket has room for now. */
+void mp_collect_flush_replies(struct stream *s);
 void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t number);
 void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
 /* path from the root (a new string): as it is when absolute, else below the working directory. */

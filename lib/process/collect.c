@@ -61,6 +61,7 @@ static void stream_free(struct stream *s)
 	if (s->w_open)
 		mp_writer_close(&s->w);
 	free(s->in);
+	strbuf_release(&s->replies);
 	mp_decoder_release(&s->dec);
 	if (s->sym)
 		mp_symbols_free(s->sym);
@@ -111,6 +112,7 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	s->fd = fd;
 	s->memfd = -1;
 	s->pidfd = -1;
+	strbuf_init(&s->replies, 0);
 	mp_decoder_init(&s->dec);
 	mp_strtab_init(&s->pystrings);
 	ALLOC_GROW(c->streams, c->nstreams + 1, c->streams_alloc);
@@ -532,7 +534,8 @@ size_t mp_collector_pollfds(struct mp_collector *c, struct pollfd *fds, size_t m
 		if (s->eof)
 			continue;
 		if (s->fd >= 0)
-			fds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+			fds[n++] = (struct pollfd){ .fd = s->fd,
+						    .events = POLLIN | (s->replies.len ? POLLOUT : 0) };
 		if (s->pidfd >= 0 && n < max)
 			fds[n++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 	}
@@ -569,8 +572,11 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 			struct stream *s = c->streams[i];
 			if (s->eof)
 				continue;
-			if (s->fd == fds[k].fd)
+			if (s->fd == fds[k].fd) {
+				if (fds[k].revents & POLLOUT)
+					mp_collect_flush_replies(s);
 				read_stream(c, s);
+			}
 			else if (s->pidfd == fds[k].fd)
 				end_stream(c, s); /* the process is gone, whoever holds its socket */
 		}

@@ -362,8 +362,10 @@ static void *control_main(void *arg)
 				continue;
 			break; /* closed (a forked child's copy), or gone wrong */
 		}
+		/* Ours while it is answered (a start or snapshot may wait for the collector). */
+		fd = mp_fd_own(fd);
 		handle(fd);
-		close(fd);
+		mp_fd_close(fd);
 	}
 	return NULL;
 }

@@ -62,12 +62,13 @@ static int keep(int fd)
 		return fd;
 	for (int i = 0; i < OWN_MAX; i++) {
 		int free_ = -1;
-		if (__atomic_load_n(&own[i].fd, __ATOMIC_RELAXED) != -1)
+		/* The slot claimed first (-2 names no descriptor), then filled, then named. */
+		if (!__atomic_compare_exchange_n(&own[i].fd, &free_, -2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
 		own[i].dev = st.st_dev;
 		own[i].ino = st.st_ino;
-		if (__atomic_compare_exchange_n(&own[i].fd, &free_, fd, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			return fd;
+		__atomic_store_n(&own[i].fd, fd, __ATOMIC_RELEASE);
+		return fd;
 	}
 	/* (More than the tracker ever holds: that one goes unprotected.) */
 	return fd;
@@ -84,11 +85,23 @@ static int is_open(int fd)
 	return syscall(SYS_fcntl, fd, F_GETFD) >= 0;
 }
 
+/* Whether fd names the file st describes. */
+static int same_file(int fd, const struct stat *st)
+{
+	struct stat now;
+	return fstat(fd, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
 void mp_fd_open_high(void (*init)(void))
 {
 	int base = fd_base(), devnull, held[MP_FD_BASE], nheld = 0;
 	uint64_t before[2] = { 0, 0 };
+	struct stat null_st;
 	devnull = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull >= 0 && fstat(devnull, &null_st) < 0) {
+		syscall(SYS_close, devnull);
+		devnull = -1;
+	}
 	/* Every free number below the base taken for now: what init opens gets one above. */
 	for (int fd = 0; devnull >= 0 && fd < base; fd++)
 		if (!is_open(fd)) {
@@ -100,11 +113,19 @@ void mp_fd_open_high(void (*init)(void))
 		if (is_open(base + i))
 			before[i / 64] |= 1ull << (i % 64);
 	init();
-	for (int i = 0; i < 128; i++)
-		if (is_open(base + i) && !(before[i / 64] & (1ull << (i % 64))))
-			keep(base + i); /* init's: kept open like the tracker's own */
+	/*
+	 * init's pipe, kept open like the tracker's own (memprof attach runs this
+	 * while the program's threads run: what else is new there is theirs).
+	 */
+	for (int i = 0; i < 128; i++) {
+		struct stat st;
+		if (!(before[i / 64] & (1ull << (i % 64))) && fstat(base + i, &st) == 0 && S_ISFIFO(st.st_mode))
+			keep(base + i);
+	}
+	/* The placeholders, unless the program put something of its own there meanwhile (dup2). */
 	for (int i = 0; i < nheld; i++)
-		syscall(SYS_close, held[i]);
+		if (same_file(held[i], &null_st))
+			syscall(SYS_close, held[i]);
 	if (devnull >= 0)
 		syscall(SYS_close, devnull);
 }
@@ -128,10 +149,14 @@ void mp_fd_forget(int fd)
 
 void mp_fd_close(int fd)
 {
+	int intact;
 	if (fd < 0)
 		return;
+	/* (A number the program's now, after a raw close of ours, is not ours to close.) */
+	intact = mp_fd_intact(fd);
 	mp_fd_forget(fd);
-	syscall(SYS_close, fd);
+	if (intact)
+		syscall(SYS_close, fd);
 }
 
 int mp_fd_intact(int fd)
@@ -162,6 +187,10 @@ static int owned_in(unsigned first, unsigned last, unsigned out[OWN_MAX])
 		int fd = __atomic_load_n(&own[i].fd, __ATOMIC_ACQUIRE);
 		if (fd < 0 || (unsigned)fd < first || (unsigned)fd > last)
 			continue;
+		if (!mp_fd_intact(fd)) {
+			mp_fd_forget(fd); /* the program's now (it closed ours past the hooks): closed as asked */
+			continue;
+		}
 		int k = n++;
 		while (k > 0 && out[k - 1] > (unsigned)fd) {
 			out[k] = out[k - 1];
@@ -204,11 +233,18 @@ static int close_around(unsigned first, unsigned last, int flags, void (*tail)(i
 	return real_close_range(lo, last, flags) < 0 ? -1 : r;
 }
 
-/* The program's close: the tracker's own descriptors stay open (the program is told 0). */
+/*
+ * The program's close: the tracker's own descriptors stay open (the program
+ * is told 0). A number that no longer names the tracker's file (the program
+ * closed it past the hooks and opened its own there) is the program's.
+ */
 MP_EXPORT int close(int fd)
 {
-	if (unlikely(slot_of(fd) >= 0))
-		return 0;
+	if (unlikely(slot_of(fd) >= 0)) {
+		if (mp_fd_intact(fd))
+			return 0;
+		mp_fd_forget(fd);
+	}
 	return real_close(fd);
 }
 

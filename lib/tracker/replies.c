@@ -22,6 +22,7 @@ static struct {
 	int lock;
 	uint32_t epoch;      /* the sink's: each close ends what was said on it */
 	int end_asked, gone;
+	int garbled;          /* a reply that made no sense: what follows is not read as replies */
 	int capture;          /* the capture's file: 1 opened, -1 not (capture_text says why), 0 not said */
 	char capture_text[MP_REPLY_TEXT_MAX + 1];
 	uint32_t snap_number; /* the last snapshot answered (0: none yet) */
@@ -34,6 +35,8 @@ static struct {
 static void take_byte(uint8_t b)
 {
 	size_t len;
+	if (rp.garbled)
+		return;
 	if (rp.npart == 0 && b != MP_REPLY_SNAP_OK && b != MP_REPLY_SNAP_FAILED &&
 	    b != MP_REPLY_CAPTURE_OK && b != MP_REPLY_CAPTURE_FAILED) {
 		rp.end_asked = 1; /* MP_REPLY_END, or any byte as older collectors sent */
@@ -44,7 +47,8 @@ static void take_byte(uint8_t b)
 		return;
 	len = (size_t)rp.part[5] | (size_t)rp.part[6] << 8;
 	if (len > MP_REPLY_TEXT_MAX) {
-		rp.gone = 1; /* not a collector of ours: nothing more it says can be trusted */
+		/* Not what our collector sends: nothing more it says is read (ctl's waits give up). */
+		rp.garbled = 1;
 		rp.npart = 0;
 		return;
 	}
@@ -206,7 +210,7 @@ void mp_stream_close_sink(void)
 	mp_st.sink_fd = -1;
 	mp_st.sink_is_socket = 0;
 	rp.epoch++;
-	rp.end_asked = rp.gone = 0;
+	rp.end_asked = rp.gone = rp.garbled = 0;
 	rp.capture = 0;
 	rp.snap_number = 0;
 	rp.npart = 0;

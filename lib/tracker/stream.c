@@ -467,8 +467,12 @@ uint64_t mp_stream_rss(void)
 	ssize_t n;
 	uint64_t pages = 0;
 	const char *s;
-	if (!mp_fd_intact(mp_st.statm_fd))
-		return 0;
+	if (!mp_fd_intact(mp_st.statm_fd)) {
+		/* Closed past our hooks: opened again (its number may be the program's now). */
+		mp_stream_open_statm();
+		if (!mp_fd_intact(mp_st.statm_fd))
+			return 0;
+	}
 	n = pread(mp_st.statm_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
 		return 0;
@@ -704,8 +708,7 @@ void mp_stream_forked(void)
 	mp_st.self_reader = NULL;
 	mp_stream_replies_forked();
 	if (mp_st.sink_is_socket) {
-		parent_sink = mp_st.sink_fd;
-		mp_fd_forget(parent_sink);
+		parent_sink = mp_st.sink_fd; /* still registered: closed by mp_stream_forked_done() */
 		mp_st.sink_fd = -1;
 	}
 	mp_stream_close();
@@ -713,7 +716,6 @@ void mp_stream_forked(void)
 
 void mp_stream_forked_done(void)
 {
-	if (parent_sink >= 0)
-		syscall(SYS_close, parent_sink);
+	mp_fd_close(parent_sink);
 	parent_sink = -1;
 }

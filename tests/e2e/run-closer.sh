@@ -29,6 +29,11 @@ check close_range 12 1000
 # Past the hooks, the collector reads the rings on while the process maps them (it says so
 # when the socket's end comes before the process's).
 check raw 3 1000
+# Under a low descriptor limit the tracker's numbers start at 3: after the system call, the
+# program's own socket pair gets them, and closing it is the program's to do.
+(ulimit -n 150 && check raw 3 1000) || exit 1
+# A descriptor the program put at one of the tracker's numbers (dup2) is the program's to close.
+check dup2 2 100
 
 # ...but a thread that needs a ring the file no longer has room for stops tracking, saying why:
 # the program runs on, unharmed.

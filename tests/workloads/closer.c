@@ -12,11 +12,15 @@
  *                _exit inside the C library; the child goes on below)
  *   fds          none: says on standard error which descriptors below 100 are
  *                open (what a program started with some closed may find)
+ *   dup2         none: puts a pipe's write end at 100 (where the tracker's
+ *                descriptors go) with dup2, closes it there, and checks
+ *                that the read end sees the end of the pipe
  * waits 200 ms (the other ends of what it closed see them closed before it
  * goes on), then opens a socket pair of its own and puts a message in it, starts T
  * threads (closer-<i>) that each make N allocations of 222 bytes
  * (closer_work) and free them, reads its message back and says whether it
- * was intact: "message intact" (exit 0) or "message changed" (exit 1).
+ * was intact: "message intact" (exit 0) or "message changed" (exit 1); then
+ * closes one end and checks the other sees it ("socket stayed open", exit 1).
  * Every allocation is made by closer_before or closer_work, so a test can
  * count them by stack; with "exec", it then replaces itself with PROG.
  */
@@ -66,7 +70,7 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	int threads, sv[2];
 	if (argc < 4 || (threads = atoi(argv[2])) < 0 || threads > 64) {
-		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw|daemon|fds THREADS N [exec PROG ARGS...]\n");
+		fprintf(stderr, "usage: closer loop|closefrom|close_range|raw|daemon|fds|dup2 THREADS N [exec PROG ARGS...]\n");
 		return 2;
 	}
 	per_thread = atoi(argv[3]);
@@ -86,6 +90,19 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "daemon")) {
 		if (daemon(1, 1) < 0)
 			return 3;
+	} else if (!strcmp(argv[1], "dup2")) {
+		int p[2];
+		char c;
+		if (pipe(p) < 0 || dup2(p[1], 100) != 100)
+			return 3;
+		close(p[1]);
+		close(100);
+		/* (Not waiting: a write end still open reads as EAGAIN.) */
+		if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0 || read(p[0], &c, 1) != 0) {
+			printf("the pipe stayed open\n");
+			return 1;
+		}
+		close(p[0]);
 	} else if (!strcmp(argv[1], "fds")) {
 		for (int fd = 0; fd < 100; fd++)
 			if (fcntl(fd, F_GETFD) >= 0)
@@ -104,6 +121,11 @@ int main(int argc, char **argv)
 		pthread_join(tids[i], NULL);
 	if (read(sv[0], buf, sizeof(buf)) != sizeof(msg) || memcmp(buf, msg, sizeof(msg))) {
 		printf("message changed\n");
+		return 1;
+	}
+	close(sv[1]);
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0 || read(sv[0], buf, 1) != 0) {
+		printf("socket stayed open\n");
 		return 1;
 	}
 	printf("message intact\n");
