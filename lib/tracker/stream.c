@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -83,10 +84,31 @@ static int choose_clock(void)
 #endif
 }
 
+/*
+ * How many rings the mapping has room for: MP_RING_MAX_DEFAULT, or fewer
+ * when the address space is limited (ulimit -v, as sandboxes set): the
+ * mapping reserves its whole size at once, and takes at most an eighth of
+ * the limit, so that it does not use up what the program may allocate.
+ */
+static uint32_t rings_for_limit(uint32_t ring)
+{
+	struct rlimit rl;
+	uint64_t ctl, data, size;
+	uint32_t max = MP_RING_MAX_DEFAULT;
+	if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return max;
+	for (;;) {
+		mp_shm_layout(ring, max, &ctl, &data, &size);
+		if (size <= rl.rlim_cur / 8 || max <= 64)
+			return max;
+		max /= 2;
+	}
+}
+
 static int shm_create(void)
 {
 	uint64_t ctl, data, size;
-	uint32_t ring = mp_cfg.ring_kb << 10, max = MP_RING_MAX_DEFAULT;
+	uint32_t ring = mp_cfg.ring_kb << 10, max = rings_for_limit(mp_cfg.ring_kb << 10);
 	long p;
 	int fd;
 	mp_shm_layout(ring, max, &ctl, &data, &size);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A program that closes every descriptor it inherited (as daemons do: close() on each, closefrom,
 # close_range, or the system call itself) is tracked to its end: every allocation before and
-# after, from threads started after; its own descriptors, output and status stay its own.
+# after, from threads started after; its own descriptors, output and status stay its own. So is
+# one started with its standard streams closed, under a low descriptor or address-space limit.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 
 # counts CAPTURE WHAT N: closer's allocations, exactly, by their stacks (by their sizes, 111 and
@@ -34,6 +35,9 @@ check raw 3 1000
 (ulimit -n 150 && check raw 3 1000) || exit 1
 # A descriptor the program put at one of the tracker's numbers (dup2) is the program's to close.
 check dup2 2 100
+# Under an address-space limit (ulimit -v, as sandboxes set) the rings reserve less of it: 400 MB
+# once left the tracker no room for its 2 GiB of rings, and the program ran untracked.
+(ulimit -v 400000 && check loop 8 500) || exit 1
 
 # ...but a thread that needs a ring the file no longer has room for stops tracking, saying why:
 # the program runs on, unharmed.
