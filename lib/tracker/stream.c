@@ -87,7 +87,7 @@ static int choose_clock(void)
 /*
  * How many rings the mapping has room for: MP_RING_MAX_DEFAULT, or fewer
  * when the address space is limited (ulimit -v, as sandboxes set): the
- * mapping reserves its whole size at once, and takes at most an eighth of
+ * mapping reserves its whole size at once, and takes at most 1/32 of
  * the limit, so that it does not use up what the program may allocate.
  */
 static uint32_t rings_for_limit(uint32_t ring)
@@ -99,7 +99,7 @@ static uint32_t rings_for_limit(uint32_t ring)
 		return max;
 	for (;;) {
 		mp_shm_layout(ring, max, &ctl, &data, &size);
-		if (size <= rl.rlim_cur / 8 || max <= 64)
+		if (size <= rl.rlim_cur / 32 || max <= 64)
 			return max;
 		max /= 2;
 	}
