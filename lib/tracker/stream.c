@@ -108,7 +108,7 @@ static uint32_t rings_for_limit(uint32_t ring)
 static int shm_create(void)
 {
 	uint64_t ctl, data, size;
-	uint32_t ring = mp_cfg.ring_kb << 10, max = rings_for_limit(mp_cfg.ring_kb << 10);
+	uint32_t ring = mp_cfg.ring_kb << 10, max = rings_for_limit(ring);
 	long p;
 	int fd;
 	mp_shm_layout(ring, max, &ctl, &data, &size);
