@@ -23,7 +23,7 @@
 #include "lib/transport/merge.h"
 #include "lib/util/publish.h"
 
-static struct stat sink_stat; /* the capture (direct mode): is sink_fd still ours? */
+static struct stat sink_stat; /* the capture (direct mode), to open it again by its path */
 
 /* Direct mode: the rings merged into the capture, under drain.lock. */
 static struct {
@@ -41,14 +41,6 @@ static struct {
 static char capture_path[4096];
 
 /* ---- the capture file ---- */
-
-/* The program may have closed our descriptor, and another file got its number. */
-static int sink_is_ours(void)
-{
-	struct stat st;
-	return mp_st.sink_fd >= 0 && fstat(mp_st.sink_fd, &st) == 0 && st.st_dev == sink_stat.st_dev &&
-	       st.st_ino == sink_stat.st_ino;
-}
 
 /*
  * The program closed our descriptor past the close hooks (the close_range
@@ -75,7 +67,7 @@ static int sink_reopen(void)
 
 static void sink_write(const uint8_t *p, size_t n)
 {
-	if (!sink_is_ours() && sink_reopen() < 0) {
+	if (!mp_fd_intact(mp_st.sink_fd) && sink_reopen() < 0) {
 		mp_stream_stop("the program closed the capture's file descriptor, and its file is no longer "
 			       "there to open again", "; tracking stopped", NULL);
 		return;
@@ -300,7 +292,7 @@ int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
 	mp_lock(&drain.lock);
 	/* What is proven complete now; the capture itself goes on. */
 	drain_locked(0);
-	if (!sink_is_ours() || fstat(mp_st.sink_fd, &st) < 0) {
+	if (!mp_fd_intact(mp_st.sink_fd) || fstat(mp_st.sink_fd, &st) < 0) {
 		r = -EBADF;
 		goto out;
 	}

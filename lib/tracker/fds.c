@@ -28,6 +28,13 @@ static struct {
 	ino_t ino;
 } own[OWN_MAX] = { [0 ... OWN_MAX - 1] = { -1, 0, 0 } };
 
+/* Whether fd names the file dev and ino name. */
+static int same_file(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 /* The lowest number the tracker's descriptors take: MP_FD_BASE, or 3 under a low limit. */
 static int fd_base(void)
 {
@@ -85,13 +92,6 @@ static int is_open(int fd)
 	return syscall(SYS_fcntl, fd, F_GETFD) >= 0;
 }
 
-/* Whether fd names the file st describes. */
-static int same_file(int fd, const struct stat *st)
-{
-	struct stat now;
-	return fstat(fd, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
-}
-
 void mp_fd_open_high(void (*init)(void))
 {
 	int base = fd_base(), devnull, held[MP_FD_BASE], nheld = 0;
@@ -124,7 +124,7 @@ void mp_fd_open_high(void (*init)(void))
 	}
 	/* The placeholders, unless the program put something of its own there meanwhile (dup2). */
 	for (int i = 0; i < nheld; i++)
-		if (same_file(held[i], &null_st))
+		if (same_file(held[i], null_st.st_dev, null_st.st_ino))
 			syscall(SYS_close, held[i]);
 	if (devnull >= 0)
 		syscall(SYS_close, devnull);
@@ -161,9 +161,8 @@ void mp_fd_close(int fd)
 
 int mp_fd_intact(int fd)
 {
-	struct stat st;
 	int i = slot_of(fd);
-	return i >= 0 && fstat(fd, &st) == 0 && st.st_dev == own[i].dev && st.st_ino == own[i].ino;
+	return i >= 0 && same_file(fd, own[i].dev, own[i].ino);
 }
 
 /* ---- the hooks ---- */
