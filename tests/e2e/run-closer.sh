@@ -35,9 +35,10 @@ check raw 3 1000
 (ulimit -n 150 && check raw 3 1000) || exit 1
 # A descriptor the program put at one of the tracker's numbers (dup2) is the program's to close.
 check dup2 2 100
-# Under an address-space limit (ulimit -v, as sandboxes set) the rings reserve less of it: 400 MB
-# once left the tracker no room for its 2 GiB of rings, and the program ran untracked.
-(ulimit -v 400000 && check loop 8 500) || exit 1
+# Under an address-space limit (ulimit -v, as sandboxes set) the rings reserve less of it: 1 GB
+# once left the tracker no room for its 2 GiB of rings, and the program ran untracked. (Two
+# threads: each thread's malloc arena reserves 64 MB of address space, tracked or not.)
+(ulimit -v 1000000 && "$WORKLOADS/closer" loop 2 500 > /dev/null && check loop 2 500) || exit 1
 
 # ...but a thread that needs a ring the file no longer has room for stops tracking, saying why:
 # the program runs on, unharmed.
