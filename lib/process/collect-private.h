@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "lib/analysis/analysis.h"
@@ -23,7 +24,7 @@
 struct stream {
 	int fd;                      /* the tracker's socket; -1 once the program closed it */
 	int memfd;                   /* the tracker's rings, until the drain takes them */
-	uint64_t rings_ino;          /* their inode, to find them in /proc/PID/maps */
+	struct stat rings_file;      /* their device and inode, to find them in /proc/PID/maps */
 	int pidfd;                   /* readable when the process is gone, or -1 */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
 	bool execd, exec_known;      /* the socket ended while the process lived on: it exec'd */

@@ -23,6 +23,7 @@
 #include "lib/format/format.h"
 #include "lib/format/writer.h"
 #include "lib/process/drain.h"
+#include "lib/process/procmaps.h"
 #include "lib/util/hash.h"
 #include "lib/symbols/symbols.h"
 #include "lib/transport/reply.h"
@@ -404,9 +405,8 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 	struct strbuf err = STRBUF_INIT;
 	unsigned idle = s->dec.header.interval_ms && s->dec.header.interval_ms < 1000
 				? (unsigned)s->dec.header.interval_ms : 100;
-	struct stat st;
-	if (fstat(s->memfd, &st) == 0)
-		s->rings_ino = (uint64_t)st.st_ino;
+	if (fstat(s->memfd, &s->rings_file) < 0)
+		s->rings_file.st_ino = 0; /* (no mapping has inode 0 and offset 0 of a memfd) */
 	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle, &err);
 	if (!s->drain) {
 		mp_collect_warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
@@ -423,21 +423,12 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 /* Whether process s still maps its rings (/proc/PID/maps): it neither exited nor replaced itself. */
 static bool rings_mapped(const struct stream *s)
 {
-	char path[64], line[512];
-	bool found = false;
-	FILE *f;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long ino;
-		char name[64];
-		/* address perms offset dev inode name */
-		found = sscanf(line, "%*s %*s %*s %*s %llu %63s", &ino, name) == 2 && ino == s->rings_ino &&
-			!strncmp(name, "/memfd:memprof-rings", 20);
-	}
-	fclose(f);
+	struct mp_procmaps m = MP_PROCMAPS_INIT;
+	struct strbuf err = STRBUF_INIT;
+	bool found = s->rings_file.st_ino && mp_procmaps_read(&m, s->pid, &err) == 0 &&
+		     mp_procmaps_find_file(&m, s->rings_file.st_dev, s->rings_file.st_ino);
+	mp_procmaps_release(&m);
+	strbuf_release(&err);
 	return found;
 }
 

@@ -127,9 +127,7 @@ int mp_stream_reader_gone(void)
 
 static uint64_t now_ms(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+	return mp_now_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 /* Copy a reply's text into text (cap bytes), cut to fit. */
