@@ -84,11 +84,11 @@ static void unlink_thread(struct mp_tstate *ts)
 		}
 }
 
-void mp_threads_reap(void)
+/* Move the states of threads that have ended to the free list; under threads_lock. */
+static void reap_locked(void)
 {
 	struct mp_tstate **pp = &dying_threads;
 	pid_t pid = getpid();
-	mp_lock(&threads_lock);
 	while (*pp) {
 		struct mp_tstate *ts = *pp;
 		if (syscall(SYS_tgkill, pid, ts->tid, 0) == -1 && errno == ESRCH) {
@@ -101,6 +101,12 @@ void mp_threads_reap(void)
 			pp = &ts->next_dying;
 		}
 	}
+}
+
+void mp_threads_reap(void)
+{
+	mp_lock(&threads_lock);
+	reap_locked();
 	mp_unlock(&threads_lock);
 }
 
@@ -109,6 +115,13 @@ struct mp_tstate *mp_thread_get_slow(void)
 	struct mp_tstate *ts;
 	char *mem;
 	mp_lock(&threads_lock);
+	/*
+	 * A thread-per-task program starts threads faster than the timer reaps
+	 * them: take an ended thread's state (and its ring, its unwinder) now
+	 * rather than map new ones.
+	 */
+	if (!free_tstates && dying_threads)
+		reap_locked();
 	ts = free_tstates;
 	if (ts)
 		free_tstates = ts->next;
@@ -132,9 +145,12 @@ struct mp_tstate *mp_thread_get_slow(void)
 	ts->depth = 0;
 	ts->dying = 0;
 	/* A recycled state belonged to another thread, with another stack. */
-	if (ts->uw)
+	if (ts->uw && mp_unwinder_reuse(ts->uw)) {
 		mp_unwinder_free(ts->uw);
-	ts->uw = mp_cfg.libunwind_only ? NULL : mp_unwinder_new();
+		ts->uw = NULL;
+	}
+	if (!ts->uw && !mp_cfg.libunwind_only)
+		ts->uw = mp_unwinder_new();
 	ts->tid = (pid_t)syscall(SYS_gettid);
 	ts->pthread = (unsigned long)pthread_self();
 	memset(ts->name, 0, sizeof(ts->name));

@@ -113,19 +113,30 @@ void mp_unwind_code_changed(void)
 	__atomic_add_fetch(&code_gen, 1, __ATOMIC_RELEASE);
 }
 
-struct mp_unwinder *mp_unwinder_new(void)
+/* The calling thread's stack, whose bounds stop a walk. */
+static int thread_stack(uint64_t *lo, uint64_t *hi)
 {
-	struct mp_unwinder *u;
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
 	if (pthread_getattr_np(pthread_self(), &attr))
-		return NULL;
+		return -1;
 	if (pthread_attr_getstack(&attr, &addr, &size)) {
 		pthread_attr_destroy(&attr);
-		return NULL;
+		return -1;
 	}
 	pthread_attr_destroy(&attr);
+	*lo = (uint64_t)addr;
+	*hi = (uint64_t)addr + size;
+	return 0;
+}
+
+struct mp_unwinder *mp_unwinder_new(void)
+{
+	struct mp_unwinder *u;
+	uint64_t lo, hi;
+	if (thread_stack(&lo, &hi))
+		return NULL;
 	u = mp_pages(sizeof(*u));
 	if (!u)
 		return NULL;
@@ -135,10 +146,34 @@ struct mp_unwinder *mp_unwinder_new(void)
 		mp_pages_free(u, sizeof(*u));
 		return NULL;
 	}
-	u->stack_lo = (uint64_t)addr;
-	u->stack_hi = (uint64_t)addr + size;
+	u->stack_lo = lo;
+	u->stack_hi = hi;
 	u->code_gen = __atomic_load_n(&code_gen, __ATOMIC_ACQUIRE);
 	return u;
+}
+
+/*
+ * A thread that took over an ended thread's state. What is the stack's own
+ * goes: the shapes (their places were read on another stack, maybe a larger
+ * one) and the previous walk. The descriptors stay, and so do the known
+ * stacks: an entry is the fingerprint of a shape's words, and this thread's
+ * shapes come from its own walks, so a match is the same walk on memory of
+ * this stack. Keeping the memory spares a thread-per-task program two
+ * mappings, two unmappings and the page faults of fresh pages per thread,
+ * each a TLB shootdown across its threads.
+ */
+int mp_unwinder_reuse(struct mp_unwinder *u)
+{
+	uint64_t lo, hi;
+	if (thread_stack(&lo, &hi))
+		return -1;
+	memset(u->shapes, 0, sizeof(u->shapes));
+	u->stack_lo = lo;
+	u->stack_hi = hi;
+	u->nprev = u->truncated = u->cur = u->zero_end = u->fp_ok = 0;
+	u->learned = 0;
+	memset(&u->stats, 0, sizeof(u->stats));
+	return 0;
 }
 
 void mp_unwinder_free(struct mp_unwinder *u)
@@ -468,6 +503,7 @@ struct mp_unwinder {
 void mp_unwind_code_changed(void) {}
 struct mp_unwinder *mp_unwinder_new(void) { return NULL; }
 void mp_unwinder_free(struct mp_unwinder *u) { (void)u; }
+int mp_unwinder_reuse(struct mp_unwinder *u) { (void)u; return -1; }
 void mp_unwind_forget(struct mp_unwinder *u) { (void)u; }
 int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **f, int *s, int *t, uint32_t *node)
 {

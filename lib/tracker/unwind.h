@@ -32,6 +32,8 @@ struct mp_uframe {
 /* Per-thread state; NULL when it cannot be set up (the caller uses libunwind). */
 struct mp_unwinder *mp_unwinder_new(void) MP_HIDDEN;
 void mp_unwinder_free(struct mp_unwinder *u) MP_HIDDEN;
+/* Set u up for the calling thread, which takes it over from an ended one; -1: cannot. */
+int mp_unwinder_reuse(struct mp_unwinder *u) MP_HIDDEN;
 
 /*
  * Walk the caller's stack. Returns the number of frames, innermost first in

@@ -19,4 +19,20 @@ done
 expect_count 1000 '^FREE thread=[1-9][0-9]* kind=free ' p
 pid=$(field pid "$(grep ^HEADER p)")
 grep -qE "^THREAD index=0 tid=$pid " p || fail_ "the main thread is not index 0"
+
+# Thread churn: 1600 threads, 8 at a time, each on a stack of another size
+# than the ended thread whose tracker state it takes over. Every allocation
+# keeps its own stack: 1000 + D bytes under D + 1 frames of churn_rec.
+mp run -q -f -o c.bin "$WORKLOADS/threads" churn 200
+expect_rc 0 "run threads churn"
+expect_out "churned 1600 threads"
+"$MEMPROF" parse --stacks c.bin > pc || fail_ "parse churn"
+expect_count 32000 '^ALLOC .*frames=\["churn_rec",' pc
+awk '/^ALLOC .*frames=\["churn_rec",/ {
+	match($0, / size=[0-9]+ /); size = substr($0, RSTART + 6, RLENGTH - 7)
+	n = gsub(/"churn_rec"/, "&")
+	if (n != size - 1000 + 1 || $0 !~ /"churn_rec","churner","start_thread","__clone3"\]$/) {
+		print "wrong stack for size " size ": " $0; bad++
+	}
+} END { exit bad > 0 }' pc > bad || fail_ "churned threads' stacks: $(head -c 600 bad)"
 exit 0

@@ -3,11 +3,18 @@
  * blocks of 64 bytes in worker_alloc, then freeing them; the main thread
  * allocates one block of 4321 bytes in main, kept. Each worker waits for the
  * others before freeing, so at the peak all 1000 blocks are live at once.
+ *
+ * "threads churn ROUNDS": ROUNDS rounds of 8 short-lived threads, each with
+ * its own stack size (64 KiB to 8 MiB), so each new thread takes over the
+ * tracker state of an ended one, on another stack. Each thread makes 20
+ * allocations of 1000 + D bytes from churn_leaf, D + 1 calls of churn_rec
+ * deep (D from 0 to 39), kept.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define THREADS 4
@@ -38,9 +45,51 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+__attribute__((noipa)) static void churn_rec(int d, int size)
+{
+	if (d > 0) {
+		churn_rec(d - 1, size);
+		BARRIER();
+		return;
+	}
+	sink = malloc((size_t)size); /* SITE:churn_leaf */
+	BARRIER();
+}
+
+static void *churner(void *arg)
+{
+	long k = (long)arg;
+	for (int i = 0; i < 20; i++) {
+		int d = (int)((k * 7 + i * 13) % 40);
+		churn_rec(d, 1000 + d);
+	}
+	return NULL;
+}
+
+static int churn(int rounds)
+{
+	for (int r = 0; r < rounds; r++) {
+		pthread_t t[8];
+		for (int i = 0; i < 8; i++) {
+			pthread_attr_t at;
+			pthread_attr_init(&at);
+			pthread_attr_setstacksize(&at, (size_t)(64 << 10) << ((r + i) % 8));
+			if (pthread_create(&t[i], &at, churner, (void *)(long)(r * 8 + i)))
+				return 1;
+			pthread_attr_destroy(&at);
+		}
+		for (int i = 0; i < 8; i++)
+			pthread_join(t[i], NULL);
+	}
+	printf("churned %d threads\n", rounds * 8);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	pthread_t t[THREADS];
+	if (argc == 3 && !strcmp(argv[1], "churn"))
+		return churn(atoi(argv[2]));
 	pthread_barrier_init(&all_allocated, NULL, THREADS);
 	sink = malloc(4321); /* SITE:main_kept */
 	for (long i = 0; i < THREADS; i++)
