@@ -6,6 +6,9 @@
  * 64 KiB log-uniform (or 8 fixed sizes with --few-sizes). Every choice comes
  * from a seeded PRNG, so a run is reproducible and its counts are known: it
  * prints them (bench/workload.h) for bench/run.py to check against the capture.
+ * With -r ROUNDS the work is done by ROUNDS successive sets of THREADS
+ * short-lived threads (a thread-per-task program), each with its share of
+ * the pairs and its own slot array.
  */
 #include "bench/workload.h"
 
@@ -24,7 +27,7 @@
 
 struct opts {
 	uint64_t pairs, seed, stacks, live, leak_permille;
-	int threads, few_sizes;
+	int threads, rounds, few_sizes;
 };
 
 static const size_t few_sizes[8] = { 8, 32, 128, 512, 2048, 8192, 32768, 65536 };
@@ -74,9 +77,10 @@ static size_t pick_size(const struct opts *o, uint64_t r)
 static void work(struct bench_worker *w)
 {
 	const struct opts *o = w->arg;
-	uint64_t n = bench_share(o->pairs, o->threads, w->index);
+	uint64_t n = bench_share(bench_share(o->pairs, o->threads, w->index), o->rounds, w->round);
 	uint64_t live = o->live / (uint64_t)o->threads;
-	uint64_t rng = o->seed * 0x100000001b3ull + (uint64_t)w->index;
+	/* Round 0's stream is the one a run without -r has. */
+	uint64_t rng = o->seed * 0x100000001b3ull + (uint64_t)w->index + ((uint64_t)w->round << 32);
 	char **slot;
 
 	if (!live)
@@ -121,15 +125,15 @@ static void work(struct bench_worker *w)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: alloc-heavy [-n PAIRS] [-t THREADS] [-s SEED] [-d STACKS] [-k LIVE]\n"
-			"                   [-l LEAK_PER_MILLE] [--few-sizes]\n");
+	fprintf(stderr, "usage: alloc-heavy [-n PAIRS] [-t THREADS] [-r ROUNDS] [-s SEED] [-d STACKS]\n"
+			"                   [-k LIVE] [-l LEAK_PER_MILLE] [--few-sizes]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = { .pairs = 5000000, .seed = 1, .stacks = 4096, .live = 1024,
-			  .leak_permille = 1, .threads = 1 };
+			  .leak_permille = 1, .threads = 1, .rounds = 1 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = argv[i + 1];
 		if (!strcmp(a, "--few-sizes")) {
@@ -142,6 +146,7 @@ int main(int argc, char **argv)
 		switch (a[1]) {
 		case 'n': o.pairs = bench_number(argv[0], a, v); break;
 		case 't': o.threads = (int)bench_number(argv[0], a, v); break;
+		case 'r': o.rounds = (int)bench_number(argv[0], a, v); break;
 		case 's': o.seed = bench_number(argv[0], a, v); break;
 		case 'd': o.stacks = bench_number(argv[0], a, v); break;
 		case 'k': o.live = bench_number(argv[0], a, v); break;
@@ -149,7 +154,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (!o.stacks || o.leak_permille > 1000 || o.threads < 1 || o.threads > BENCH_MAX_THREADS)
+	if (!o.stacks || o.leak_permille > 1000 || o.threads < 1 || o.threads > BENCH_MAX_THREADS ||
+	    o.rounds < 1 || o.rounds > 1000000)
 		usage();
-	return bench_run_threads(o.threads, work, &o);
+	return bench_run_rounds(o.threads, o.rounds, work, &o);
 }

@@ -199,6 +199,7 @@ def workloads(cfg):
     light = os.path.join(cfg.builddir, "bench", "alloc-light")
     mapstr = os.path.join(cfg.builddir, "bench", "map-strings")
     pairs = str(cfg.pairs or (300000 if q else 5000000))
+    churn = ("100000", "250") if q else ("1000000", "2500")  # 200 pairs per thread
     synth = ["native", "memprof", "heaptrack-raw"]
     real = ["native", "memprof", "heaptrack-raw", "heaptrack"]
     # Python programs also run without Python frames: what they cost
@@ -218,6 +219,8 @@ def workloads(cfg):
                  [heavy, "-n", pairs, "-t", "2"], heavy, synth, expect_counts=True),
         Workload("heavy-4t", "the same work split across 4 threads",
                  [heavy, "-n", pairs, "-t", "4"], heavy, synth, expect_counts=True),
+        Workload("churn", "%s pairs in %s rounds of 2 new threads (thread per task)" % churn,
+                 [heavy, "-n", churn[0], "-t", "2", "-r", churn[1]], heavy, synth, expect_counts=True),
         Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
                  [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
                  ["native", "memprof", "heaptrack"], expect_counts=True),
@@ -430,7 +433,13 @@ def check_capture(w, d, native):
     want = expected_counts(native["out"])
     if not want:
         raise BenchError("%s: the workload printed no counts" % w.name)
-    got = {t["name"]: t for t in d["threads"]}
+    # Threads of one name (one per round, with -r) add up to that name's line.
+    got = {}
+    for t in d["threads"]:
+        g = got.setdefault(t["name"], dict.fromkeys(("num_allocations", "total_bytes", "num_frees",
+                                                      "leaked_bytes"), 0))
+        for k in g:
+            g[k] += t[k]
     for name, c in sorted(want.items()):
         t = got.get(name)
         if t is None:
@@ -644,6 +653,11 @@ def summarize(results):
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack_4t"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
         s["heaptrack_overhead_4t"] = med(ratios(runs["heaptrack-raw"], runs["native"], "wall_s"))
+    runs, _, _ = get("churn")
+    if runs.get("memprof") and runs.get("native"):
+        s["overhead_churn"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
+    if runs.get("memprof") and runs.get("heaptrack-raw"):
+        s["vs_heaptrack_churn"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
     _, analysis, _ = get("heavy-few-1t")
     if analysis.get("stats") and analysis.get("heaptrack_print"):
         s["stats_vs_heaptrack_print"] = med(ratios(analysis["stats"], analysis["heaptrack_print"], "wall_s"))
@@ -905,7 +919,7 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "py_frames_dicts", "py_frames_deep", "py_frames_malloc", "py_frames_dicts_cpu",
                 "py_frames_deep_cpu", "py_frames_malloc_cpu",
                 "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max",
-                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t"]
+                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn"]
 
 
 def report(info, reps, quick, elapsed, wls, results, scale=None):

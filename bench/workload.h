@@ -26,6 +26,7 @@ struct bench_counts {
 
 struct bench_worker {
 	int index;
+	int round; /* which of bench_run_rounds' rounds this thread runs */
 	void (*fn)(struct bench_worker *w);
 	const void *arg;
 	struct bench_counts c;
@@ -70,10 +71,13 @@ static inline void *bench_thread_main(void *arg)
 
 /*
  * Run fn in n threads named bench-0 .. bench-<n-1> (even when n is 1, so
- * that every variant does its work off the main thread the same way), then
- * print one line of counts per thread and a total line.
+ * that every variant does its work off the main thread the same way), in
+ * rounds: each round starts n new threads, under the same names, and waits
+ * for them (rounds > 1 is a thread-per-task program). Then print one line
+ * of counts per name, every round's summed, and a total line.
  */
-static inline int bench_run_threads(int n, void (*fn)(struct bench_worker *), const void *arg)
+static inline int bench_run_rounds(int n, int rounds, void (*fn)(struct bench_worker *),
+				   const void *arg)
 {
 	static struct bench_worker w[BENCH_MAX_THREADS];
 	pthread_t t[BENCH_MAX_THREADS];
@@ -81,17 +85,20 @@ static inline int bench_run_threads(int n, void (*fn)(struct bench_worker *), co
 	char line[256];
 	int len;
 
-	if (n < 1 || n > BENCH_MAX_THREADS)
+	if (n < 1 || n > BENCH_MAX_THREADS || rounds < 1)
 		return 2;
-	for (int i = 0; i < n; i++) {
-		w[i].index = i;
-		w[i].fn = fn;
-		w[i].arg = arg;
-		if (pthread_create(&t[i], NULL, bench_thread_main, &w[i]))
-			return 1;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < n; i++) {
+			w[i].index = i;
+			w[i].round = r;
+			w[i].fn = fn;
+			w[i].arg = arg;
+			if (pthread_create(&t[i], NULL, bench_thread_main, &w[i]))
+				return 1;
+		}
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
 	}
-	for (int i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
 	for (int i = 0; i <= n; i++) {
 		const struct bench_counts *c = i < n ? &w[i].c : &total;
 		char who[16];
@@ -116,6 +123,11 @@ static inline int bench_run_threads(int n, void (*fn)(struct bench_worker *), co
 		}
 	}
 	return 0;
+}
+
+static inline int bench_run_threads(int n, void (*fn)(struct bench_worker *), const void *arg)
+{
+	return bench_run_rounds(n, 1, fn, arg);
 }
 
 /* A non-negative integer option value, or exit with status 2. */
