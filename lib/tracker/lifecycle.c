@@ -191,6 +191,7 @@ static void atfork_prepare(void)
 	/* No lock of ours may be held by a thread that is not cloned into the child. */
 	fork_locked = mp_state == MP_STATE_ON;
 	if (fork_locked) {
+		mp_stream_ticks_lock();
 		mp_modules_lock();
 		mp_stacks_lock();
 		mp_py_codes_lock();
@@ -209,6 +210,7 @@ static void atfork_parent(void)
 		mp_py_codes_unlock();
 		mp_stacks_unlock();
 		mp_modules_unlock();
+		mp_stream_ticks_unlock();
 	}
 }
 

@@ -507,12 +507,13 @@ uint64_t mp_stream_rss(void)
 	return pages * (uint64_t)mp_st.page_size;
 }
 
+/* Ticks carry deltas: one at a time, in the order of their keys. */
+static int tick_lock;
+
 void mp_stream_tick(struct mp_wring *w)
 {
-	static int tick_lock;
 	uint8_t rec[MP_ENC_MAX_EVENT], *p;
 	uint64_t now, delta_us;
-	/* Ticks carry deltas: one at a time, in the order of their keys. */
 	mp_lock(&tick_lock);
 	now = mp_now_ns(CLOCK_MONOTONIC);
 	delta_us = (now - mp_st.start_mono_ns) / 1000 - (mp_st.last_tick_ns - mp_st.start_mono_ns) / 1000;
@@ -716,6 +717,21 @@ void mp_stream_unlock_all(void)
 }
 
 /*
+ * Around fork, before every other lock: a child that inherited the lock
+ * from a thread in the middle of a tick (the timer's) would wait for it
+ * forever. A tick in direct mode may drain, under the drain lock.
+ */
+void mp_stream_ticks_lock(void)
+{
+	mp_lock(&tick_lock);
+}
+
+void mp_stream_ticks_unlock(void)
+{
+	mp_unlock(&tick_lock);
+}
+
+/*
  * A forked child's copy of its parent's connection, closed once the child's
  * own stream is connected: the parent's stream cannot end (as the parent
  * exits) before the collector has the child's connection waiting.
@@ -726,6 +742,7 @@ void mp_stream_forked(void)
 {
 	/* The parent's rings stay the parent's: the child never writes to them. */
 	mp_st.rings_lock = 0;
+	tick_lock = 0;
 	mp_st.final = 0;
 	mp_st.self_reader = NULL;
 	mp_stream_replies_forked();

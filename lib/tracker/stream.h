@@ -142,6 +142,8 @@ void mp_stream_tick(struct mp_wring *w) MP_HIDDEN;
 /* Locks held across fork (lifecycle.c), so the child finds them free. */
 void mp_stream_lock_all(void) MP_HIDDEN;
 void mp_stream_unlock_all(void) MP_HIDDEN;
+void mp_stream_ticks_lock(void) MP_HIDDEN;
+void mp_stream_ticks_unlock(void) MP_HIDDEN;
 void mp_stream_forked(void) MP_HIDDEN;
 /*
  * The program is about to exec (on), or its exec failed (off): the collector

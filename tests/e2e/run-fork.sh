@@ -36,4 +36,22 @@ expect_count 1 "^FREE .*addr=$paddr\$" c
 expect_count 0 '^(ALLOC|FREE) .*block=' c
 [ "$(field exit_code "$(grep ^TRAILER c)")" = 5 ] || fail_ "child trailer: $(grep ^TRAILER c)"
 [ "$(field exit_code "$(grep ^TRAILER p)")" = 0 ] || fail_ "parent trailer"
+
+# Many children while the timer ticks every millisecond: a fork in the middle
+# of a tick once left the child waiting forever for the tick's lock.
+mkdir many && cd many || fail_ "mkdir"
+timeout 120 "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o m.bin "$WORKLOADS/forks" many 400 \
+	> out 2> err
+rc=$?
+[ "$rc" -ne 124 ] || { pkill -KILL -f "$WORKLOADS/forks many 400"; fail_ "run --follow-fork of 400 children still running after 120 s (ls: $(ls | wc -l) files)"; }
+[ "$rc" -eq 0 ] || fail_ "run --follow-fork forks many: exit $rc: $(head -c 300 err)"
+grep -qx "forked 400 children" out || fail_ "forks many: $(head -c 200 out)"
+[ "$(ls m.bin.* | wc -l)" -eq 400 ] || fail_ "$(ls m.bin.* | wc -l) child captures, expected 400"
+"$MEMPROF" parse m.bin > p || fail_ "parse many"
+expect_count 400 '^ALLOC .*size=100 ' p
+expect_count 400 '^FORK ' p
+for f in m.bin.*; do
+	n=$("$MEMPROF" parse "$f" | grep -cE '^ALLOC .*size=200 ')
+	[ "$n" -eq 5 ] || fail_ "$f: $n allocations of 200 bytes, expected 5"
+done
 exit 0

@@ -3,8 +3,15 @@
  * that frees one of the parent's blocks, allocates 5 x 200 bytes
  * (child_alloc) and exits with status 5; the parent waits and exits with
  * status 0 after allocating 1 x 300 bytes (after_fork).
+ *
+ * "forks many N": N children one after the other, each allocating 5 x 200
+ * bytes (child_alloc) and exiting with status 5; the parent allocates 100
+ * bytes (parent_alloc) before each fork. With a short memory interval the
+ * tracker's timer is often in the middle of a tick when the program forks.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,11 +39,34 @@ __attribute__((noinline)) static void *after_fork(void)
 	return p;
 }
 
-int main(void)
+static int many(int n)
+{
+	for (int k = 0; k < n; k++) {
+		pid_t pid;
+		int status;
+		sink = parent_alloc();
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			for (int i = 0; i < 5; i++)
+				sink = child_alloc();
+			exit(5);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 5)
+			return 1;
+	}
+	printf("forked %d children\n", n);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	void *p[3];
 	pid_t pid;
 	int status;
+	if (argc == 3 && !strcmp(argv[1], "many"))
+		return many(atoi(argv[2]));
 	for (int i = 0; i < 3; i++)
 		p[i] = parent_alloc();
 	pid = fork();
