@@ -7,6 +7,7 @@
 #ifndef MEMPROF_LIB_TRACKER_BASE_H
 #define MEMPROF_LIB_TRACKER_BASE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -95,6 +96,25 @@ static inline void mp_unlock(int *l)
 {
 	if (unlikely(__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2))
 		mp_unlock_wake(l);
+}
+
+/*
+ * Around the tracker's own calls that are cancellation points (write, open,
+ * pread, nanosleep, pthread_join) made on a program's thread while it holds
+ * a lock of ours: a pending pthread_cancel would act there and unwind the
+ * thread with the lock held, and every other thread would wait for it
+ * forever. The cancel acts at the program's next cancellation point.
+ */
+static inline int mp_cancel_off(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+static inline void mp_cancel_restore(int old)
+{
+	if (old != PTHREAD_CANCEL_DISABLE)
+		pthread_setcancelstate(old, &old);
 }
 
 static inline uint64_t mp_now_ns(clockid_t clk)

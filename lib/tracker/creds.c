@@ -24,19 +24,24 @@
 
 static int park_lock;
 
-static void park(void)
+/* Returns the thread's cancel state, for unpark: parking joins our threads. */
+static int park(void)
 {
+	int cs;
 	mp_in_hook++; /* ending and starting our threads is not the program's doing */
+	cs = mp_cancel_off();
 	mp_lock(&park_lock);
 	mp_control_park(); /* first: a start it is answering may start a timer */
 	mp_timer_park();
+	return cs;
 }
 
-static void unpark(void)
+static void unpark(int cs)
 {
 	mp_timer_unpark();
 	mp_control_unpark();
 	mp_unlock(&park_lock);
+	mp_cancel_restore(cs);
 	mp_in_hook--;
 }
 
@@ -46,7 +51,7 @@ static void unpark(void)
 	{                                                                                      \
 		static ret(*real) params;                                                      \
 		ret ret_;                                                                      \
-		int errno_;                                                                    \
+		int errno_, cs_;                                                               \
 		if (!real) {                                                                   \
 			mp_in_hook++;                                                          \
 			real = (ret(*) params)mp_next_symbol(#name);                            \
@@ -56,10 +61,10 @@ static void unpark(void)
 				return -1;                                                     \
 			}                                                                      \
 		}                                                                              \
-		park();                                                                        \
+		cs_ = park();                                                                  \
 		ret_ = real args;                                                              \
 		errno_ = errno;                                                                \
-		unpark();                                                                      \
+		unpark(cs_);                                                                   \
 		errno = errno_;                                                                \
 		return ret_;                                                                   \
 	}                                                                                      \

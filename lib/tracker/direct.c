@@ -169,12 +169,15 @@ static void drain_locked(int final)
 void mp_direct_drain(int final)
 {
 	int saved = errno;
+	int cs;
 	if (!drain.buf_ready)
 		return;
 	mp_in_hook++;
+	cs = mp_cancel_off();
 	mp_lock(&drain.lock);
 	drain_locked(final);
 	mp_unlock(&drain.lock);
+	mp_cancel_restore(cs);
 	mp_in_hook--;
 	errno = saved;
 }
@@ -228,7 +231,9 @@ static size_t trailer_locked(uint8_t *rec, unsigned reason)
 void mp_direct_finish(void)
 {
 	uint8_t rec[256];
+	int cs;
 	mp_in_hook++;
+	cs = mp_cancel_off();
 	mp_lock(&drain.lock);
 	/*
 	 * Other threads may still run: a round merges only what is proven
@@ -238,19 +243,23 @@ void mp_direct_finish(void)
 	sink_write(rec, trailer_locked(rec, mp_st.exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT));
 	mp_st.final = 1;
 	mp_unlock(&drain.lock);
+	mp_cancel_restore(cs);
 	mp_in_hook--;
 }
 
 void mp_direct_stop(void)
 {
 	uint8_t rec[256];
+	int cs;
 	mp_in_hook++;
+	cs = mp_cancel_off();
 	mp_lock(&drain.lock);
 	/* Every writer has stopped (mp_stream_quiesce): everything published is complete. */
 	drain_locked(1);
 	sink_write(rec, trailer_locked(rec, MP_END_DETACH));
 	drain.buf_ready = 0;
 	mp_unlock(&drain.lock);
+	mp_cancel_restore(cs);
 	mp_in_hook--;
 }
 

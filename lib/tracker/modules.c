@@ -255,12 +255,13 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 int mp_modules_refresh(int force)
 {
 	unsigned long long c[2] = { 0, 0 };
-	int changed = 0;
+	int changed = 0, cs;
 	if (mp_state != MP_STATE_ON)
 		return 0;
 	if (pthread_mutex_trylock(&modules_lock))
 		return 0; /* another thread is at it */
 	mp_in_hook++;
+	cs = mp_cancel_off(); /* a module's file is opened and read */
 	dl_iterate_phdr(counters_cb, c);
 	if (force || mp_modules_dirty() || c[0] != last_adds || c[1] != last_subs) {
 		__atomic_store_n(&dirty, 0, __ATOMIC_RELAXED);
@@ -284,6 +285,7 @@ int mp_modules_refresh(int force)
 		last_adds = c[0];
 		last_subs = c[1];
 	}
+	mp_cancel_restore(cs);
 	mp_in_hook--;
 	pthread_mutex_unlock(&modules_lock);
 	return changed;

@@ -514,6 +514,7 @@ void mp_stream_tick(struct mp_wring *w)
 {
 	uint8_t rec[MP_ENC_MAX_EVENT], *p;
 	uint64_t now, delta_us;
+	int cs = mp_cancel_off(); /* pread, and in direct mode a drain */
 	mp_lock(&tick_lock);
 	now = mp_now_ns(CLOCK_MONOTONIC);
 	delta_us = (now - mp_st.start_mono_ns) / 1000 - (mp_st.last_tick_ns - mp_st.start_mono_ns) / 1000;
@@ -521,6 +522,7 @@ void mp_stream_tick(struct mp_wring *w)
 	if (mp_stream_put(w, rec, (size_t)(p - rec)) == 0)
 		mp_st.last_tick_ns = now;
 	mp_unlock(&tick_lock);
+	mp_cancel_restore(cs);
 }
 
 

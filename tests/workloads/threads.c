@@ -9,12 +9,19 @@
  * tracker state of an ended one, on another stack. Each thread makes 20
  * allocations of 1000 + D bytes from churn_leaf, D + 1 calls of churn_rec
  * deep (D from 0 to 39), kept.
+ *
+ * "threads cancel ROUNDS": ROUNDS rounds of 4 threads named "cancel-w" that
+ * allocate and free 100 to 149 bytes in a loop, with a cancellation point
+ * every 1000 pairs, cancelled by the main thread after 0 to 600 us. It
+ * prints how many pairs the cancelled threads made (a cancel acts only at
+ * the cancellation point, between two pairs).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define THREADS 4
@@ -85,11 +92,55 @@ static int churn(int rounds)
 	return 0;
 }
 
+static unsigned long long made[4];
+
+static void *cancelled(void *arg)
+{
+	unsigned long long *n = arg;
+	pthread_setname_np(pthread_self(), "cancel-w");
+	for (;;) {
+		for (int i = 0; i < 1000; i++) {
+			void *p = malloc(100 + (size_t)(i % 50));
+			sink = p;
+			BARRIER();
+			free(p);
+			++*n;
+		}
+		pthread_testcancel();
+	}
+	return NULL;
+}
+
+static int cancel(int rounds)
+{
+	unsigned long long total = 0;
+	for (int r = 0; r < rounds; r++) {
+		pthread_t t[4];
+		struct timespec pause = { 0, (r % 7) * 100000L };
+		for (int i = 0; i < 4; i++) {
+			made[i] = 0;
+			if (pthread_create(&t[i], NULL, cancelled, &made[i]))
+				return 1;
+		}
+		nanosleep(&pause, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_cancel(t[i]);
+		for (int i = 0; i < 4; i++) {
+			pthread_join(t[i], NULL);
+			total += made[i];
+		}
+	}
+	printf("cancelled %d threads after %llu pairs\n", rounds * 4, total);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t[THREADS];
 	if (argc == 3 && !strcmp(argv[1], "churn"))
 		return churn(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "cancel"))
+		return cancel(atoi(argv[2]));
 	pthread_barrier_init(&all_allocated, NULL, THREADS);
 	sink = malloc(4321); /* SITE:main_kept */
 	for (long i = 0; i < THREADS; i++)
