@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -84,12 +85,15 @@ static void unlink_thread(struct mp_tstate *ts)
 		}
 }
 
-/* Move the states of threads that have ended to the free list; under threads_lock. */
-static void reap_locked(void)
+/*
+ * Move the states of threads that have ended to the free list, checking at
+ * most budget of the threads that are ending; under threads_lock.
+ */
+static void reap_locked(unsigned budget)
 {
 	struct mp_tstate **pp = &dying_threads;
 	pid_t pid = getpid();
-	while (*pp) {
+	while (*pp && budget--) {
 		struct mp_tstate *ts = *pp;
 		if (syscall(SYS_tgkill, pid, ts->tid, 0) == -1 && errno == ESRCH) {
 			*pp = ts->next_dying;
@@ -106,7 +110,7 @@ static void reap_locked(void)
 void mp_threads_reap(void)
 {
 	mp_lock(&threads_lock);
-	reap_locked();
+	reap_locked(UINT_MAX);
 	mp_unlock(&threads_lock);
 }
 
@@ -118,10 +122,10 @@ struct mp_tstate *mp_thread_get_slow(void)
 	/*
 	 * A thread-per-task program starts threads faster than the timer reaps
 	 * them: take an ended thread's state (and its ring, its unwinder) now
-	 * rather than map new ones.
+	 * rather than map new ones (a few: the timer checks them all).
 	 */
 	if (!free_tstates && dying_threads)
-		reap_locked();
+		reap_locked(16);
 	ts = free_tstates;
 	if (ts)
 		free_tstates = ts->next;
