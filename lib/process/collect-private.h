@@ -36,6 +36,8 @@ struct stream {
 	int exit_status;
 	uint8_t *in;
 	size_t in_len, in_cap;
+	size_t in_off;               /* in_more: where the records not processed yet begin */
+	bool in_more;                /* whole records wait past in_off (a round's budget ran out) */
 	struct mp_decoder dec;
 	struct mp_writer w;
 	bool w_open;

@@ -156,13 +156,25 @@ static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
 	mp_writer_raw(ctx, rec, len);
 }
 
-/* Decode what has arrived, pass it to the capture, symbolize new ips. */
-static void process(struct mp_collector *c, struct stream *s)
+/*
+ * What one round of the collector's loop processes of a stream, at most
+ * (about 0.1 s of work): a busy process's backlog must not keep the loop
+ * from accepting a new connection (a followed child waits for that) or
+ * serving the other streams.
+ */
+#define ROUND_BUDGET (1u << 20)
+
+/*
+ * Decode what has arrived, pass it to the capture, symbolize new ips; stop
+ * after budget bytes of records, with in_more set.
+ */
+static void process(struct mp_collector *c, struct stream *s, size_t budget)
 {
-	size_t pos = 0, chunk = 0;
+	size_t pos = s->in_off, chunk = pos, start = pos;
 	struct mp_record rec;
 	ssize_t n;
 
+	s->in_more = false;
 	if (s->broken)
 		goto consume_all;
 	if (!s->have_preamble) {
@@ -189,6 +201,10 @@ static void process(struct mp_collector *c, struct stream *s)
 	}
 	chunk = pos;
 	while (pos < s->in_len) {
+		if (pos - start >= budget) {
+			s->in_more = true;
+			break;
+		}
 		n = mp_decode(&s->dec, s->in + pos, s->in_len - pos, &rec);
 		if (n == 0)
 			break;
@@ -312,9 +328,14 @@ static void process(struct mp_collector *c, struct stream *s)
 		pos += (size_t)n;
 	}
 	mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+	if (s->in_more) {
+		s->in_off = pos; /* no copy of the rest: the next round starts there */
+		return;
+	}
 consume:
-	memmove(s->in, s->in + pos, s->in_len - pos);
+	memmove(s->in, s->in + pos, s->in_len - pos); /* a record's beginning, if anything */
 	s->in_len -= pos;
+	s->in_off = 0;
 	return;
 corrupt:
 	mp_collect_warn(c, "the stream of process %d is corrupt (%s); its capture ends there", (int)s->pid,
@@ -325,16 +346,34 @@ corrupt:
 	s->broken = true;
 consume_all:
 	s->in_len = 0;
+	s->in_off = 0;
+	s->in_more = false;
 }
 
-/* What the drain merged from the rings, into the capture. */
-static void take(struct mp_collector *c, struct stream *s)
+/*
+ * What the drain merged from the rings, into the capture: budget bytes of
+ * it at most (SIZE_MAX: all), the rest at the loop's next round, which a
+ * wake-up of our own brings at once.
+ */
+static void take(struct mp_collector *c, struct stream *s, size_t budget)
 {
+	uint64_t one = 1;
 	if (!s->drain)
 		return;
+	if (s->in_more) {
+		process(c, s, budget);
+		if (s->in_more)
+			goto more;
+	}
 	mp_drain_take(s->drain, &s->in, &s->in_len, &s->in_cap);
 	if (s->in_len)
-		process(c, s);
+		process(c, s, budget);
+	if (!s->in_more)
+		return;
+more:
+	if (write(c->notify_fd, &one, sizeof(one)) < 0) {
+		/* a full counter: the loop looks anyway */
+	}
 }
 
 /*
@@ -348,7 +387,7 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	s->eof = true;
 	if (s->drain) {
 		mp_drain_finish(s->drain);
-		take(c, s);
+		take(c, s, SIZE_MAX);
 		/* Its end: an exec the tracker saw begin, or an exit (glibc's daemon() leaves past our hooks). */
 		s->exec_known = true;
 		s->execd = !s->exit_seen && mp_drain_exec_pending(s->drain);
@@ -443,7 +482,7 @@ static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
 {
 	if (!s->drain || s->pidfd < 0 || s->detach_seen)
 		return false;
-	take(c, s); /* what came before, a detach or an exit among it */
+	take(c, s, SIZE_MAX); /* what came before, a detach or an exit among it */
 	if (s->detach_seen)
 		return false;
 	if (!rings_mapped(s))
@@ -502,7 +541,7 @@ static void read_stream(struct mp_collector *c, struct stream *s)
 	if (s->have_header)
 		return;
 	s->in_len += (size_t)n;
-	process(c, s);
+	process(c, s, SIZE_MAX);
 	if (s->have_header && !s->broken) {
 		superseded(c, s);
 		start_drain(c, s);
@@ -552,7 +591,7 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 				struct stream *s = c->streams[i];
 				if (s->eof)
 					continue;
-				take(c, s);
+				take(c, s, ROUND_BUDGET);
 				/* Without its socket, a stream ends at its detach. */
 				if (s->socket_lost && s->detach_seen)
 					end_stream(c, s);

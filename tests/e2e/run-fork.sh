@@ -54,4 +54,21 @@ for f in m.bin.*; do
 	n=$("$MEMPROF" parse "$f" | grep -cE '^ALLOC .*size=200 ')
 	[ "$n" -eq 5 ] || fail_ "$f: $n allocations of 200 bytes, expected 5"
 done
+
+# The same while 4 threads of the parent allocate without pause: each child
+# waits for the collector to take its connection, and the collector, always
+# behind on the parent's events, once served it only after processing the
+# whole backlog (half a second a child; 300 children took minutes).
+mkdir ../busy && cd ../busy || fail_ "mkdir"
+timeout 60 "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o b.bin "$WORKLOADS/forks" busy 200 \
+	> out 2> err
+rc=$?
+[ "$rc" -ne 124 ] || { pkill -KILL -f "$WORKLOADS/forks busy 200"; fail_ "run --follow-fork of 200 children beside 4 busy threads: still running after 60 s ($(ls | wc -l) files)"; }
+[ "$rc" -eq 0 ] || fail_ "run --follow-fork forks busy: exit $rc: $(head -c 300 err)"
+grep -qx "forked 200 children" out || fail_ "forks busy: $(head -c 200 out)"
+[ "$(ls b.bin.* | wc -l)" -eq 200 ] || fail_ "$(ls b.bin.* | wc -l) child captures, expected 200"
+for f in b.bin.*; do
+	n=$("$MEMPROF" parse "$f" | grep -cE '^ALLOC .*size=200 ')
+	[ "$n" -eq 5 ] || fail_ "$f: $n allocations of 200 bytes, expected 5"
+done
 exit 0

@@ -8,7 +8,10 @@
  * bytes (child_alloc) and exiting with status 5; the parent allocates 100
  * bytes (parent_alloc) before each fork. With a short memory interval the
  * tracker's timer is often in the middle of a tick when the program forks.
+ * "forks busy N": the same while 4 threads allocate and free without pause,
+ * so that the collector always has a backlog of the parent's events.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,20 @@ __attribute__((noinline)) static void *after_fork(void)
 	return p;
 }
 
+static volatile int stop_busy;
+
+static void *busy(void *arg)
+{
+	while (!stop_busy)
+		for (int i = 0; i < 100; i++) {
+			void *p = malloc(64 + (size_t)i);
+			sink = p;
+			BARRIER();
+			free(p);
+		}
+	return arg;
+}
+
 static int many(int n)
 {
 	for (int k = 0; k < n; k++) {
@@ -67,6 +84,18 @@ int main(int argc, char **argv)
 	int status;
 	if (argc == 3 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "busy")) {
+		pthread_t t[4];
+		int r;
+		for (int i = 0; i < 4; i++)
+			if (pthread_create(&t[i], NULL, busy, NULL))
+				return 1;
+		r = many(atoi(argv[2]));
+		stop_busy = 1;
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		return r;
+	}
 	for (int i = 0; i < 3; i++)
 		p[i] = parent_alloc();
 	pid = fork();

@@ -38,6 +38,7 @@ tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dlopens_LDADD = -ldl
 tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_forks_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_forks_LDADD = -lpthread
 tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
