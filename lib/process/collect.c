@@ -158,7 +158,7 @@ static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
 
 /*
  * What one round of the collector's loop processes of a stream, at most
- * (about 0.1 s of work): a busy process's backlog must not keep the loop
+ * (a small part of what a queue can hold): a busy process's backlog must not keep the loop
  * from accepting a new connection (a followed child waits for that) or
  * serving the other streams.
  */
