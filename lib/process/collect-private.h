@@ -26,6 +26,7 @@ struct stream {
 	int memfd;                   /* the tracker's rings, until the drain takes them */
 	struct stat rings_file;      /* their device and inode, to find them in /proc/PID/maps */
 	int pidfd;                   /* readable when the process is gone, or -1 */
+	bool ep_out;                 /* fd's epoll interest includes writing (replies wait) */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
 	bool execd, exec_known;      /* the socket ended while the process lived on: it exec'd */
 	struct strbuf replies;       /* what the tracker is to be told, not sent yet (collect-capture.c) */
@@ -62,6 +63,8 @@ struct mp_collector {
 	struct mp_collect_opts opts;
 	int listen_fd;
 	int notify_fd;               /* an eventfd the drains write when they queue data */
+	int epfd;                    /* an epoll set of all the descriptors above and below */
+	int look_fd;                 /* a timerfd: look at every drain's queue (MP_DRAIN_LOOK_MS) */
 	bool detaching;
 	struct stream **streams;
 	size_t nstreams, streams_alloc;

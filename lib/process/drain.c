@@ -22,6 +22,15 @@
 #define QUEUE_MAX (64u << 20)
 /* The pause between rounds that found records. */
 #define BATCH_US 1000
+/*
+ * Below this much queued, the collector is not woken: it looks at every
+ * drain's queue at its own pace (MP_DRAIN_LOOK_MS). A hundred quiet
+ * processes, each with a sample every 10 ms, woke it thousands of times a
+ * second.
+ */
+#define WAKE_BYTES (64u << 10)
+/* A round that merged this much is busy: the next comes after BATCH_US. */
+#define BUSY_BYTES 4096
 
 struct mp_drain {
 	int memfd, notify_fd;
@@ -37,6 +46,7 @@ struct mp_drain {
 	uint8_t *q;                /* merged, not yet taken */
 	size_t qlen, qcap;
 	bool stop, done;
+	bool ready;                /* something to take since the last take (atomic) */
 };
 
 static int queue_out(void *ctx, const uint8_t *p, size_t n)
@@ -92,7 +102,9 @@ static long round_locked(struct mp_drain *d, bool final)
 static void notify(struct mp_drain *d)
 {
 	uint64_t one = 1;
-	ssize_t n = write(d->notify_fd, &one, sizeof(one));
+	ssize_t n;
+	__atomic_store_n(&d->ready, true, __ATOMIC_RELEASE);
+	n = write(d->notify_fd, &one, sizeof(one));
 	(void)n;
 }
 
@@ -101,27 +113,35 @@ static void *drain_main(void *arg)
 	struct mp_drain *d = arg;
 	pthread_mutex_lock(&d->lock);
 	while (!d->stop) {
-		size_t before = d->qlen;
+		size_t before = d->qlen, got;
+		unsigned sleep_us;
 		long r;
 		if (d->qlen > QUEUE_MAX) {
 			pthread_cond_wait(&d->taken, &d->lock);
 			continue;
 		}
 		r = round_locked(d, false);
-		if (d->qlen > before)
+		got = d->qlen > before ? d->qlen - before : 0;
+		if (d->qlen >= WAKE_BYTES)
 			notify(d);
+		else if (got)
+			__atomic_store_n(&d->ready, true, __ATOMIC_RELEASE); /* for the next look */
 		pthread_mutex_unlock(&d->lock);
 		/*
 		 * After a busy round, a pause gathers the next batch: each round
 		 * costs the program a memory barrier on each of its CPUs, so
 		 * rounds come at most every BATCH_US unless a ring fills past
-		 * half. A quiet round sleeps long, unless records wait for a busy
-		 * ring (then briefly).
+		 * half. A quiet round (nothing, or a few samples) sleeps long,
+		 * at least until the collector's next look, unless records wait
+		 * for a busy ring (then briefly).
 		 */
-		if (r > 0)
-			doze(d, BATCH_US);
+		if (r > 0 && got >= BUSY_BYTES)
+			sleep_us = BATCH_US;
+		else if (mp_merge_pending(&d->m))
+			sleep_us = BATCH_US / 10;
 		else
-			doze(d, mp_merge_pending(&d->m) ? BATCH_US / 10 : d->idle_ms * 1000);
+			sleep_us = (d->idle_ms > MP_DRAIN_LOOK_MS ? d->idle_ms : MP_DRAIN_LOOK_MS) * 1000;
+		doze(d, sleep_us);
 		pthread_mutex_lock(&d->lock);
 	}
 	/* The process is gone or its stream ended: every published record counts. */
@@ -196,6 +216,7 @@ struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, stru
 void mp_drain_take(struct mp_drain *d, uint8_t **buf, size_t *len, size_t *cap)
 {
 	pthread_mutex_lock(&d->lock);
+	__atomic_store_n(&d->ready, false, __ATOMIC_RELAXED);
 	if (*len == 0 && d->qlen) {
 		/* Swap rather than copy: the usual case, a caller that consumed everything. */
 		uint8_t *t = *buf;
@@ -216,6 +237,11 @@ void mp_drain_take(struct mp_drain *d, uint8_t **buf, size_t *len, size_t *cap)
 	d->qlen = 0;
 	pthread_cond_signal(&d->taken);
 	pthread_mutex_unlock(&d->lock);
+}
+
+bool mp_drain_ready(struct mp_drain *d)
+{
+	return __atomic_load_n(&d->ready, __ATOMIC_ACQUIRE);
 }
 
 void mp_drain_finish(struct mp_drain *d)

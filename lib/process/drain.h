@@ -17,8 +17,9 @@ struct mp_drain;
 
 /*
  * Map the rings a tracker passed (memfd, which the drain then owns) and
- * start draining them; each time it queues data it writes to notify_fd (an
- * eventfd). idle_ms is its longest sleep when the rings are quiet. NULL with
+ * start draining them; when its queue is large, and when it is done, it
+ * writes to notify_fd (an eventfd; see mp_drain_ready()). idle_ms is its
+ * longest sleep when the rings are quiet. NULL with
  * a one-line reason in err when the mapping cannot be used.
  */
 struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, struct strbuf *err);
@@ -27,6 +28,15 @@ struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, stru
  * grown with realloc as needed).
  */
 void mp_drain_take(struct mp_drain *d, uint8_t **buf, size_t *len, size_t *cap);
+/*
+ * Whether the drain queued something since the last mp_drain_take(): the
+ * collector's wake-up is shared by every stream, and looking at each one's
+ * queue on each wake-up cost it the square of the number of processes.
+ * A drain writes notify_fd only for a large queue, and when it is done:
+ * the collector looks at every queue each MP_DRAIN_LOOK_MS anyway.
+ */
+bool mp_drain_ready(struct mp_drain *d);
+#define MP_DRAIN_LOOK_MS 50
 /*
  * The process is gone or its stream ended: merge everything published,
  * stop the thread and tell the tracker (if it is still there) that its
