@@ -3,7 +3,8 @@ BENCH_BINARIES = \
 	%reldir%/alloc-heavy \
 	%reldir%/alloc-light \
 	%reldir%/launch \
-	%reldir%/map-strings
+	%reldir%/map-strings \
+	%reldir%/prefork
 # end of BENCH_BINARIES
 EXTRA_PROGRAMS += $(BENCH_BINARIES)
 # The workloads are built like a distribution builds programs: -O2 -g, no frame pointers.
@@ -16,6 +17,9 @@ bench_alloc_light_CFLAGS = $(BENCH_CFLAGS)
 bench_alloc_light_LDADD = -lpthread
 bench_map_strings_SOURCES = %reldir%/map-strings.cc
 bench_map_strings_CXXFLAGS = -O2 -g -Wall
+bench_prefork_SOURCES = %reldir%/prefork.c %reldir%/workload.h
+bench_prefork_CFLAGS = $(BENCH_CFLAGS)
+bench_prefork_LDADD = -lpthread
 bench_launch_SOURCES = %reldir%/launch.c
 bench_launch_CFLAGS = $(BENCH_CFLAGS)
 EXTRA_DIST += \

@@ -10,6 +10,7 @@ measured. Standard library only.
 """
 
 import argparse
+import glob
 import hashlib
 import json
 import os
@@ -183,8 +184,9 @@ class Workload:
     """A command to benchmark and what to run it with."""
 
     def __init__(self, name, desc, argv, exe, modes, stdin=None, make_input=None, env=None,
-                 expect_counts=False):
+                 expect_counts=False, memprof_args=()):
         self.name, self.desc, self.argv, self.exe = name, desc, argv, exe
+        self.memprof_args = list(memprof_args)  # before the command, for memprof run
         self.modes = modes
         self.stdin, self.make_input = stdin, make_input
         self.env = env or {}
@@ -198,8 +200,10 @@ def workloads(cfg):
     heavy = os.path.join(cfg.builddir, "bench", "alloc-heavy")
     light = os.path.join(cfg.builddir, "bench", "alloc-light")
     mapstr = os.path.join(cfg.builddir, "bench", "map-strings")
+    prefork = os.path.join(cfg.builddir, "bench", "prefork")
     pairs = str(cfg.pairs or (300000 if q else 5000000))
     churn = ("100000", "250") if q else ("1000000", "2500")  # 200 pairs per thread
+    idle_ms = "500" if q else "2000"
     synth = ["native", "memprof", "heaptrack-raw"]
     real = ["native", "memprof", "heaptrack-raw", "heaptrack"]
     # Python programs also run without Python frames: what they cost
@@ -221,6 +225,9 @@ def workloads(cfg):
                  [heavy, "-n", pairs, "-t", "4"], heavy, synth, expect_counts=True),
         Workload("churn", "%s pairs in %s rounds of 2 new threads (thread per task)" % churn,
                  [heavy, "-n", churn[0], "-t", "2", "-r", churn[1]], heavy, synth, expect_counts=True),
+        Workload("prefork", "64 forked workers idle for %s ms (memprof run --follow-fork)" % idle_ms,
+                 [prefork, "-c", "64", "-n", "100", "-m", idle_ms], prefork, ["native", "memprof"],
+                 memprof_args=["--follow-fork"]),
         Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
                  [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
                  ["native", "memprof", "heaptrack"], expect_counts=True),
@@ -327,6 +334,13 @@ def launch(cfg, argv, tag, target_exe=None, stdin=None, env=None, limit_mb=None)
     return m
 
 
+def remove_captures(cap):
+    """A capture, and its followed children's (CAP.PID)."""
+    for path in [cap] + glob.glob(glob.escape(cap) + ".*"):
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 def run_mode(cfg, w, mode, rep):
     """One run of workload w in mode; returns the measurements and the capture."""
     tag = "%s.%s.%d" % (w.name, mode, rep)
@@ -335,7 +349,7 @@ def run_mode(cfg, w, mode, rep):
         argv = w.argv
     elif mode in ("memprof", "memprof-nopy"):
         cap = os.path.join(cfg.workdir, tag + ".mprof")
-        argv = [cfg.memprof, "run", "-q", "-f", "-o", cap] + w.argv
+        argv = [cfg.memprof, "run", "-q", "-f"] + w.memprof_args + ["-o", cap] + w.argv
         if mode == "memprof-nopy":
             argv[2:2] = ["--no-python-frames"]
     elif mode == "heaptrack-raw":
@@ -346,8 +360,8 @@ def run_mode(cfg, w, mode, rep):
         base = os.path.join(cfg.workdir, tag)
         cap = base + ".zst"
         argv = ["heaptrack", "-o", base] + w.argv
-    if cap and os.path.exists(cap):
-        os.unlink(cap)
+    if cap:
+        remove_captures(cap)
     m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=w.env,
                limit_mb=HEAPTRACK_LIMIT_MB if mode == "heaptrack" else None)
     m["capture"] = cap
@@ -583,8 +597,7 @@ def bench_workload(cfg, w, log):
                         if os.path.exists(path):
                             os.unlink(path)
             for path in [m["capture"] for m in this.values() if m.get("capture")]:
-                if os.path.exists(path):
-                    os.unlink(path)
+                remove_captures(path)
     return runs, analysis, notes
 
 
@@ -658,6 +671,9 @@ def summarize(results):
         s["overhead_churn"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack_churn"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
+    runs, _, _ = get("prefork")
+    if runs.get("memprof") and runs.get("native"):
+        s["prefork_cpu_s"] = med([a["cpu_s"] - b["cpu_s"] for a, b in zip(runs["memprof"], runs["native"])])
     _, analysis, _ = get("heavy-few-1t")
     if analysis.get("stats") and analysis.get("heaptrack_print"):
         s["stats_vs_heaptrack_print"] = med(ratios(analysis["stats"], analysis["heaptrack_print"], "wall_s"))
@@ -919,7 +935,7 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "py_frames_dicts", "py_frames_deep", "py_frames_malloc", "py_frames_dicts_cpu",
                 "py_frames_deep_cpu", "py_frames_malloc_cpu",
                 "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max",
-                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn"]
+                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s"]
 
 
 def report(info, reps, quick, elapsed, wls, results, scale=None):
