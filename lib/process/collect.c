@@ -158,6 +158,9 @@ void mp_collector_add(struct mp_collector *c, int fd)
 void mp_collector_listen(struct mp_collector *c, int fd)
 {
 	c->listen_fd = fd;
+	/* Non-blocking: each wake-up accepts every connection waiting (a fork storm's). */
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (fd >= 0 && watch(c, fd, EPOLLIN, EP_LISTEN))
 		mp_collect_warn(c, "cannot watch the collector's socket: %s", strerror(errno));
 }
@@ -614,9 +617,12 @@ static void serve_event(struct mp_collector *c, const struct epoll_event *ev)
 {
 	struct stream *s;
 	if (ev->data.u64 == EP_LISTEN) {
-		int cfd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (cfd >= 0)
+		for (int i = 0; i < 256; i++) {
+			int cfd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (cfd < 0)
+				break;
 			mp_collector_add(c, cfd);
+		}
 		return;
 	}
 	if (ev->data.u64 == EP_NOTIFY || ev->data.u64 == EP_LOOK) {
@@ -659,6 +665,12 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 		do
 			m = epoll_wait(c->epfd, evs, 64, 0);
 		while (m < 0 && errno == EINTR);
+		/* Processes gone: their drains' last rounds first, side by side. */
+		for (int i = 0; i < m; i++) {
+			struct stream *s = (struct stream *)(uintptr_t)(evs[i].data.u64 & ~(uint64_t)1);
+			if ((evs[i].data.u64 & 1) && !s->eof && s->drain)
+				mp_drain_stop(s->drain);
+		}
 		for (int i = 0; i < m; i++)
 			serve_event(c, &evs[i]);
 	}

@@ -47,6 +47,7 @@ struct mp_drain {
 	size_t qlen, qcap;
 	bool stop, done;
 	bool ready;                /* something to take since the last take (atomic) */
+	bool joined;
 };
 
 static int queue_out(void *ctx, const uint8_t *p, size_t n)
@@ -205,7 +206,7 @@ struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, stru
 	if (pthread_create(&d->thread, NULL, drain_main, d) != 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		strbuf_addstr(err, "cannot start a thread to read the tracker's rings");
-		d->done = true;
+		d->done = d->joined = true;
 		mp_drain_free(d);
 		return NULL;
 	}
@@ -244,11 +245,11 @@ bool mp_drain_ready(struct mp_drain *d)
 	return __atomic_load_n(&d->ready, __ATOMIC_ACQUIRE);
 }
 
-void mp_drain_finish(struct mp_drain *d)
+void mp_drain_stop(struct mp_drain *d)
 {
 	struct mp_shm_header *h = d->m.h;
 	pthread_mutex_lock(&d->lock);
-	if (d->done) {
+	if (d->done || d->stop) { /* (done without a thread: it never started) */
 		pthread_mutex_unlock(&d->lock);
 		return;
 	}
@@ -258,15 +259,22 @@ void mp_drain_finish(struct mp_drain *d)
 	/* Wake it from its doze. */
 	__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
-	pthread_join(d->thread, NULL);
+}
+
+void mp_drain_finish(struct mp_drain *d)
+{
+	mp_drain_stop(d);
+	if (!d->joined) {
+		pthread_join(d->thread, NULL);
+		d->joined = true;
+	}
 }
 
 void mp_drain_free(struct mp_drain *d)
 {
 	if (!d)
 		return;
-	if (!d->done)
-		mp_drain_finish(d);
+	mp_drain_finish(d);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->taken);
 	munmap(d->base, d->size);

@@ -43,6 +43,12 @@ bool mp_drain_ready(struct mp_drain *d);
  * reader is gone. What remains is then for mp_drain_take().
  */
 void mp_drain_finish(struct mp_drain *d);
+/*
+ * Ask the drain to end (its last rounds, then done) without waiting: a
+ * collector ending many streams at once lets their drains finish side by
+ * side before it waits for each with mp_drain_finish().
+ */
+void mp_drain_stop(struct mp_drain *d);
 void mp_drain_free(struct mp_drain *d);
 /* Rings found corrupt, and rounds whose memory barrier failed (for warnings). */
 uint32_t mp_drain_broken(const struct mp_drain *d);
