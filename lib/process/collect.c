@@ -54,24 +54,27 @@ static int watch(struct mp_collector *c, int fd, uint32_t events, uint64_t data)
 	return epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static void close_open(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 {
+	struct itimerspec every = { { 0, MP_DRAIN_LOOK_MS * 1000000L }, { 0, MP_DRAIN_LOOK_MS * 1000000L } };
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
 	c->listen_fd = -1;
-	struct itimerspec every = { { 0, MP_DRAIN_LOOK_MS * 1000000L }, { 0, MP_DRAIN_LOOK_MS * 1000000L } };
 	c->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	c->look_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (c->notify_fd < 0 || c->epfd < 0 || c->look_fd < 0 ||
 	    timerfd_settime(c->look_fd, 0, &every, NULL) || watch(c, c->notify_fd, EPOLLIN, EP_NOTIFY) ||
 	    watch(c, c->look_fd, EPOLLIN, EP_LOOK)) {
-		if (c->notify_fd >= 0)
-			close(c->notify_fd);
-		if (c->epfd >= 0)
-			close(c->epfd);
-		if (c->look_fd >= 0)
-			close(c->look_fd);
+		close_open(c->notify_fd);
+		close_open(c->epfd);
+		close_open(c->look_fd);
 		free(c);
 		return NULL;
 	}
@@ -83,12 +86,9 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 
 static void stream_free(struct stream *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
-	if (s->memfd >= 0)
-		close(s->memfd);
-	if (s->pidfd >= 0)
-		close(s->pidfd);
+	close_open(s->fd);
+	close_open(s->memfd);
+	close_open(s->pidfd);
 	mp_drain_free(s->drain);
 	if (s->w_open)
 		mp_writer_close(&s->w);

@@ -37,38 +37,33 @@ expect_count 0 '^(ALLOC|FREE) .*block=' c
 [ "$(field exit_code "$(grep ^TRAILER c)")" = 5 ] || fail_ "child trailer: $(grep ^TRAILER c)"
 [ "$(field exit_code "$(grep ^TRAILER p)")" = 0 ] || fail_ "parent trailer"
 
+# forks_run MODE N SECONDS: `forks MODE N` under --follow-fork and a 1 ms
+# interval, in its own directory; N children, each with its 5 allocations.
+forks_run() {
+	mkdir "$T/$1" && cd "$T/$1" || fail_ "mkdir $1"
+	timeout "$3" "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o m.bin "$WORKLOADS/forks" "$1" "$2" \
+		> out 2> err
+	rc=$?
+	[ "$rc" -ne 124 ] || { pkill -KILL -f "$WORKLOADS/forks $1 $2"; fail_ "forks $1: $2 children under --follow-fork: still running after $3 s ($(ls | wc -l) files)"; }
+	[ "$rc" -eq 0 ] || fail_ "forks $1: exit $rc: $(head -c 300 err)"
+	grep -qx "forked $2 children" out || fail_ "forks $1: $(head -c 200 out)"
+	[ "$(ls m.bin.* | wc -l)" -eq "$2" ] || fail_ "forks $1: $(ls m.bin.* | wc -l) child captures, expected $2"
+	for f in m.bin.*; do
+		n=$("$MEMPROF" parse "$f" | grep -cE '^ALLOC .*size=200 ')
+		[ "$n" -eq 5 ] || fail_ "forks $1: $f: $n allocations of 200 bytes, expected 5"
+	done
+}
+
 # Many children while the timer ticks every millisecond: a fork in the middle
 # of a tick once left the child waiting forever for the tick's lock.
-mkdir many && cd many || fail_ "mkdir"
-timeout 120 "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o m.bin "$WORKLOADS/forks" many 400 \
-	> out 2> err
-rc=$?
-[ "$rc" -ne 124 ] || { pkill -KILL -f "$WORKLOADS/forks many 400"; fail_ "run --follow-fork of 400 children still running after 120 s (ls: $(ls | wc -l) files)"; }
-[ "$rc" -eq 0 ] || fail_ "run --follow-fork forks many: exit $rc: $(head -c 300 err)"
-grep -qx "forked 400 children" out || fail_ "forks many: $(head -c 200 out)"
-[ "$(ls m.bin.* | wc -l)" -eq 400 ] || fail_ "$(ls m.bin.* | wc -l) child captures, expected 400"
+forks_run many 400 120
 "$MEMPROF" parse m.bin > p || fail_ "parse many"
 expect_count 400 '^ALLOC .*size=100 ' p
 expect_count 400 '^FORK ' p
-for f in m.bin.*; do
-	n=$("$MEMPROF" parse "$f" | grep -cE '^ALLOC .*size=200 ')
-	[ "$n" -eq 5 ] || fail_ "$f: $n allocations of 200 bytes, expected 5"
-done
 
 # The same while 4 threads of the parent allocate without pause: each child
 # waits for the collector to take its connection, and the collector, always
 # behind on the parent's events, once served it only after processing the
 # whole backlog (half a second a child; 300 children took minutes).
-mkdir ../busy && cd ../busy || fail_ "mkdir"
-timeout 60 "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o b.bin "$WORKLOADS/forks" busy 200 \
-	> out 2> err
-rc=$?
-[ "$rc" -ne 124 ] || { pkill -KILL -f "$WORKLOADS/forks busy 200"; fail_ "run --follow-fork of 200 children beside 4 busy threads: still running after 60 s ($(ls | wc -l) files)"; }
-[ "$rc" -eq 0 ] || fail_ "run --follow-fork forks busy: exit $rc: $(head -c 300 err)"
-grep -qx "forked 200 children" out || fail_ "forks busy: $(head -c 200 out)"
-[ "$(ls b.bin.* | wc -l)" -eq 200 ] || fail_ "$(ls b.bin.* | wc -l) child captures, expected 200"
-for f in b.bin.*; do
-	n=$("$MEMPROF" parse "$f" | grep -cE '^ALLOC .*size=200 ')
-	[ "$n" -eq 5 ] || fail_ "$f: $n allocations of 200 bytes, expected 5"
-done
+forks_run busy 200 60
 exit 0
