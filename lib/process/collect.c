@@ -197,10 +197,10 @@ static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
 }
 
 /*
- * What one round of the collector's loop processes of a stream, at most
- * (a small part of what a queue can hold): a busy process's backlog must not keep the loop
- * from accepting a new connection (a followed child waits for that) or
- * serving the other streams.
+ * What one round of the collector's loop processes of a stream, at most (a
+ * small part of what a drain's queue can hold): a busy process's backlog
+ * must not keep the loop from accepting a new connection (a followed child
+ * waits for that) or serving the other streams.
  */
 #define ROUND_BUDGET (1u << 20)
 
