@@ -60,6 +60,11 @@ static void close_open(int fd)
 		close(fd);
 }
 
+static void set_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
 struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
 {
 	struct itimerspec every = { { 0, MP_DRAIN_LOOK_MS * 1000000L }, { 0, MP_DRAIN_LOOK_MS * 1000000L } };
@@ -158,10 +163,11 @@ void mp_collector_add(struct mp_collector *c, int fd)
 void mp_collector_listen(struct mp_collector *c, int fd)
 {
 	c->listen_fd = fd;
+	if (fd < 0)
+		return;
 	/* Non-blocking: each wake-up accepts every connection waiting (a fork storm's). */
-	if (fd >= 0)
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	if (fd >= 0 && watch(c, fd, EPOLLIN, EP_LISTEN))
+	set_nonblock(fd);
+	if (watch(c, fd, EPOLLIN, EP_LISTEN))
 		mp_collect_warn(c, "cannot watch the collector's socket: %s", strerror(errno));
 }
 
@@ -444,11 +450,9 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 			mp_collect_warn(c, "membarrier(2) failed while reading process %d: events of its threads "
 			     "may be out of order", (int)s->pid);
 	}
-	if (s->fd >= 0)
-		close(s->fd);
+	close_open(s->fd);
 	s->fd = -1;
-	if (s->pidfd >= 0)
-		close(s->pidfd);
+	close_open(s->pidfd);
 	s->pidfd = -1;
 	if (s->obs && c->opts.observer->ended)
 		c->opts.observer->ended(s->obs);
@@ -689,7 +693,7 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	struct stat st;
 	/* What the socket still holds (a header), then everything the rings hold. */
 	if (!s->eof && s->fd >= 0 && !s->have_header) {
-		fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
+		set_nonblock(s->fd);
 		while (!s->eof && !s->have_header) {
 			size_t before = s->in_len;
 			read_stream(c, s);

@@ -116,12 +116,11 @@ static void *drain_main(void *arg)
 	while (!d->stop) {
 		size_t before = d->qlen, got;
 		unsigned sleep_us;
-		long r;
 		if (d->qlen > QUEUE_MAX) {
 			pthread_cond_wait(&d->taken, &d->lock);
 			continue;
 		}
-		r = round_locked(d, false);
+		round_locked(d, false);
 		got = d->qlen > before ? d->qlen - before : 0;
 		if (d->qlen >= WAKE_BYTES)
 			notify(d);
@@ -136,7 +135,7 @@ static void *drain_main(void *arg)
 		 * at least until the collector's next look, unless records wait
 		 * for a busy ring (then briefly).
 		 */
-		if (r > 0 && got >= BUSY_BYTES)
+		if (got >= BUSY_BYTES)
 			sleep_us = BATCH_US;
 		else if (mp_merge_pending(&d->m))
 			sleep_us = BATCH_US / 10;
