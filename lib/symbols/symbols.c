@@ -789,8 +789,25 @@ int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
 	if (f->state == FILE_NEW)
 		open_file(s, f);
 	add_warning(s, f->problem);
-	if (f->state == FILE_READY)
+	if (f->state == FILE_READY) {
 		symbolize(s, f, addr - m->base, out);
+		/*
+		 * A frame the kernel or makecontext() made returns to the
+		 * first instruction of a function no call precedes (a signal
+		 * handler to __restore_rt, a context's function to
+		 * __start_context): ip - 1 is in no function, ip names it.
+		 */
+		if (addr != ip && (!out->nframes || !s->frames[0].function) && find_module(s, ip) == m) {
+			size_t keep = out->nframes;
+			symbolize(s, f, ip - m->base, out);
+			if (out->nframes > keep && s->frames[keep].function) {
+				memmove(s->frames, s->frames + keep, (out->nframes - keep) * sizeof(*s->frames));
+				out->nframes -= keep;
+			} else {
+				out->nframes = keep;
+			}
+		}
+	}
 	out->frames = s->frames;
 	return 0;
 }

@@ -156,6 +156,74 @@ int main(void)
 C
 cc -g -O2 -o rbp rbp.c || framework_failure_ "cc"
 same "a frame alike under a frame-pointer function that moved" ./rbp
+# Stacks the kernel and makecontext() made: allocations in signal handlers
+# (on the thread's stack and on an alternate one) return through the
+# kernel's signal frame to __restore_rt, and coroutines on stacks from
+# malloc() return to __start_context. Neither is preceded by a call: the
+# address before a return to it is in no function, and the frame is named
+# by the return address itself.
+cat > ctx.c <<'C'
+#include <signal.h>
+#include <stdlib.h>
+#include <ucontext.h>
+void *volatile sink;
+static ucontext_t main_ctx, co_ctx[3];
+__attribute__((noipa)) static void in_handler(int sig)
+{
+	sink = malloc(40 + sig);
+	free(sink);
+}
+static void handler(int sig)
+{
+	in_handler(sig);
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noipa)) static void co_alloc(int id, int depth)
+{
+	if (depth > 0)
+		co_alloc(id, depth - 1);
+	else
+		free(sink = malloc(200 + id));
+	__asm__ volatile("" ::: "memory");
+}
+static void co_body(int id)
+{
+	for (int i = 0; i < 50; i++) {
+		co_alloc(id, id + i % 3);
+		swapcontext(&co_ctx[id], &main_ctx);
+	}
+}
+int main(void)
+{
+	struct sigaction sa = { .sa_handler = handler };
+	stack_t alt = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR2, &sa, NULL);
+	sigaltstack(&alt, NULL);
+	for (int i = 0; i < 20; i++) {
+		raise(SIGUSR1);
+		raise(SIGUSR2);
+	}
+	for (int id = 0; id < 3; id++) {
+		getcontext(&co_ctx[id]);
+		co_ctx[id].uc_stack.ss_sp = malloc(1 << 16);
+		co_ctx[id].uc_stack.ss_size = 1 << 16;
+		co_ctx[id].uc_link = &main_ctx;
+		makecontext(&co_ctx[id], (void (*)(void))co_body, 1, id);
+	}
+	for (int r = 0; r < 51; r++)
+		for (int id = 0; id < 3; id++)
+			swapcontext(&main_ctx, &co_ctx[id]);
+	return 0;
+}
+C
+cc -g -O2 -o ctx ctx.c || framework_failure_ "cc"
+same "signal handlers and coroutines" ./ctx
+grep -c '"in_handler","handler","__restore_rt",' a > n || true
+[ "$(cat n)" = 40 ] || { grep in_handler a | head -3 >&2; fail_ "handlers: $(cat n) of 40 stacks through __restore_rt"; }
+grep -c '"co_body","__start_context"\]' a > n || true
+[ "$(cat n)" = 150 ] || { grep co_alloc a | head -3 >&2; fail_ "coroutines: $(cat n) of 150 stacks from __start_context"; }
 if command -v sqlite3 > /dev/null; then
 	same sqlite3 sqlite3 :memory: "create table t(a, b); insert into t values (1, 'x'), (2, 'y'); select b, count(*) from t group by b;"
 fi

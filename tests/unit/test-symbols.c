@@ -399,6 +399,11 @@ static void test_shared_library(void **state)
 	assert_int_equal(sym.nframes, 1);
 	check_frame(&sym.frames[0], "symfix_asm_first", "symfix-asm.S",
 		    mark_line("symfix-asm.S", "asm-entry"), 0);
+	/* A return address at a function's start, padding before it (__restore_rt). */
+	assert_int_equal(mp_symbols_lookup(s, func(fx, "symfix_asm_trampoline"), true, &sym), 0);
+	assert_int_equal(sym.nframes, 1);
+	assert_non_null(sym.frames[0].function);
+	assert_string_equal(sym.frames[0].function, "symfix_asm_trampoline");
 	check_warnings(s, 0);
 	mp_symbols_free(s);
 }
