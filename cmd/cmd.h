@@ -25,6 +25,13 @@ int cmd_run(int argc, char **argv);
 
 /* SIGPIPE's disposition when memprof started (memprof ignores it; programs it runs must not). */
 __sighandler_t mp_saved_sigpipe_handler(void);
+/*
+ * Close again, in a child about to run a program, the standard streams
+ * memprof was started without (it holds /dev/null there meanwhile, so that
+ * the files it opens never become its own or the program's stdin, stdout
+ * or stderr): the program starts with what memprof was given.
+ */
+void mp_close_missing_stdio(void);
 int cmd_stats(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_tree(int argc, char **argv);

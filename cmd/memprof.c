@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,33 @@ static int cmd_help(int argc, char **argv)
 }
 
 static __sighandler_t saved_sigpipe = SIG_DFL;
+static unsigned missing_stdio; /* bit fd: the standard stream fd was closed at the start */
+
+/*
+ * Hold /dev/null on each standard stream memprof was started without: else
+ * the first file it opens (a capture, a report) would be its stderr, and
+ * its messages would be written into it.
+ */
+static void hold_missing_stdio(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int got;
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		missing_stdio |= 1u << fd;
+		/* The lowest free number: fd, the ones below it being open by now. */
+		got = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (got >= 0 && got != fd)
+			close(got);
+	}
+}
+
+void mp_close_missing_stdio(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (missing_stdio & 1u << fd)
+			close(fd);
+}
 
 __sighandler_t mp_saved_sigpipe_handler(void)
 {
@@ -178,6 +206,7 @@ int main(int argc, char **argv)
 {
 	const struct mp_cmd *cmd;
 
+	hold_missing_stdio();
 	/* Closed pipes are reported as EPIPE and handled in finish_stdout(). */
 	saved_sigpipe = signal(SIGPIPE, SIG_IGN);
 	if (saved_sigpipe == SIG_ERR)

@@ -206,6 +206,7 @@ static void child_exec(const struct mp_target *t, const sigset_t *orig_mask, int
 			_exit(126);
 		_exit(126);
 	}
+	mp_close_missing_stdio();
 	execv(t->path, t->argv);
 	err = errno;
 	if (write(err_fd, &err, sizeof(err)) < 0)

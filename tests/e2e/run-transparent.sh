@@ -29,4 +29,39 @@ trap - PIPE
 "$MEMPROF" run -q -f -o s.bin grep SigIgn /proc/self/status > dfl.txt
 [ $(( 0x$(awk '{print $2}' ign.txt) & 0x1000 )) -ne 0 ] || fail_ "SIGPIPE ignored by the caller is not ignored in the program"
 [ $(( 0x$(awk '{print $2}' dfl.txt) & 0x1000 )) -eq 0 ] || fail_ "the program inherited memprof's own ignored SIGPIPE"
+
+# Started with its standard streams closed (a daemon's way), memprof keeps
+# its files off them: its messages do not land in the capture or a report,
+# and the program starts with the same streams closed. fdcheck exits with
+# which of 0 to 2 it found open (bits), times 10, plus the number its first
+# open() got (9 past 2).
+cat > fdcheck.c <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+void *volatile sink;
+int main(void)
+{
+	int open_std = 0, fd;
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			open_std |= 1 << fd;
+	sink = malloc(5);
+	fd = open("/dev/null", O_RDONLY);
+	return open_std * 10 + (fd < 3 ? fd : 9);
+}
+C
+cc -o fdcheck fdcheck.c || framework_failure_ "cc"
+for closed in "<&- >&- 2>&-" "2>&-" ">&- 2>&-"; do
+	eval "./fdcheck $closed"; want=$?
+	rm -f closed.bin
+	eval "\"\$MEMPROF\" run -o closed.bin ./fdcheck $closed"; rc=$?
+	[ "$rc" = "$want" ] || fail_ "streams closed ($closed): the program exited $rc, $want untracked"
+	"$MEMPROF" stats --json -o - closed.bin > closed.json 2> err.txt ||
+		fail_ "streams closed ($closed): the capture does not read: $(cat err.txt)"
+	grep -q '"total_num_allocations": *1,' closed.json || fail_ "streams closed ($closed): $(head -c 300 closed.json)"
+	"$MEMPROF" flamegraph -f -o open.html closed.bin 2> /dev/null || fail_ "flamegraph ($closed)"
+	eval "\"\$MEMPROF\" flamegraph -f -o closed.html closed.bin $closed" || fail_ "flamegraph ($closed)"
+	cmp -s open.html closed.html || fail_ "flamegraph ($closed): the report differs from one written with the streams open"
+done
 exit 0
