@@ -52,6 +52,8 @@ struct mp_real {
 	int (*close)(int);
 	int (*close_range)(unsigned, unsigned, int);
 	void (*closefrom)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
 };
 extern struct mp_real mp_real MP_HIDDEN;
 

@@ -414,9 +414,11 @@ int mp_control_start(void)
 		close(fd);
 		return -1;
 	}
-	listen_fd = mp_fd_own(fd);
+	listen_fd = fd;
+	mp_fd_own_at(&listen_fd);
 	sock_owner = getpid();
-	wake_fd = mp_fd_own(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	mp_fd_own_at(&wake_fd);
 	if (wake_fd < 0 || start_thread() < 0) {
 		mp_control_end();
 		return -1;

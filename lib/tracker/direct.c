@@ -61,7 +61,8 @@ static int sink_reopen(void)
 		close(fd);
 		return -1;
 	}
-	mp_st.sink_fd = mp_fd_own(fd);
+	mp_st.sink_fd = fd;
+	mp_fd_own_at(&mp_st.sink_fd);
 	return 0;
 }
 
@@ -411,7 +412,7 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 						: "'; the program runs untracked");
 		return -1;
 	}
-	mp_st.sink_fd = mp_fd_own(mp_st.sink_fd);
+	mp_fd_own_at(&mp_st.sink_fd);
 	fstat(mp_st.sink_fd, &sink_stat);
 	mp_st.sink_is_socket = 0;
 	if (!drain.r) {

@@ -21,12 +21,16 @@ void closefrom(int lowfd);
 
 #define OWN_MAX 16
 
-/* Which descriptors, and their files: a slot is free when fd is -1. */
+/*
+ * Which descriptors, their files, and where the tracker keeps each number
+ * (var, NULL for none): a slot is free when fd is -1.
+ */
 static struct {
 	int fd;
+	int *var;
 	dev_t dev;
 	ino_t ino;
-} own[OWN_MAX] = { [0 ... OWN_MAX - 1] = { -1, 0, 0 } };
+} own[OWN_MAX] = { [0 ... OWN_MAX - 1] = { -1, NULL, 0, 0 } };
 
 /* Whether fd names the file dev and ino name. */
 static int same_file(int fd, dev_t dev, ino_t ino)
@@ -35,23 +39,24 @@ static int same_file(int fd, dev_t dev, ino_t ino)
 	return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
-/* The lowest number the tracker's descriptors take: MP_FD_BASE, or 3 under a low limit. */
+/*
+ * The lowest number the tracker's descriptors take: MP_FD_SPAN below the
+ * descriptor limit, or below 1024 when the limit is higher (the kernel's
+ * table grows to the highest number open), or 3 under a limit too low.
+ */
 static int fd_base(void)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    (rlim_t)MP_FD_BASE * 2 > rl.rlim_cur)
-		return 3;
-	return MP_FD_BASE;
+	rlim_t top = MP_FD_TOP;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
+		top = rl.rlim_cur;
+	return top >= 4 * MP_FD_SPAN ? (int)(top - MP_FD_SPAN) : 3;
 }
 
 /* fd at a number from fd_base() up; fd when it cannot move. */
 static int move_up(int fd)
 {
-	long base, to;
-	if (fd >= MP_FD_BASE)
-		return fd;
-	base = fd_base();
+	long base = fd_base(), to;
 	if (fd >= base)
 		return fd;
 	to = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
@@ -61,8 +66,8 @@ static int move_up(int fd)
 	return (int)to;
 }
 
-/* Remember fd as the tracker's (its file too); returns fd. */
-static int keep(int fd)
+/* Remember fd as the tracker's (its file too, and where it is kept); returns fd. */
+static int keep(int fd, int *var)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -72,6 +77,7 @@ static int keep(int fd)
 		/* The slot claimed first (-2 names no descriptor), then filled, then named. */
 		if (!__atomic_compare_exchange_n(&own[i].fd, &free_, -2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
+		own[i].var = var;
 		own[i].dev = st.st_dev;
 		own[i].ino = st.st_ino;
 		__atomic_store_n(&own[i].fd, fd, __ATOMIC_RELEASE);
@@ -83,7 +89,13 @@ static int keep(int fd)
 
 int mp_fd_own(int fd)
 {
-	return fd < 0 ? -1 : keep(move_up(fd));
+	return fd < 0 ? -1 : keep(move_up(fd), NULL);
+}
+
+void mp_fd_own_at(int *var)
+{
+	if (*var >= 0)
+		*var = keep(move_up(*var), var);
 }
 
 /* Whether fd is open. */
@@ -94,7 +106,7 @@ static int is_open(int fd)
 
 void mp_fd_open_high(void (*init)(void))
 {
-	int base = fd_base(), devnull, held[MP_FD_BASE], nheld = 0;
+	int base = fd_base(), devnull, held[MP_FD_TOP], nheld = 0;
 	uint64_t before[2] = { 0, 0 };
 	struct stat null_st;
 	devnull = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
@@ -120,7 +132,7 @@ void mp_fd_open_high(void (*init)(void))
 	for (int i = 0; i < 128; i++) {
 		struct stat st;
 		if (!(before[i / 64] & (1ull << (i % 64))) && fstat(base + i, &st) == 0 && S_ISFIFO(st.st_mode))
-			keep(base + i);
+			keep(base + i, NULL);
 	}
 	/* The placeholders, unless the program put something of its own there meanwhile (dup2). */
 	for (int i = 0; i < nheld; i++)
@@ -269,10 +281,62 @@ MP_EXPORT void closefrom(int lowfd)
 	close_around(lowfd < 0 ? 0 : (unsigned)lowfd, UINT_MAX, 0, real_closefrom);
 }
 
+/*
+ * fd, one of the tracker's, steps aside for the program, which is about to
+ * put a descriptor of its own at its number (dup2, dup3): the tracker's
+ * file moves to another number, where the tracker finds it from now on. One
+ * whose number the tracker does not keep in a variable (libunwind's pipe, a
+ * control connection being answered) is the program's: it is forgotten.
+ */
+static void step_aside(int fd)
+{
+	int i = slot_of(fd), *var;
+	long to = -1;
+	if (i < 0)
+		return;
+	var = own[i].var;
+	if (var && mp_fd_intact(fd))
+		to = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd_base());
+	if (to < 0) {
+		mp_fd_forget(fd);
+		return;
+	}
+	__atomic_store_n(var, (int)to, __ATOMIC_RELEASE);
+	__atomic_store_n(&own[i].fd, (int)to, __ATOMIC_RELEASE);
+}
+
+static int real_dup3(int oldfd, int newfd, int flags)
+{
+	if (mp_real.dup3)
+		return mp_real.dup3(oldfd, newfd, flags);
+	return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+}
+
+MP_EXPORT int dup2(int oldfd, int newfd)
+{
+	/* (Onto itself, or from a number not open, dup2 changes nothing.) */
+	if (unlikely(slot_of(newfd) >= 0) && oldfd != newfd && is_open(oldfd))
+		step_aside(newfd);
+	if (mp_real.dup2)
+		return mp_real.dup2(oldfd, newfd);
+	if (oldfd == newfd)
+		return is_open(oldfd) ? newfd : (errno = EBADF, -1);
+	return real_dup3(oldfd, newfd, 0);
+}
+
+MP_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	if (unlikely(slot_of(newfd) >= 0) && oldfd != newfd && is_open(oldfd))
+		step_aside(newfd);
+	return real_dup3(oldfd, newfd, flags);
+}
+
 /* For memprof attach's GOT patching (hooks.c, mp_hooks): our functions, not the first of their names. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-attributes"
 extern __typeof__(close) mp_hook_close __attribute__((alias("close"), visibility("hidden")));
 extern __typeof__(close_range) mp_hook_close_range __attribute__((alias("close_range"), visibility("hidden")));
 extern __typeof__(closefrom) mp_hook_closefrom __attribute__((alias("closefrom"), visibility("hidden")));
+extern __typeof__(dup2) mp_hook_dup2 __attribute__((alias("dup2"), visibility("hidden")));
+extern __typeof__(dup3) mp_hook_dup3 __attribute__((alias("dup3"), visibility("hidden")));
 #pragma GCC diagnostic pop

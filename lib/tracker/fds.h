@@ -15,13 +15,22 @@
 
 /*
  * fd is the tracker's from now on (its file is remembered), moved out of the
- * program's way: to a number from MP_FD_BASE up (never 0 to 2, which a
- * program started with them closed would open again as its standard
- * streams, and not the small numbers programs dup2() onto). Returns its
- * number now (fd itself when it cannot move), or -1 for -1.
+ * program's way: to a number from MP_FD_SPAN below the descriptor limit (or
+ * below MP_FD_TOP) up. Never 0 to 2, which a program started with them
+ * closed would open again as its standard streams, and not the numbers
+ * programs and scripts pick for dup2() (3 to 9, 10 up for a shell's own, 100
+ * or 200 for a lock file). Returns its number now (fd itself when it cannot
+ * move), or -1 for -1.
  */
-#define MP_FD_BASE 100
+#define MP_FD_TOP 1024
+#define MP_FD_SPAN 64
 int mp_fd_own(int fd) MP_HIDDEN;
+/*
+ * The same for the descriptor *var, whose number the tracker keeps in *var:
+ * when the program puts a descriptor of its own at that number (dup2, dup3),
+ * the tracker's moves to another, and *var says which.
+ */
+void mp_fd_own_at(int *var) MP_HIDDEN;
 /*
  * Run init, a library's first call that opens descriptors it keeps (libunwind
  * opens a pipe), with every free number below the tracker's base taken for the

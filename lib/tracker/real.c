@@ -112,6 +112,8 @@ int mp_resolve_real(void)
 	RESOLVE(close);
 	RESOLVE(close_range);
 	RESOLVE(closefrom);
+	RESOLVE(dup2);
+	RESOLVE(dup3);
 	return mp_real.malloc && mp_real.free && mp_real.calloc && mp_real.realloc ? 0 : -1;
 }
 

@@ -127,7 +127,8 @@ static int shm_create(void)
 	}
 	mp_st.shm = (void *)p;
 	mp_st.h = (struct mp_shm_header *)p;
-	mp_st.shm_fd = mp_fd_own(fd);
+	mp_st.shm_fd = fd;
+	mp_fd_own_at(&mp_st.shm_fd);
 	mp_st.shm_file = data;
 	mp_st.clock = choose_clock();
 	/* Solo keys need every thread to pass a barrier when a second writer comes. */
@@ -480,7 +481,7 @@ void mp_stream_open_statm(void)
 {
 	mp_fd_close(mp_st.statm_fd);
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	mp_st.statm_fd = mp_fd_own(mp_st.statm_fd);
+	mp_fd_own_at(&mp_st.statm_fd);
 }
 
 uint64_t mp_stream_rss(void)
@@ -547,7 +548,7 @@ static int open_socket(void)
 		mp_st.sink_fd = -1;
 		return -1;
 	}
-	mp_st.sink_fd = mp_fd_own(mp_st.sink_fd);
+	mp_fd_own_at(&mp_st.sink_fd);
 	mp_st.sink_is_socket = 1;
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;

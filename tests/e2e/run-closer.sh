@@ -33,8 +33,10 @@ check raw 3 1000
 # Under a low descriptor limit the tracker's numbers start at 3: after the system call, the
 # program's own socket pair gets them, and closing it is the program's to do.
 (ulimit -n 150 && check raw 3 1000) || exit 1
-# A descriptor the program put at one of the tracker's numbers (dup2) is the program's to close.
+# A descriptor the program puts at one of the tracker's numbers (dup2, dup3) is the program's:
+# the tracker's moves aside (a shell's "exec 200>lock" wrote into the rings' file before).
 check dup2 2 100
+check dup2 12 1000
 # Under an address-space limit (ulimit -v, as sandboxes set) the rings reserve less of it: 1 GB
 # once left the tracker no room for its 2 GiB of rings, and the program ran untracked. (Two
 # threads: each thread's malloc arena reserves 64 MB of address space, tracked or not.)
@@ -49,9 +51,10 @@ grep -qx "memprof: the program closed the tracker's descriptors with a system ca
 "$MEMPROF" parse --stacks r.bin > p || fail_ "raw, 12 threads: parse"
 expect_count 5 '^ALLOC .*size=111 .*frames=\["closer_before","main"' p
 
-# A tracker preloaded by hand writes its own capture: its descriptor stays open (the hooks), or
-# is opened again by its path (the system call; a relative one, after the program's chdir("/")).
-for how in loop raw; do
+# A tracker preloaded by hand writes its own capture: its descriptor stays open (the hooks),
+# moves aside (dup2), or is opened again by its path (the system call; a relative one, after
+# the program's chdir("/")).
+for how in loop raw dup2; do
 	rm -f "d.$how.bin"
 	env MEMPROF_OUTPUT="d.$how.bin" LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/closer" $how 3 1000 > out 2> err; rc=$?
 	[ "$rc" -eq 0 ] && [ "$(cat out)" = "message intact" ] || fail_ "preloaded, $how: status $rc, '$(cat out)'"

@@ -12,15 +12,18 @@
  *                _exit inside the C library; the child goes on below)
  *   fds          none: says on standard error which descriptors below 100 are
  *                open (what a program started with some closed may find)
- *   dup2         none: puts a pipe's write end at 100 (where the tracker's
- *                descriptors go) with dup2, closes it there, and checks
- *                that the read end sees the end of the pipe
+ *   dup2         none: at 100, and at every number above 2 open at the start
+ *                (the tracker's, tracked), puts a pipe's write end with
+ *                dup2 (dup3 every other time), writes a byte through it,
+ *                closes it there, and checks that the read end got the
+ *                byte, then the end of the pipe
  * waits 200 ms (the other ends of what it closed see them closed before it
- * goes on), then opens a socket pair of its own and puts a message in it, starts T
- * threads (closer-<i>) that each make N allocations of 222 bytes
- * (closer_work) and free them, reads its message back and says whether it
- * was intact: "message intact" (exit 0) or "message changed" (exit 1); then
- * closes one end and checks the other sees it ("socket stayed open", exit 1).
+ * goes on), then opens a socket pair of its own and puts a message in it,
+ * starts T threads (closer-<i>) that each make N allocations of 222 bytes
+ * (closer_work) and free them, all alive at once after their first (each
+ * needs a ring), reads its message back and says whether it was intact:
+ * "message intact" (exit 0) or "message changed" (exit 1); then closes one
+ * end and checks the other sees it ("socket stayed open", exit 1).
  * Every allocation is made by closer_before or closer_work, so a test can
  * count them by stack; with "exec", it then replaces itself with PROG.
  */
@@ -36,6 +39,7 @@
 
 void *volatile sink;
 static int per_thread;
+static pthread_barrier_t all_started;
 
 __attribute__((noinline)) void *closer_before(size_t size)
 {
@@ -59,6 +63,9 @@ static void *worker(void *arg)
 	for (int i = 0; i < per_thread; i++) {
 		void *volatile p = closer_work(222);
 		free(p);
+		/* Every thread alive at once after its first: each needs a ring of its own. */
+		if (i == 0)
+			pthread_barrier_wait(&all_started);
 	}
 	return NULL;
 }
@@ -91,18 +98,29 @@ int main(int argc, char **argv)
 		if (daemon(1, 1) < 0)
 			return 3;
 	} else if (!strcmp(argv[1], "dup2")) {
-		int p[2];
-		char c;
-		if (pipe(p) < 0 || dup2(p[1], 100) != 100)
-			return 3;
-		close(p[1]);
-		close(100);
-		/* (Not waiting: a write end still open reads as EAGAIN.) */
-		if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0 || read(p[0], &c, 1) != 0) {
-			printf("the pipe stayed open\n");
-			return 1;
+		int nums[64], n = 0;
+		nums[n++] = 100;
+		for (int fd = 3; fd < 1024 && n < 64; fd++)
+			if (fd != 100 && fcntl(fd, F_GETFD) >= 0)
+				nums[n++] = fd;
+		for (int i = 0; i < n; i++) {
+			int p[2];
+			char c = 0;
+			if (pipe(p) < 0 || (i % 2 ? dup3(p[1], nums[i], O_CLOEXEC) : dup2(p[1], nums[i])) != nums[i])
+				return 3;
+			close(p[1]);
+			if (write(nums[i], "x", 1) != 1 || read(p[0], &c, 1) != 1 || c != 'x') {
+				printf("descriptor %d is not the program's pipe\n", nums[i]);
+				return 1;
+			}
+			close(nums[i]);
+			/* (Not waiting: a write end still open reads as EAGAIN.) */
+			if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0 || read(p[0], &c, 1) != 0) {
+				printf("the pipe at %d stayed open\n", nums[i]);
+				return 1;
+			}
+			close(p[0]);
 		}
-		close(p[0]);
 	} else if (!strcmp(argv[1], "fds")) {
 		for (int fd = 0; fd < 100; fd++)
 			if (fcntl(fd, F_GETFD) >= 0)
@@ -114,6 +132,8 @@ int main(int argc, char **argv)
 	usleep(200 * 1000);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || write(sv[1], msg, sizeof(msg)) != sizeof(msg))
 		return 4;
+	if (threads && pthread_barrier_init(&all_started, NULL, (unsigned)threads))
+		return 5;
 	for (int i = 0; i < threads; i++)
 		if (pthread_create(&tids[i], NULL, worker, (void *)(long)i))
 			return 5;
