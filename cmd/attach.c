@@ -136,11 +136,16 @@ static int attach(const struct attach_opts *o, pid_t pid)
 			die("'%s' exists (use -f to overwrite it)", output);
 		die_errno("cannot create '%s'", output);
 	}
+	mp_remove_on_die(output); /* until the tracker runs in the process */
 	/* In /tmp, which the target sees too (TMPDIR is ours, not its). */
 	lfd = mp_collector_socket("/tmp", "memprof-attach", ti.uid, ti.gid, dir, sizeof(dir), sock,
 				  sizeof(sock), &err);
 	if (lfd < 0)
 		die("%s", err.buf);
+	mp_remove_on_die(dir);
+	mp_remove_on_die(sock);
+	/* Ready before the tracker is: it connects as soon as it runs. */
+	c = mp_track_collector(&o->t, output, out_fd, pid, lfd, NULL);
 
 	/* Ctrl-C and the usual stop signals detach; they never reach the target. */
 	sigemptyset(&block);
@@ -184,7 +189,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		die("cannot track process %d: %s", (int)pid, start_error(result));
 	}
 
-	c = mp_track_collector(&o->t, output, out_fd, pid, lfd, NULL);
+	mp_keep_on_die();
 	if (!o->t.quiet)
 		fprintf(stderr, "memprof: tracking process %d ('%s') into '%s' after %ld ms; stop with "
 				"Ctrl-C or 'memprof detach %d'\n", (int)pid, ti.exe, output,

@@ -255,6 +255,7 @@ struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const cha
 {
 	struct mp_collect_opts co = { 0 };
 	struct mp_collector *c;
+	const char *what;
 	co.output = output;
 	co.output_fd = output_fd;
 	co.force = t->force;
@@ -263,9 +264,9 @@ struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const cha
 	co.aggregate = t->aggregate;
 	co.main_pid = pid;
 	co.observer = observer;
-	c = mp_collector_new(&co);
+	c = mp_collector_new(&co, &what);
 	if (!c)
-		die_errno("cannot set up the collector");
+		die("cannot set up the collector: cannot make %s: %s", what, strerror(errno));
 	mp_collector_listen(c, listen_fd);
 	return c;
 }

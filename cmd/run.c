@@ -419,6 +419,8 @@ static int run(struct run_opts *o, int argc, char **argv)
 		lv.in = isatty(STDIN_FILENO);
 	}
 	listen_fd = make_socket(dir, sizeof(dir), sock, sizeof(sock));
+	mp_remove_on_die(dir);
+	mp_remove_on_die(sock);
 	set_env(o, sock);
 
 	sigemptyset(&block);
@@ -471,17 +473,18 @@ static int run(struct run_opts *o, int argc, char **argv)
 		errno = e;
 		die_errno("cannot create '%s'%s", what, what == lv.log ? " for the program's output" : "");
 	}
-	if (!o->t.quiet && o->paused)
-		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
-				"start' starts a capture into '%s'\n", argv[0], (int)pid, (int)pid, output);
-	else if (!o->t.quiet && output)
-		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
-
+	if (output)
+		mp_remove_on_die(output); /* until the program runs */
 	if (lv.on) {
 		mp_live_init(&lv.model, pid);
 		lv.obs = mp_live_observer(&lv.model);
 	}
 	c = mp_track_collector(&o->t, output, out_fd, pid, listen_fd, lv.on ? &lv.obs : NULL);
+	if (!o->t.quiet && o->paused)
+		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
+				"start' starts a capture into '%s'\n", argv[0], (int)pid, (int)pid, output);
+	else if (!o->t.quiet && output)
+		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
 
 	if (write(go[1], "g", 1) != 1)
 		die_errno("cannot start '%s'", argv[0]);
@@ -511,6 +514,7 @@ static int run(struct run_opts *o, int argc, char **argv)
 			return e == ENOENT ? 127 : 126;
 		}
 	}
+	mp_keep_on_die();
 	if (lv.on)
 		live_open_view(&lv);
 
@@ -605,8 +609,8 @@ static int run(struct run_opts *o, int argc, char **argv)
 			close(out_fd);
 			unlink(output);
 		}
-		error("'%s' ran without being tracked: the tracker was not loaded (LD_PRELOAD was "
-		      "ignored or replaced)", argv[0]);
+		error("'%s' ran without being tracked: no tracker reached memprof (LD_PRELOAD was "
+		      "ignored or replaced, or the tracker could not start)", argv[0]);
 		mp_collector_free(c);
 		if (lv.on)
 			mp_live_release(&lv.model);

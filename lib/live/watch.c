@@ -141,6 +141,7 @@ int mp_live_watch(pid_t pid, const struct mp_live_watch_opts *o, struct strbuf *
 {
 	struct watch w = { .pid = pid, .o = o, .sfd = -1 };
 	struct mp_collect_opts co = { 0 };
+	const char *what;
 	struct mp_live_tui *t = NULL;
 	sigset_t block;
 	int lfd, ret = -1;
@@ -170,9 +171,9 @@ int mp_live_watch(pid_t pid, const struct mp_live_watch_opts *o, struct strbuf *
 	co.symbolize = o->symbolize;
 	co.main_pid = pid;
 	co.observer = &w.obs;
-	w.c = mp_collector_new(&co);
+	w.c = mp_collector_new(&co, &what);
 	if (!w.c) {
-		strbuf_addf(err, "cannot set up the collector: %s", strerror(errno));
+		strbuf_addf(err, "cannot set up the collector: cannot make %s: %s", what, strerror(errno));
 		close(lfd);
 		goto out;
 	}

@@ -65,22 +65,27 @@ static void set_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts)
+struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const char **what)
 {
 	struct itimerspec every = { { 0, MP_DRAIN_LOOK_MS * 1000000L }, { 0, MP_DRAIN_LOOK_MS * 1000000L } };
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
 	c->listen_fd = -1;
 	c->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	c->look_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (c->notify_fd < 0 || c->epfd < 0 || c->look_fd < 0 ||
-	    timerfd_settime(c->look_fd, 0, &every, NULL) || watch(c, c->notify_fd, EPOLLIN, EP_NOTIFY) ||
-	    watch(c, c->look_fd, EPOLLIN, EP_LOOK)) {
+	c->epfd = c->notify_fd < 0 ? -1 : epoll_create1(EPOLL_CLOEXEC);
+	c->look_fd = c->epfd < 0 ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	*what = c->notify_fd < 0 ? "an eventfd (eventfd2)"
+		: c->epfd < 0 ? "an epoll set (epoll_create1)"
+		: c->look_fd < 0 || timerfd_settime(c->look_fd, 0, &every, NULL) ? "a timer (timerfd_create)"
+		: watch(c, c->notify_fd, EPOLLIN, EP_NOTIFY) || watch(c, c->look_fd, EPOLLIN, EP_LOOK)
+			? "its epoll set (epoll_ctl)" : NULL;
+	if (*what) {
+		int err = errno;
 		close_open(c->notify_fd);
 		close_open(c->epfd);
 		close_open(c->look_fd);
 		free(c);
+		errno = err;
 		return NULL;
 	}
 	c->opts.output = opts->output ? xstrdup(opts->output) : NULL;

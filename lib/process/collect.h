@@ -80,8 +80,11 @@ struct mp_capture_info {
 	bool failed;             /* the file could not be written: see the warnings */
 };
 
-/* A collector; NULL with errno set when it cannot be set up. */
-struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts);
+/*
+ * A collector; NULL with errno set when it cannot be set up, and *what
+ * naming what could not be made ("an epoll set (epoll_create1)").
+ */
+struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const char **what);
 void mp_collector_free(struct mp_collector *c);
 
 /* Take ownership of a connected stream. */

@@ -105,6 +105,23 @@ static uint32_t rings_for_limit(uint32_t ring)
 	}
 }
 
+/*
+ * The rings' file: a memfd, or where memfd_create(2) is refused (a seccomp
+ * filter, an old kernel) an unnamed file in /dev/shm (memory too), else in
+ * TMPDIR or /tmp. The collector maps whichever it is handed.
+ */
+static int rings_file(void)
+{
+	const char *dirs[3] = { "/dev/shm", mp_getenv("TMPDIR"), "/tmp" };
+	int fd = (int)syscall(SYS_memfd_create, "memprof-rings", MFD_CLOEXEC), err = errno;
+	for (int i = 0; fd < 0 && i < 3; i++)
+		if (dirs[i] && *dirs[i])
+			fd = (int)syscall(SYS_openat, AT_FDCWD, dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		errno = err;
+	return fd;
+}
+
 static int shm_create(void)
 {
 	uint64_t ctl, data, size;
@@ -112,7 +129,7 @@ static int shm_create(void)
 	long p;
 	int fd;
 	mp_shm_layout(ring, max, &ctl, &data, &size);
-	fd = (int)syscall(SYS_memfd_create, "memprof-rings", MFD_CLOEXEC);
+	fd = rings_file();
 	if (fd < 0)
 		return -1;
 	if (ftruncate(fd, (off_t)data) < 0) {
@@ -603,8 +620,8 @@ int mp_stream_create(void)
 	release_retired();
 	if (setup_live() || shm_create()) {
 		if (!mp_st.quiet)
-			mp_write_stderr("cannot create the tracker's rings; the program runs untracked",
-					NULL, NULL);
+			mp_write_stderr("cannot create the tracker's rings (", strerror(errno),
+					"); the program runs untracked");
 		return -1;
 	}
 	mp_st.gen++;

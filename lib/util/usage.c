@@ -6,9 +6,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *progname = "memprof";
 static int quiet;
+static char *doomed[4];
+static int ndoomed;
+static pid_t doomed_by;
+
+void mp_remove_on_die(const char *path)
+{
+	if (ndoomed == (int)(sizeof(doomed) / sizeof(doomed[0])))
+		return;
+	doomed[ndoomed] = strdup(path);
+	if (doomed[ndoomed])
+		ndoomed++;
+	doomed_by = getpid();
+}
+
+void mp_keep_on_die(void)
+{
+	while (ndoomed)
+		free(doomed[--ndoomed]);
+}
+
+static void remove_doomed(void)
+{
+	if (doomed_by != getpid())
+		return;
+	while (ndoomed) {
+		remove(doomed[--ndoomed]);
+		free(doomed[ndoomed]);
+	}
+}
 
 void mp_set_progname(const char *name) { progname = name; }
 const char *mp_progname(void) { return progname; }
@@ -32,6 +62,7 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap, 0);
 	va_end(ap);
+	remove_doomed();
 	exit(MP_EXIT_FAILURE);
 }
 
@@ -42,6 +73,7 @@ void die_errno(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap, err);
 	va_end(ap);
+	remove_doomed();
 	exit(MP_EXIT_FAILURE);
 }
 
@@ -51,6 +83,7 @@ void die_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap, 0);
 	va_end(ap);
+	remove_doomed();
 	exit(MP_EXIT_USAGE);
 }
 

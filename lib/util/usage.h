@@ -25,6 +25,15 @@ MP_PRINTF(1, 2) void warning(const char *fmt, ...);
 MP_NORETURN void mp_bug(const char *file, int line, const char *fmt, ...) MP_PRINTF(3, 4);
 #define BUG(...) mp_bug(__FILE__, __LINE__, __VA_ARGS__)
 
+/*
+ * Files or empty directories the command made that die() removes, the last
+ * named first: a capture whose program never ran, the socket of a
+ * collector never used. mp_keep_on_die() keeps them all from then on (the
+ * capture holds something). Only the process that named them removes them.
+ */
+void mp_remove_on_die(const char *path);
+void mp_keep_on_die(void);
+
 /* The program name used as the message prefix ("memprof" by default). */
 void mp_set_progname(const char *name);
 const char *mp_progname(void);

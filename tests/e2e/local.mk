@@ -66,6 +66,7 @@ E2E_TESTS = \
 	%reldir%/run-preload.sh \
 	%reldir%/run-real.sh \
 	%reldir%/run-reporter.sh \
+	%reldir%/run-sandbox.sh \
 	%reldir%/run-serials.sh \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \

@@ -1,0 +1,88 @@
+#!/bin/bash
+# Under a seccomp filter that refuses system calls memprof or its tracker use (as container
+# runtimes and service managers set): the tracker finds another way where there is one, and
+# memprof says in one line which call it could not make where there is none, leaving no
+# capture or socket behind.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+
+# refuse NAME PROG ARGS...: PROG runs with the system call NAME failing with EPERM.
+cat > refuse.c <<'C'
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static const struct { const char *name; int nr; } calls[] = {
+	{ "memfd_create", SYS_memfd_create }, { "eventfd2", SYS_eventfd2 },
+	{ "timerfd_create", SYS_timerfd_create }, { "epoll_create1", SYS_epoll_create1 },
+	{ "membarrier", SYS_membarrier }, { "pidfd_open", SYS_pidfd_open },
+};
+int main(int argc, char **argv)
+{
+	int nr = -1;
+	for (size_t i = 0; argc > 2 && i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(argv[1], calls[i].name))
+			nr = calls[i].nr;
+	if (nr < 0)
+		return 99;
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+		perror("seccomp");
+		return 98;
+	}
+	execvp(argv[2], argv + 2);
+	perror("exec");
+	return 97;
+}
+C
+cc -o refuse refuse.c || framework_failure_ "cc"
+./refuse memfd_create true || framework_failure_ "no seccomp filters here"
+
+# allocs' known counts, through the rings whatever they are made of.
+check_allocs() { # capture, what
+	"$MEMPROF" stats --json -o - "$1" > s.json 2> err.txt || fail_ "$2: $(cat err.txt)"
+	python3 - "$2" s.json <<'PY' || fail_ "$2: counts"
+import json, sys
+d = json.load(open(sys.argv[2]))
+n = (d["total_num_allocations"], d["total_num_frees"])
+if n != (1023, 1013):
+    sys.exit("%s: %d allocations, %d frees, expected 1023 and 1013" % (sys.argv[1], *n))
+PY
+}
+# Without memfd_create: an unnamed file in /dev/shm (or TMPDIR, /tmp) holds the rings.
+for call in memfd_create membarrier pidfd_open; do
+	./refuse $call "$MEMPROF" run -f -o $call.bin "$WORKLOADS/allocs" > out 2> err; rc=$?
+	[ "$rc" -eq 0 ] || fail_ "without $call: status $rc: $(cat err)"
+	grep -v "^memprof: \(tracking\|wrote\|next\|note\)" err && fail_ "without $call: $(cat err)"
+	check_allocs $call.bin "without $call"
+done
+# ...and so does a tracker preloaded by hand, writing its own capture.
+./refuse memfd_create env MEMPROF_OUTPUT=direct.bin LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/allocs" > out 2> err ||
+	fail_ "preloaded without memfd_create: status $?: $(cat err)"
+[ ! -s err ] || fail_ "preloaded without memfd_create: $(cat err)"
+check_allocs direct.bin "preloaded without memfd_create"
+
+# What memprof itself needs: a one-line error naming the call, status 1, nothing left behind.
+for call in eventfd2 timerfd_create epoll_create1; do
+	before=$(ls -d /tmp/memprof-?????? 2> /dev/null | sort)
+	./refuse $call "$MEMPROF" run -o $call.bin "$WORKLOADS/allocs" > out 2> err; rc=$?
+	[ "$rc" -eq 1 ] || fail_ "without $call: status $rc, expected 1"
+	[ "$(wc -l < err)" -eq 1 ] || fail_ "without $call: $(cat err)"
+	grep -q "^memprof: cannot set up the collector: cannot make .*($call): Operation not permitted$" err ||
+		fail_ "without $call: $(cat err)"
+	[ ! -e $call.bin ] || fail_ "without $call: an empty capture was left"
+	[ ! -s out ] || fail_ "without $call: the program ran: $(cat out)"
+	after=$(ls -d /tmp/memprof-?????? 2> /dev/null | sort)
+	[ "$before" = "$after" ] || fail_ "without $call: a socket directory was left: $(comm -13 <(echo "$before") <(echo "$after"))"
+done
+exit 0
