@@ -130,6 +130,8 @@ static inline uint64_t mp_now_ns(clockid_t clk)
 size_t mp_u64_to_dec(char *buf, uint64_t v) MP_HIDDEN;
 void mp_write_stderr(const char *a, const char *b, const char *c) MP_HIDDEN;
 ssize_t mp_read_file(const char *path, char *buf, size_t size) MP_HIDDEN;
+/* The program's absolute path, "" when unknown (/proc/self/exe, else the name exec was given). */
+void mp_exe_path(char *buf, size_t size) MP_HIDDEN;
 /* A decimal number (digits only, no more than 64 bits): 0 with it in *out, else -1. */
 int mp_dec_u64(const char *v, uint64_t *out) MP_HIDDEN;
 uint64_t mp_env_u64(const char *name, uint64_t dflt) MP_HIDDEN;

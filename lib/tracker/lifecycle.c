@@ -39,12 +39,10 @@ static void init_libunwind(void)
 int mp_setup(void)
 {
 	static int done;
-	ssize_t n;
 	if (done)
 		return 0;
 	mp_st.page_size = sysconf(_SC_PAGESIZE);
-	n = readlink("/proc/self/exe", mp_st.exe_path, sizeof(mp_st.exe_path) - 1);
-	mp_st.exe_path[n > 0 ? n : 0] = '\0';
+	mp_exe_path(mp_st.exe_path, sizeof(mp_st.exe_path));
 	mp_find_self();
 	if (mp_threads_setup() || mp_stacks_grow()) {
 		mp_write_stderr("cannot allocate the tracker's buffers; the program runs untracked",

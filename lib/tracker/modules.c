@@ -132,10 +132,8 @@ static const char *module_path(const struct dl_phdr_info *info, char *buf)
 	const char *name = info->dlpi_name;
 	if (!name || !*name) {
 		/* The main program has no name in the link map. */
-		if (!exe[0]) {
-			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-			exe[n > 0 ? n : 0] = '\0';
-		}
+		if (!exe[0])
+			mp_exe_path(exe, sizeof(exe));
 		return exe;
 	}
 	if (!strncmp(name, "linux-vdso", 10) || !strncmp(name, "linux-gate", 10))

@@ -496,8 +496,15 @@ void mp_stream_marker(struct mp_wring *w, unsigned tag, unsigned field, uint64_t
 
 void mp_stream_open_statm(void)
 {
+	static int said;
 	mp_fd_close(mp_st.statm_fd);
 	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (mp_st.statm_fd < 0 && !said && !mp_st.quiet) {
+		/* (A chroot without /proc, say: the capture is whole but for its RSS line.) */
+		said = 1;
+		mp_write_stderr("cannot open '/proc/self/statm' (", strerror(errno),
+				"); the resident set size is not sampled");
+	}
 	mp_fd_own_at(&mp_st.statm_fd);
 }
 

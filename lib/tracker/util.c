@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -151,4 +153,20 @@ void mp_lock_slow(int *l, int c)
 void mp_unlock_wake(int *l)
 {
 	syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void mp_exe_path(char *buf, size_t size)
+{
+	char abs[PATH_MAX];
+	const char *execfn;
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		return;
+	}
+	/* Without /proc (a chroot that does not mount it): the name exec was given, made absolute. */
+	execfn = (const char *)getauxval(AT_EXECFN);
+	buf[0] = '\0';
+	if (execfn && realpath(execfn, abs) && strlen(abs) < size)
+		memcpy(buf, abs, strlen(abs) + 1);
 }

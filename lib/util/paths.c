@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,14 +20,17 @@ int mp_in_build_tree(void)
 	static int cached = -1;
 	if (cached < 0) {
 		char self[PATH_MAX], build[PATH_MAX];
+		const char *execfn = (const char *)getauxval(AT_EXECFN);
 		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 		cached = 0;
-		if (n > 0) {
+		if (n > 0)
 			self[n] = '\0';
-			/* Compare real paths so symlinked build dirs still match. */
-			if (realpath(MP_BUILDDIR "/memprof", build) && !strcmp(self, build))
-				cached = 1;
-		}
+		/* Without /proc (a chroot that does not mount it): the name exec was given. */
+		else if (!execfn || !realpath(execfn, self))
+			return cached;
+		/* Compare real paths so symlinked build dirs still match. */
+		if (realpath(MP_BUILDDIR "/memprof", build) && !strcmp(self, build))
+			cached = 1;
 	}
 	return cached;
 }

@@ -72,6 +72,21 @@ done
 [ ! -s err ] || fail_ "preloaded without memfd_create: $(cat err)"
 check_allocs direct.bin "preloaded without memfd_create"
 
+# Without /proc (a chroot that does not mount it; here a mount namespace that hides it, where
+# we may make one): the program's path comes from the name exec was given, so its frames are
+# named; the RSS is not sampled, and the tracker says so once.
+if unshare -m true 2> /dev/null; then
+	unshare -m sh -c 'mount -t tmpfs none /proc && exec "$@"' sh \
+		"$MEMPROF" run -f -o noproc.bin "$WORKLOADS/allocs" > out 2> err; rc=$?
+	[ "$rc" -eq 0 ] || fail_ "without /proc: status $rc: $(cat err)"
+	[ "$(grep -c "^memprof: cannot open '/proc/self/statm' (No such file or directory); the resident set size is not sampled$" err)" = 1 ] ||
+		fail_ "without /proc: $(cat err)"
+	check_allocs noproc.bin "without /proc"
+	"$MEMPROF" parse --stacks noproc.bin > p || fail_ "without /proc: parse"
+	head -1 p | grep -qF "exe=\"$(realpath "$WORKLOADS/allocs")\"" || fail_ "without /proc: $(head -1 p)"
+	grep -q '^ALLOC .*size=1000 .*frames=\["make_kept","main",' p || fail_ "without /proc: main's frames unnamed"
+fi
+
 # What memprof itself needs: a one-line error naming the call, status 1, nothing left behind.
 for call in eventfd2 timerfd_create epoll_create1; do
 	before=$(ls -d /tmp/memprof-?????? 2> /dev/null | sort)
