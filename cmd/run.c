@@ -619,6 +619,9 @@ static int run(struct run_opts *o, int argc, char **argv)
 	}
 	written = report(o, c, argv[0]);
 	mp_collector_free(c);
+	/* A capture that could not be written (a full disk) fails a run that succeeded. */
+	if (!written && output && !o->reporter && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		status = W_EXITCODE(MP_EXIT_FAILURE, 0);
 	/* The model is the collector's observer to the end. */
 	if (lv.on)
 		mp_live_release(&lv.model);

@@ -719,8 +719,8 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	mp_collect_fill_trailer(c, s, &t, true);
 	mp_writer_trailer(&s->w, &t);
 	if (mp_writer_close(&s->w) < 0) {
-		mp_collect_warn(c, "cannot write '%s': %s", s->info.path ? s->info.path : "/dev/null",
-				strerror(errno));
+		mp_collect_warn(c, "cannot write '%s': %s; the capture is incomplete",
+				s->info.path ? s->info.path : "/dev/null", strerror(errno));
 		s->info.failed = true;
 	}
 	s->w_open = false;
@@ -756,48 +756,4 @@ size_t mp_collector_finish(struct mp_collector *c, const struct mp_capture_info 
 	}
 	*infos = c->infos;
 	return c->ninfos;
-}
-
-
-int mp_collector_socket(const char *base, const char *name, uid_t uid, gid_t gid, char *dir,
-			size_t dirlen, char *path, size_t pathlen, struct strbuf *err)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-	snprintf(dir, dirlen, "%s/%s-XXXXXX", base, name);
-	if (!mkdtemp(dir)) {
-		strbuf_addf(err, "cannot create a private directory in '%s': %s", base,
-			    strerror(errno));
-		return -1;
-	}
-	if (strlen(dir) + sizeof("/stream") > sizeof(sa.sun_path) ||
-	    strlen(dir) + sizeof("/stream") > pathlen) {
-		strbuf_addf(err, "the socket path in '%s' is too long", dir);
-		rmdir(dir);
-		return -1;
-	}
-	snprintf(path, pathlen, "%s/stream", dir);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		strbuf_addf(err, "cannot create a socket: %s", strerror(errno));
-		rmdir(dir);
-		return -1;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
-		strbuf_addf(err, "cannot listen on '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if (uid != getuid() && (chown(dir, uid, gid) < 0 || chown(path, uid, gid) < 0)) {
-		strbuf_addf(err, "cannot give '%s' to the user of the process: %s", dir,
-			    strerror(errno));
-		goto fail;
-	}
-	return fd;
-fail:
-	/* Nothing left behind. */
-	close(fd);
-	unlink(path);
-	rmdir(dir);
-	return -1;
 }

@@ -30,6 +30,16 @@ trap - PIPE
 [ $(( 0x$(awk '{print $2}' ign.txt) & 0x1000 )) -ne 0 ] || fail_ "SIGPIPE ignored by the caller is not ignored in the program"
 [ $(( 0x$(awk '{print $2}' dfl.txt) & 0x1000 )) -eq 0 ] || fail_ "the program inherited memprof's own ignored SIGPIPE"
 
+# The status is the program's, but for a capture memprof could not write (a full disk): a run
+# that succeeded then fails, saying why; a program's own failure stays its own.
+"$MEMPROF" run -f -o /dev/full "$WORKLOADS/io" 0 < /dev/null > out.txt 2> err.txt; rc=$?
+[ "$rc" -eq 1 ] || fail_ "a capture on a full disk: status $rc, expected 1"
+grep -q "^memprof: warning: cannot [a-z]* '/dev/full': No space left on device; the capture .*\(incomplete\|lost\)$" err.txt ||
+	fail_ "a capture on a full disk: $(cat err.txt)"
+! grep -q "^memprof: wrote" err.txt || fail_ "a capture on a full disk: $(cat err.txt)"
+"$MEMPROF" run -q -f -o /dev/full "$WORKLOADS/io" 42 < /dev/null > out.txt 2> err.txt; rc=$?
+[ "$rc" -eq 42 ] || fail_ "a capture on a full disk, the program failing: status $rc, expected 42"
+
 # Started with its standard streams closed (a daemon's way), memprof keeps
 # its files off them: its messages do not land in the capture or a report,
 # and the program starts with the same streams closed. fdcheck exits with
