@@ -78,16 +78,20 @@ static const char *start_error(long r)
 	return strerror((int)-r);
 }
 
-static void report(const struct attach_opts *o, struct mp_collector *c, pid_t pid)
+/* Messages about the captures; returns whether the process's own was written whole. */
+static bool report(const struct attach_opts *o, struct mp_collector *c, pid_t pid)
 {
 	const struct mp_capture_info *infos;
 	const char **warns, **undebugged;
 	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
 	size_t nu = mp_collector_undebugged(c, &undebugged);
+	bool written = false;
+	for (size_t i = 0; i < n; i++)
+		written |= infos[i].pid == pid && !infos[i].failed;
 	for (size_t i = 0; i < nw; i++)
 		warning("%s", warns[i]);
 	if (o->t.quiet)
-		return;
+		return written;
 	if (nu)
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
 				"but no source lines)\n", nu, nu == 1 ? "" : "s");
@@ -100,6 +104,7 @@ static void report(const struct attach_opts *o, struct mp_collector *c, pid_t pi
 			ci->pid == pid ? "" : " (a child process)", (unsigned long long)ci->allocs,
 			(unsigned long long)ci->frees, (unsigned long long)ci->file_bytes);
 	}
+	return written;
 }
 
 static int attach(const struct attach_opts *o, pid_t pid)
@@ -111,7 +116,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	char dir[PATH_MAX], sock[PATH_MAX], *output, *tracker;
 	int ctl, lfd, out_fd, sfd, reply_fd = -1;
 	long result, started = now_ms(), deadline = 0, detach_deadline = 0;
-	bool detaching = false;
+	bool detaching = false, written;
 	sigset_t block;
 
 	if (mp_inject_check(pid, &err) < 0)
@@ -255,7 +260,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		}
 		mp_collector_service(c, fds + 2, ns);
 	}
-	report(o, c, pid);
+	written = report(o, c, pid);
 	if (reply_fd >= 0)
 		mp_attachctl_reply(reply_fd, output);
 	close(ctl);
@@ -267,7 +272,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	free(output);
 	strbuf_release(&config);
 	strbuf_release(&err);
-	return MP_EXIT_OK;
+	return written ? MP_EXIT_OK : MP_EXIT_FAILURE;
 }
 
 int cmd_attach(int argc, char **argv)

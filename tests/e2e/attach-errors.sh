@@ -39,6 +39,12 @@ running $TARGET_PID
 MEMPROF_LIBDIR=$T/nowhere "$MEMPROF" attach -o m.bin $TARGET_PID > out 2> err; rc=$?
 expect_rc 1 "a missing tracker library"
 expect_err "cannot find the tracker library '$T/nowhere/libmemprof.so'"
+[ ! -e m.bin ] || fail_ "a missing tracker library: the empty capture m.bin was left"
+running $TARGET_PID
+# A capture that cannot be written (a full disk): the attach fails, saying why.
+mp attach -f -o /dev/full --duration 0.3 $TARGET_PID
+expect_rc 1 "a capture on a full disk"
+expect_err "'/dev/full': No space left on device"
 running $TARGET_PID
 send_cmd "exit 0"
 wait $TARGET_PID || fail_ "the target failed"
