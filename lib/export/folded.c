@@ -65,21 +65,30 @@ static uint32_t child(struct folded *f, uint32_t parent, uint32_t name, bool is_
 	return idx;
 }
 
-/* Append the frames from the root to node, separated by ";". */
-static void add_path(struct folded *f, uint32_t node)
+/*
+ * Append the frames from the root to node, separated by ";". The path is
+ * gathered in *chain first: no recursion, however deep the stack (a
+ * capture may hold any depth).
+ */
+static void add_path(struct folded *f, uint32_t node, uint32_t **chain, size_t *chain_alloc)
 {
-	const struct fnode *n = &f->nodes[node];
-	if (n->parent)
-		add_path(f, n->parent);
-	if (f->line.len)
-		strbuf_addch(&f->line, ';');
-	if (n->is_thread) {
-		struct strbuf label = STRBUF_INIT;
-		mp_analysis_thread_label(f->a, n->name, &label);
-		mp_export_add_name(&f->line, label.buf, ";");
-		strbuf_release(&label);
-	} else {
-		mp_export_add_name(&f->line, mp_analysis_string(f->a, n->name), ";");
+	size_t depth = 0;
+	for (uint32_t k = node; k; k = f->nodes[k].parent) {
+		ALLOC_GROW(*chain, depth + 1, *chain_alloc);
+		(*chain)[depth++] = k;
+	}
+	while (depth-- > 0) {
+		const struct fnode *n = &f->nodes[(*chain)[depth]];
+		if (f->line.len)
+			strbuf_addch(&f->line, ';');
+		if (n->is_thread) {
+			struct strbuf label = STRBUF_INIT;
+			mp_analysis_thread_label(f->a, n->name, &label);
+			mp_export_add_name(&f->line, label.buf, ";");
+			strbuf_release(&label);
+		} else {
+			mp_export_add_name(&f->line, mp_analysis_string(f->a, n->name), ";");
+		}
 	}
 }
 
@@ -114,7 +123,7 @@ int mp_export_folded(const struct mp_analysis *a, const struct mp_export_opts *o
 		if (!f.nodes[i].bytes)
 			continue;
 		strbuf_reset(&f.line);
-		add_path(&f, (uint32_t)i);
+		add_path(&f, (uint32_t)i, &stack, &stack_alloc);
 		strbuf_addf(&f.line, " %llu\n", (unsigned long long)f.nodes[i].bytes);
 		mp_sink_write(out, f.line.buf, f.line.len);
 	}

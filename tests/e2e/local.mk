@@ -46,6 +46,7 @@ E2E_TESTS = \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/reports-run.sh \
+	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-aggregate.sh \
 	%reldir%/run-allocs.sh \
