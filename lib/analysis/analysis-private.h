@@ -50,6 +50,8 @@ struct mp_analysis_private {
 	size_t traces_alloc;
 	struct ipinfo *ips;
 	size_t nips, ips_alloc;
+	uint32_t *orphans;              /* ipinfos outside every module so far (a MODULE record may come after) */
+	size_t norphans, orphans_alloc;
 	struct mp_intmap ipmap;         /* ip -> latest ipinfo */
 	uint32_t *frames;               /* location ids of the ipinfos */
 	size_t nframes, frames_alloc;
@@ -58,6 +60,7 @@ struct mp_analysis_private {
 	size_t nsid, sid_alloc;
 	struct mp_intmap modmap;        /* loaded module id -> index */
 	struct mp_intmap srcmods;       /* a Python source file's string id -> its module's index */
+	struct mp_intmap modbypath;     /* a module's path (string id) -> the first module of that path */
 	struct segref *segs;
 	size_t nsegs, segs_alloc;
 	bool segs_dirty;

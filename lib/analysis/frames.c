@@ -72,10 +72,13 @@ static uint32_t location(struct mp_analysis *a, uint32_t function, uint32_t file
 {
 	struct mp_location want = { function, file, line, module, flags };
 	struct loc_probe probe = { a, &want };
-	uint64_t h;
+	uint64_t h, first;
 	uint32_t id;
 	if (module != MP_NONE && a->modules[module].runtime)
 		want.flags |= MP_LOC_RUNTIME;
+	/* A library loaded again (dlclose, dlopen) has the same places as before. */
+	if (module != MP_NONE && mp_intmap_get(&a->p->modbypath, a->modules[module].path, &first))
+		want.module = (uint32_t)first;
 	h = loc_hash(&want);
 	id = mp_idxset_find(&a->p->locset, h, loc_eq, &probe);
 	if (id != MP_NONE)
@@ -179,6 +182,8 @@ static uint32_t module_containing(struct mp_analysis *a, uint64_t ip)
 	return MP_NONE;
 }
 
+static void adopt_orphans(struct mp_analysis *a, const struct mp_module *m);
+
 void mp_frames_on_module(struct mp_analysis *a, const struct mp_record *rec)
 {
 	struct mp_module *m;
@@ -200,9 +205,13 @@ void mp_frames_on_module(struct mp_analysis *a, const struct mp_record *rec)
 	m->loaded = true;
 	free(path);
 	mp_intmap_put(&a->p->modmap, m->id, a->nmodules);
+	if (!mp_intmap_get(&a->p->modbypath, m->path, &(uint64_t){ 0 }))
+		mp_intmap_put(&a->p->modbypath, m->path, a->nmodules);
 	a->nmodules++;
 	a->p->segs_dirty = true;
 	a->p->modgen++;
+	if (a->p->norphans && m->nseg)
+		adopt_orphans(a, m);
 }
 
 void mp_frames_on_module_unload(struct mp_analysis *a, uint64_t id)
@@ -315,15 +324,20 @@ void mp_frames_on_symbol(struct mp_analysis *a, const struct mp_record *rec)
 	info->nframes = (uint32_t)(p->nframes - info->frames);
 }
 
-/* The ipinfo of an ip that had no SYMBOL record: the hook, else module+offset. */
-static uint32_t resolve_ip(struct mp_analysis *a, uint64_t ip)
+/* The frames of ipinfo idx, an ip that had no SYMBOL record: the hook's, else module+offset. */
+static void fill_ipinfo(struct mp_analysis *a, uint32_t idx)
 {
 	struct mp_analysis_private *p = a->p;
+	struct ipinfo *info = &p->ips[idx];
+	uint64_t ip = info->ip;
 	uint32_t module = module_containing(a, ip);
 	uint64_t offset = module == MP_NONE ? ip : ip - a->modules[module].base;
-	struct ipinfo *info = new_ipinfo(a, ip, module, offset, p->modgen);
-	uint32_t idx = (uint32_t)(p->nips - 1);
 	size_t n = 0;
+
+	info->module = module;
+	info->offset = offset;
+	info->frames = (uint32_t)p->nframes;
+	info->gen = p->modgen;
 
 	if (ip == MP_IP_TRUNCATED) {
 		add_frame(a, location(a, intern(a, "<stack truncated>"), 0, 0, MP_NONE,
@@ -351,7 +365,55 @@ static uint32_t resolve_ip(struct mp_analysis *a, uint64_t ip)
 	}
 	info = &p->ips[idx];
 	info->nframes = (uint32_t)(p->nframes - info->frames);
+}
+
+static uint32_t resolve_ip(struct mp_analysis *a, uint64_t ip)
+{
+	struct mp_analysis_private *p = a->p;
+	uint32_t idx;
+	new_ipinfo(a, ip, MP_NONE, ip, p->modgen);
+	idx = (uint32_t)(p->nips - 1);
+	fill_ipinfo(a, idx);
+	if (p->ips[idx].module == MP_NONE && ip != MP_IP_TRUNCATED && !mp_pyip_is(ip)) {
+		ALLOC_GROW(p->orphans, p->norphans + 1, p->orphans_alloc);
+		p->orphans[p->norphans++] = idx;
+	}
 	return idx;
+}
+
+/*
+ * A module came: the ipinfos of its code made before it (a library's first
+ * frames can come before its MODULE record) are its own now.
+ */
+static void adopt_orphans(struct mp_analysis *a, const struct mp_module *m)
+{
+	struct mp_analysis_private *p = a->p;
+	size_t k = 0;
+	for (size_t i = 0; i < p->norphans; i++) {
+		struct ipinfo *info = &p->ips[p->orphans[i]];
+		bool inside = false;
+		for (size_t s = 0; s < m->nseg && !inside; s++)
+			inside = info->ip >= m->base + m->seg[s].vaddr &&
+				 info->ip - (m->base + m->seg[s].vaddr) < m->seg[s].memsz;
+		if (info->gen == MP_NONE)
+			continue; /* its SYMBOL record came */
+		if (inside)
+			fill_ipinfo(a, p->orphans[i]);
+		else
+			p->orphans[k++] = p->orphans[i];
+	}
+	p->norphans = k;
+}
+
+/*
+ * Whether a SYMBOL record's frames still describe its ip: not once its
+ * module was unloaded, since another may be loaded at the same place (its
+ * own SYMBOL record for the ip follows the new node's TRACE record).
+ */
+static bool symbol_current(const struct mp_analysis *a, const struct ipinfo *info)
+{
+	return info->module == MP_NONE || a->modules[info->module].loaded ||
+	       !a->modules[info->module].nseg;
 }
 
 void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec)
@@ -362,10 +424,10 @@ void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec)
 	if (node != a->ntraces + 1 || node >= UINT32_MAX || rec->u.trace.parent >= node)
 		return; /* the decoder numbers nodes; anything else is a caller's bug */
 	if (mp_intmap_get(&p->ipmap, rec->u.trace.ip, &idx) &&
-	    (p->ips[idx].gen == MP_NONE || p->ips[idx].gen == p->modgen))
+	    (p->ips[idx].gen == MP_NONE ? symbol_current(a, &p->ips[idx]) : p->ips[idx].gen == p->modgen))
 		info = (uint32_t)idx;
 	else
-		info = resolve_ip(a, rec->u.trace.ip);
+		info = resolve_ip(a, rec->u.trace.ip); /* (its SYMBOL record, if any, comes next) */
 	ALLOC_GROW(p->traces, node + 1, p->traces_alloc);
 	p->traces[node].parent = (uint32_t)rec->u.trace.parent;
 	p->traces[node].ipinfo = info;

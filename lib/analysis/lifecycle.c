@@ -38,6 +38,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	mp_intmap_init(&p->ipmap);
 	mp_intmap_init(&p->modmap);
 	mp_intmap_init(&p->srcmods);
+	mp_intmap_init(&p->modbypath);
 	p->traces = xcalloc(1, sizeof(*p->traces));
 	p->traces_alloc = 1;
 	/* Location 0 is the single frame of allocations without a stack. */
@@ -68,6 +69,7 @@ static void release_pass_state(struct mp_analysis_private *p)
 	mp_intmap_release(&p->ipmap);
 	mp_intmap_release(&p->modmap);
 	mp_intmap_release(&p->srcmods);
+	mp_intmap_release(&p->modbypath);
 	free(p->segs);
 	p->segs = NULL;
 	free(p->sidmap);
@@ -88,6 +90,7 @@ void mp_analysis_release(struct mp_analysis *a)
 		mp_idxset_release(&p->locset);
 		free(p->traces);
 		free(p->ips);
+		free(p->orphans);
 		free(p->frames);
 		free(p->site_memo);
 		free(p);
