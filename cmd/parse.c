@@ -39,7 +39,8 @@ static struct mp_stacks *load_stacks(const char *path)
 	}
 	st = mp_stacks_new();
 	while (mp_reader_next(&r, &rec))
-		if (rec.type == MP_REC_TRACE || rec.type == MP_REC_SYMBOL || rec.type == MP_REC_MODULE)
+		if (rec.type == MP_REC_TRACE || rec.type == MP_REC_SYMBOL || rec.type == MP_REC_MODULE ||
+		    rec.type == MP_REC_MODULE_UNLOAD)
 			mp_stacks_add(st, &r, &rec);
 	mp_reader_release(&r);
 	return st;

@@ -264,13 +264,31 @@ struct stack_module {
 	char *name;
 	struct mp_segment *seg;
 	size_t nseg;
+	bool unloaded;
 };
+
+/* A SYMBOL record: its rendered function list, its module, the next record of its ip. */
+struct stack_sym {
+	char *text;
+	uint64_t module;
+	size_t next; /* SIZE_MAX: none (yet) */
+};
+
+/*
+ * Which SYMBOL record describes a node's ip: a record's index, or one of
+ * these. A record comes after the first node of its ip, and after the
+ * first node of an ip reused by another module once the first was unloaded.
+ */
+#define BIND_FIRST SIZE_MAX                   /* the ip's first record */
+#define BIND_AFTER(i) ((size_t)1 << 62 | (i)) /* the record after record i */
 
 struct mp_stacks {
 	uint64_t *parent, *ip;       /* by node index */
+	size_t *bind;                /* by node index: BIND_FIRST, BIND_AFTER(i) or i */
 	size_t nnodes, alloc;
-	struct mp_intmap sym;        /* ip -> index into syms */
-	char **syms;                 /* rendered function lists of SYMBOL records */
+	struct mp_intmap sym;        /* ip -> index into syms of its latest record */
+	struct mp_intmap first;      /* ip -> index into syms of its first record */
+	struct stack_sym *syms;
 	size_t nsyms, syms_alloc;
 	struct stack_module *mods;
 	size_t nmods, mods_alloc;
@@ -287,9 +305,11 @@ void mp_stacks_free(struct mp_stacks *st)
 		return;
 	free(st->parent);
 	free(st->ip);
+	free(st->bind);
 	mp_intmap_release(&st->sym);
+	mp_intmap_release(&st->first);
 	for (size_t i = 0; i < st->nsyms; i++)
-		free(st->syms[i]);
+		free(st->syms[i].text);
 	free(st->syms);
 	for (size_t i = 0; i < st->nmods; i++) {
 		free(st->mods[i].name);
@@ -297,6 +317,26 @@ void mp_stacks_free(struct mp_stacks *st)
 	}
 	free(st->mods);
 	free(st);
+}
+
+static struct stack_module *stack_module(struct mp_stacks *st, uint64_t id)
+{
+	for (size_t i = 0; i < st->nmods; i++)
+		if (st->mods[i].id == id)
+			return &st->mods[i];
+	return NULL;
+}
+
+/* The SYMBOL record a new node of ip takes (struct mp_stacks, bind). */
+static size_t bind_now(struct mp_stacks *st, uint64_t ip)
+{
+	uint64_t idx;
+	const struct stack_module *m;
+	if (!mp_intmap_get(&st->sym, ip, &idx))
+		return BIND_FIRST;
+	/* (Module ids are reused by no other module while loaded; an unloaded one is gone for good.) */
+	m = st->syms[idx].module ? stack_module(st, st->syms[idx].module) : NULL;
+	return m && m->unloaded ? BIND_AFTER(idx) : (size_t)idx;
 }
 
 void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct mp_record *rec)
@@ -309,13 +349,20 @@ void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct
 				a *= 2;
 			st->parent = xreallocarray(st->parent, a, sizeof(*st->parent));
 			st->ip = xreallocarray(st->ip, a, sizeof(*st->ip));
+			st->bind = xreallocarray(st->bind, a, sizeof(*st->bind));
 			st->alloc = a;
 		}
 		st->parent[i] = rec->u.trace.parent;
 		st->ip[i] = rec->u.trace.ip;
+		st->bind[i] = bind_now(st, rec->u.trace.ip);
 		if (i + 1 > st->nnodes)
 			st->nnodes = i + 1;
+	} else if (rec->type == MP_REC_MODULE_UNLOAD) {
+		struct stack_module *m = stack_module(st, rec->u.unload.id);
+		if (m)
+			m->unloaded = true;
 	} else if (rec->type == MP_REC_SYMBOL) {
+		uint64_t prev;
 		struct strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < rec->u.symbol.nframes; i++) {
 			const char *f = mp_reader_string(r, rec->u.symbol.frames[i].function);
@@ -329,15 +376,18 @@ void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct
 			strbuf_addch(&sb, '"');
 		}
 		if (!rec->u.symbol.nframes) {
-			const char *name = NULL;
-			for (size_t i = 0; i < st->nmods; i++)
-				if (st->mods[i].id == rec->u.symbol.module)
-					name = st->mods[i].name;
-			strbuf_addf(&sb, "\"%s+0x%llx\"", name ? name : "?",
+			const struct stack_module *m = stack_module(st, rec->u.symbol.module);
+			strbuf_addf(&sb, "\"%s+0x%llx\"", m ? m->name : "?",
 				    (unsigned long long)rec->u.symbol.offset);
 		}
 		ALLOC_GROW(st->syms, st->nsyms + 1, st->syms_alloc);
-		st->syms[st->nsyms] = strbuf_detach(&sb, NULL);
+		st->syms[st->nsyms].text = strbuf_detach(&sb, NULL);
+		st->syms[st->nsyms].module = rec->u.symbol.module;
+		st->syms[st->nsyms].next = SIZE_MAX;
+		if (mp_intmap_get(&st->sym, rec->u.symbol.ip, &prev))
+			st->syms[prev].next = st->nsyms;
+		else
+			mp_intmap_put(&st->first, rec->u.symbol.ip, st->nsyms);
 		mp_intmap_put(&st->sym, rec->u.symbol.ip, st->nsyms++);
 	} else if (rec->type == MP_REC_MODULE) {
 		struct stack_module *m;
@@ -355,18 +405,31 @@ void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct
 	}
 }
 
+/* The SYMBOL record node n's ip has, or SIZE_MAX. */
+static size_t bound_symbol(const struct mp_stacks *st, uint64_t n)
+{
+	size_t b = st->bind[n];
+	uint64_t idx;
+	if (b == BIND_FIRST)
+		return mp_intmap_get(&st->first, st->ip[n], &idx) ? (size_t)idx : SIZE_MAX;
+	if (b & BIND_AFTER(0))
+		return st->syms[b & ~BIND_AFTER(0)].next;
+	return b;
+}
+
 void mp_stacks_render(struct mp_stacks *st, struct strbuf *out, uint64_t node)
 {
 	size_t guard = 0;
 	strbuf_addch(out, '[');
 	for (uint64_t n = node; n && n < st->nnodes && guard++ < 100000; n = st->parent[n]) {
-		uint64_t ip = st->ip[n], idx;
+		uint64_t ip = st->ip[n];
+		size_t idx;
 		if (n != node)
 			strbuf_addch(out, ',');
 		if (ip == MP_IP_TRUNCATED) {
 			strbuf_addstr(out, "\"<stack truncated>\"");
-		} else if (mp_intmap_get(&st->sym, ip, &idx)) {
-			strbuf_addstr(out, st->syms[idx]);
+		} else if ((idx = bound_symbol(st, n)) != SIZE_MAX) {
+			strbuf_addstr(out, st->syms[idx].text);
 		} else {
 			const struct stack_module *m = NULL;
 			for (size_t i = 0; i < st->nmods && !m; i++)

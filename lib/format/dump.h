@@ -9,9 +9,11 @@
 /* Append rec as one line (with a newline) to out; r resolves string ids. */
 void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct mp_record *rec);
 /*
- * Stacks for `memprof parse --stacks`: fed every TRACE, SYMBOL and MODULE
- * record of a capture (a first pass), it renders a trace node as the list of
- * its frames' functions, innermost first.
+ * Stacks for `memprof parse --stacks`: fed every TRACE, SYMBOL, MODULE and
+ * MODULE_UNLOAD record of a capture (a first pass), it renders a trace node
+ * as the list of its frames' functions, innermost first (from the SYMBOL
+ * record its ip had when the node was made: a library loaded where an
+ * unloaded one was has records of its own).
  */
 struct mp_stacks;
 struct mp_stacks *mp_stacks_new(void);

@@ -44,7 +44,7 @@ struct stream {
 	bool w_open;
 	struct mp_symbols *sym;
 	size_t sym_warned;
-	struct mp_intmap seen_ips;   /* ips already symbolized or pending */
+	struct mp_intmap seen_ips;   /* ips symbolized (-> their module's id + 1) or pending (-> 0) */
 	struct mp_intmap strings;    /* interned string pointer -> id in this file */
 	struct mp_strtab pystrings;  /* the text of Python frames' names, interned for `strings` */
 	uint64_t *pending;           /* ips no known module contained yet */
@@ -112,6 +112,11 @@ void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp
 char *mp_collect_whole_path(const char *path);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
+/*
+ * Whether ip needs its SYMBOL record: never seen, or symbolized in a module
+ * unloaded since (another may be loaded there now). Marks it pending.
+ */
+bool mp_collect_new_ip(struct stream *s, uint64_t ip);
 /* Write the SYMBOL record a PYFRAME record's payload (data, len) describes into s's capture. */
 void mp_collect_pyframe(struct mp_collector *c, struct stream *s, const uint8_t *data, size_t len);
 /* Symbolize the ips that no module contained before, keeping those still unknown. */

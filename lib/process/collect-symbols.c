@@ -120,6 +120,17 @@ static void write_symbol(struct mp_collector *c, struct stream *s, uint64_t ip, 
 	s->info.symbols++;
 }
 
+bool mp_collect_new_ip(struct stream *s, uint64_t ip)
+{
+	uint64_t module;
+	if (!mp_intmap_get(&s->seen_ips, ip, &module) ||
+	    (module > 0 && !mp_symbols_has_module(s->sym, module - 1))) {
+		mp_intmap_put(&s->seen_ips, ip, 0);
+		return true;
+	}
+	return false;
+}
+
 /* Write the SYMBOL record of ip; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 {
@@ -138,6 +149,7 @@ bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 		frames[i].column = sym.frames[i].column;
 	}
 	write_symbol(c, s, ip, sym.module_id, sym.offset, frames, n);
+	mp_intmap_put(&s->seen_ips, ip, sym.module_id + 1);
 	nw = mp_symbols_warnings(s->sym, &lines);
 	for (; s->sym_warned < nw; s->sym_warned++)
 		symbol_problem(c, lines[s->sym_warned]);

@@ -335,7 +335,7 @@ static void process(struct mp_collector *c, struct stream *s, size_t budget)
 		case MP_REC_TRACE:
 			s->info.traces++;
 			if (s->sym && rec.u.trace.ip != MP_IP_TRUNCATED && !mp_pyip_is(rec.u.trace.ip) &&
-			    mp_intmap_put(&s->seen_ips, rec.u.trace.ip, 1)) {
+			    mp_collect_new_ip(s, rec.u.trace.ip)) {
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
 				chunk = pos + (size_t)n;
 				if (!mp_collect_symbolize(c, s, rec.u.trace.ip)) {

@@ -190,6 +190,11 @@ void mp_symbols_remove_module(struct mp_symbols *s, uint64_t id)
 	free(m);
 }
 
+bool mp_symbols_has_module(struct mp_symbols *s, uint64_t id)
+{
+	return ptr_get(&s->modules, id) != NULL;
+}
+
 static int range_cmp(const void *a, const void *b)
 {
 	const struct range *x = a, *y = b;

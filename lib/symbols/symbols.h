@@ -116,6 +116,8 @@ int mp_symbols_add_module(struct mp_symbols *s, uint64_t id, uint64_t base, cons
 			  const struct mp_segment *seg, size_t nseg);
 /* Forget module id (MODULE_UNLOAD); unknown ids are ignored. The file stays cached. */
 void mp_symbols_remove_module(struct mp_symbols *s, uint64_t id);
+/* Whether module id is in the map (added, not removed since). */
+bool mp_symbols_has_module(struct mp_symbols *s, uint64_t id);
 
 struct mp_sym_frame {
 	const char *function; /* NULL when unknown */

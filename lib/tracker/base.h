@@ -54,6 +54,7 @@ struct mp_real {
 	void (*closefrom)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
+	int (*dlclose)(void *);
 };
 extern struct mp_real mp_real MP_HIDDEN;
 

@@ -594,6 +594,8 @@ int mp_hook_close_range(unsigned first, unsigned last, int flags) MP_HIDDEN;
 void mp_hook_closefrom(int lowfd) MP_HIDDEN;
 int mp_hook_dup2(int oldfd, int newfd) MP_HIDDEN;
 int mp_hook_dup3(int oldfd, int newfd, int flags) MP_HIDDEN;
+/* modules.c's: the map refreshed when the program unloads a library. */
+int mp_hook_dlclose(void *handle) MP_HIDDEN;
 
 #define HOOK(name) { #name, (void *)mp_hook_##name }
 const struct mp_hook mp_hooks[] = {
@@ -605,7 +607,7 @@ const struct mp_hook mp_hooks[] = {
 	HOOK(execlp), HOOK(execle), HOOK(pthread_setname_np), HOOK(prctl),
 	HOOK(setuid), HOOK(setgid), HOOK(seteuid), HOOK(setegid), HOOK(setreuid),
 	HOOK(setregid), HOOK(setresuid), HOOK(setresgid), HOOK(setgroups),
-	HOOK(close), HOOK(close_range), HOOK(closefrom), HOOK(dup2), HOOK(dup3),
+	HOOK(close), HOOK(close_range), HOOK(closefrom), HOOK(dup2), HOOK(dup3), HOOK(dlclose),
 	{ NULL, NULL },
 };
 
@@ -622,6 +624,7 @@ void *mp_real_for(const char *name)
 		REAL(fork), REAL(exit), REAL(_exit), REAL(_Exit), REAL(abort), REAL(execve),
 		REAL(execv), REAL(execvp), REAL(execvpe), REAL(fexecve), REAL(pthread_setname_np),
 		REAL(prctl), REAL(close), REAL(close_range), REAL(closefrom), REAL(dup2), REAL(dup3),
+		REAL(dlclose),
 #undef REAL
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)

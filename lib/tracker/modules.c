@@ -3,12 +3,14 @@
  * build-ids and segments, as MODULE / MODULE_UNLOAD records. Changes are found
  * with dl_iterate_phdr (dlpi_adds / dlpi_subs), never by interposing dlopen
  * (a dlopen called from our library would resolve $ORIGIN and RUNPATH for us,
- * not for the program). dl_iterate_phdr takes the loader's lock, so it is never
+ * not for the program); dlclose is interposed, since the loader unmaps a
+ * library with no call our hooks see. dl_iterate_phdr takes the loader's lock, so it is never
  * called with the main lock held; refreshes are serialised by their own lock
  * and a thread that finds it busy simply goes on.
  */
 #include <config.h>
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
@@ -18,7 +20,9 @@
 #include <unistd.h>
 
 #include "lib/format/encode.h"
+#include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
+#include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 #include "lib/tracker/unwind.h"
@@ -27,8 +31,11 @@ struct module {
 	uint64_t id;
 	uint64_t base;
 	uint64_t name_hash;
+	uint64_t code_lo, code_hi; /* its executable segments, lowest to highest */
 	int seen;
 };
+/* At most this many unloaded modules' code forgotten one by one in a refresh (else all of it). */
+#define GONE_MAX 16
 
 struct range {
 	uint64_t lo, hi;
@@ -238,14 +245,22 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 		mods[nmods].id = next_id++;
 		mods[nmods].base = info->dlpi_addr;
 		mods[nmods].name_hash = h;
+		mods[nmods].code_lo = UINT64_MAX;
+		mods[nmods].code_hi = 0;
 		nmods++;
 		emit_module(info, path, mods[i].id);
 	}
 	mods[i].seen = 1;
 	for (int k = 0; k < info->dlpi_phnum; k++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-			add_range(info->dlpi_addr + ph->p_vaddr, info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		add_range(lo, hi);
+		if (lo < mods[i].code_lo)
+			mods[i].code_lo = lo;
+		if (hi > mods[i].code_hi)
+			mods[i].code_hi = hi;
 	}
 	return 0;
 }
@@ -253,6 +268,8 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 int mp_modules_refresh(int force)
 {
 	unsigned long long c[2] = { 0, 0 };
+	uint64_t gone[GONE_MAX][2];
+	size_t ngone = 0;
 	int changed = 0, cs;
 	if (mp_state != MP_STATE_ON)
 		return 0;
@@ -270,12 +287,23 @@ int mp_modules_refresh(int force)
 		for (size_t i = 0; i < nmods;) {
 			if (!mods[i].seen) {
 				emit_unload(mods[i].id);
+				if (ngone < GONE_MAX && mods[i].code_lo < mods[i].code_hi) {
+					gone[ngone][0] = mods[i].code_lo;
+					gone[ngone++][1] = mods[i].code_hi;
+				} else if (mods[i].code_lo < mods[i].code_hi) {
+					gone[0][0] = 0; /* too many at once: all code */
+					gone[0][1] = UINT64_MAX;
+					ngone = 1;
+				}
 				mods[i] = mods[--nmods];
 			} else {
 				i++;
 			}
 		}
 		swap_ranges();
+		/* Another module may be loaded where they were: their nodes are not its. */
+		if (ngone)
+			mp_stacks_forget_code((const uint64_t(*)[2])gone, ngone);
 		/* Unloaded code invalidates what the stack walkers cached about it. */
 		if (c[1] != last_subs && last_subs != ~0ull)
 			mp_unwind_code_changed();
@@ -288,3 +316,27 @@ int mp_modules_refresh(int force)
 	pthread_mutex_unlock(&modules_lock);
 	return changed;
 }
+
+/*
+ * The program's dlclose: the map is refreshed at once, so that the unload
+ * comes before anything loaded at the same place (whose code then gets
+ * trace nodes of its own, mp_stacks_forget_code()).
+ */
+MP_EXPORT int dlclose(void *handle)
+{
+	int r;
+	if (unlikely(!mp_real.dlclose))
+		mp_init_stage1();
+	if (unlikely(!mp_real.dlclose))
+		return -1;
+	r = mp_real.dlclose(handle);
+	if (!mp_in_hook)
+		mp_modules_refresh(0);
+	return r;
+}
+
+/* For memprof attach's GOT patching (hooks.c, mp_hooks): ours, not the first of its name. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-attributes"
+extern __typeof__(dlclose) mp_hook_dlclose __attribute__((alias("dlclose"), visibility("hidden")));
+#pragma GCC diagnostic pop

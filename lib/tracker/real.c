@@ -114,6 +114,7 @@ int mp_resolve_real(void)
 	RESOLVE(closefrom);
 	RESOLVE(dup2);
 	RESOLVE(dup3);
+	RESOLVE(dlclose);
 	return mp_real.malloc && mp_real.free && mp_real.calloc && mp_real.realloc ? 0 : -1;
 }
 

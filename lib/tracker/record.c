@@ -82,9 +82,9 @@ static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int
 {
 	uint64_t h0 = 0, h1 = 0, pos_mul;
 	uint32_t depth = 0;
-	if (unlikely(ts->walk_gen != mp_st.gen)) {
+	if (unlikely(ts->walk_gen != mp_nodes_gen)) {
 		stable = 0;
-		ts->walk_gen = mp_st.gen;
+		ts->walk_gen = mp_nodes_gen;
 	}
 	if (stable) {
 		h0 = f[n - stable].hash[0];
@@ -117,7 +117,7 @@ static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int
 static int cached_prefix(const struct mp_tstate *ts, int depth)
 {
 	int k = 0;
-	if (likely(ts->cache_gen == mp_st.gen)) {
+	if (likely(ts->cache_gen == mp_nodes_gen)) {
 		int m = depth < ts->depth ? depth : ts->depth;
 		while (k < m && ts->ips[k] == ts->scratch[k])
 			k++;
@@ -193,7 +193,8 @@ void mp_record_site(struct mp_site *site)
 	site->frames = NULL;
 	site->py = site->hashed = 0;
 	site->node = 0;
-	site->gen = seed = mp_st.gen;
+	site->gen = __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE);
+	seed = mp_st.gen;
 	if (unlikely(!ts))
 		goto out;
 	if (unlikely(mp_py_on)) {
@@ -258,10 +259,13 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
 		goto out;
 	if (likely(site->node)) {
-		if (likely(site->gen == mp_st.gen)) {
+		if (likely(site->gen == mp_nodes_gen)) {
 			node = site->node; /* known to the walker, in this stream */
 		} else {
-			/* A new stream began while the allocator ran: its own nodes (native frames only). */
+			/*
+			 * A new stream began while the allocator ran, or code was
+			 * unloaded: nodes of now (native frames only).
+			 */
 			int depth = libunwind_stack(ts);
 			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
 		}
@@ -279,6 +283,10 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		}
 		mp_unwind_learn(ts->uw, node);
 	} else if (likely(site->n >= 0)) {
+		/* (Nodes the walker's frames kept from before unloaded code are gone.) */
+		if (unlikely(site->gen != mp_nodes_gen))
+			for (int k = 0; k < site->n; k++)
+				site->frames[k].node = MP_UFRAME_NO_NODE;
 		/* A known stack (no lock), or new frames for the tree (under its lock). */
 		node = mp_smap_get(site->h);
 		if (unlikely(!node))
@@ -289,6 +297,13 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	}
 	if (unlikely(!node))
 		goto out;
+	/*
+	 * Code outside every known module (a library just loaded): its MODULE
+	 * record now, while it is there; a dlclose before the next event would
+	 * leave its frames with no module.
+	 */
+	if (unlikely(mp_modules_dirty()))
+		mp_modules_refresh(0);
 	p = event_begin(ts, &start);
 	if (unlikely(!p))
 		goto out;

@@ -17,7 +17,7 @@ struct mp_site {
 	uint64_t h[2];             /* the stack's hash (frames) */
 	int n, depth, k;           /* frames walked (-1: scratch), scratch's depth, cached prefix */
 	uint32_t node;             /* the walker knew the stack: its node (else 0), */
-	uint32_t gen;              /* in this stream (mp_st.gen) */
+	uint32_t gen;              /* of the nodes it knows (mp_nodes_gen) */
 	int8_t py;                 /* Python frames are part of it (ts->py, python.h) */
 	int8_t hashed;             /* with Python frames: h holds the whole stack's hash */
 	int8_t truncated;          /* the walker kept only the innermost frames */

@@ -12,6 +12,7 @@
 #include "lib/tracker/stream.h"
 
 struct mp_smap_table *mp_smap;
+uint32_t mp_nodes_gen = 1;
 /*
  * The tree's lock: taken only for stacks the stack map does not know, so a
  * program that allocates from the same stacks over and over never takes it.
@@ -27,7 +28,8 @@ struct tt_entry {
 };
 static struct tt_entry *tt;
 static size_t tt_size; /* slots, a power of two */
-static uint32_t tt_count;
+static uint32_t tt_count; /* the last node's number */
+static size_t tt_used;    /* slots in use (fewer than tt_count once code was unloaded) */
 
 /* ---- the trace tree ---- */
 
@@ -37,25 +39,41 @@ static inline size_t tt_hash(uint32_t parent, uint64_t ip)
 	return (size_t)(h ^ (h >> 29));
 }
 
-int mp_stacks_grow(void)
+/* Whether ip is in one of the n ranges [r[i][0], r[i][1]). */
+static int in_ranges(uint64_t ip, const uint64_t (*r)[2], size_t n)
 {
-	size_t size = tt_size ? tt_size * 2 : 1u << 12;
+	for (size_t i = 0; i < n; i++)
+		if (ip >= r[i][0] && ip < r[i][1])
+			return 1;
+	return 0;
+}
+
+/* The table again in size slots, without the nodes whose ip is in the n ranges. */
+static int tt_rebuild(size_t size, const uint64_t (*gone)[2], size_t ngone)
+{
 	struct tt_entry *n = mp_pages(size * sizeof(*n));
 	if (!n)
 		return -1;
+	tt_used = 0;
 	for (size_t i = 0; i < tt_size; i++) {
 		size_t j;
-		if (!tt[i].index)
+		if (!tt[i].index || in_ranges(tt[i].ip, gone, ngone))
 			continue;
 		for (j = tt_hash(tt[i].parent, tt[i].ip) & (size - 1); n[j].index; j = (j + 1) & (size - 1))
 			;
 		n[j] = tt[i];
+		tt_used++;
 	}
 	if (tt)
 		mp_pages_free(tt, tt_size * sizeof(*tt));
 	tt = n;
 	tt_size = size;
 	return 0;
+}
+
+int mp_stacks_grow(void)
+{
+	return tt_rebuild(tt_size ? tt_size * 2 : 1u << 12, NULL, 0);
 }
 
 /*
@@ -72,7 +90,7 @@ static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 	 * is resident, and it is searched only for stacks the stack map has not
 	 * seen, so its longer probes cost little.
 	 */
-	if (unlikely((size_t)tt_count * 8 >= tt_size * 7) && mp_stacks_grow())
+	if (unlikely(tt_used * 8 >= tt_size * 7) && mp_stacks_grow())
 		return 0;
 	for (j = tt_hash(parent, ip) & (tt_size - 1); tt[j].index; j = (j + 1) & (tt_size - 1))
 		if (tt[j].ip == ip && tt[j].parent == parent)
@@ -83,6 +101,7 @@ static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 	tt[j].ip = ip;
 	tt[j].parent = parent;
 	tt[j].index = ++tt_count;
+	tt_used++;
 	if (mp_stream_put(&ts->ring, rec, (size_t)(mp_enc_trace(rec, tt_count, parent, ip, &last_trace_ip) - rec)))
 		return 0; /* tracking stopped: no event will name the node */
 	/* Code outside every known module means the loader mapped something new. */
@@ -145,8 +164,27 @@ void mp_stacks_reset(void)
 	if (tt)
 		memset(tt, 0, tt_size * sizeof(*tt));
 	tt_count = 0;
+	tt_used = 0;
 	last_trace_ip = 0;
 	mp_py_stream_reset();
+	__atomic_add_fetch(&mp_nodes_gen, 1, __ATOMIC_RELEASE);
+	mp_unlock(&tree_lock);
+}
+
+void mp_stacks_forget_code(const uint64_t (*gone)[2], size_t ngone)
+{
+	mp_lock(&tree_lock);
+	/* (Without memory for the copy, every node goes: new ones are made as stacks come.) */
+	if (tt && tt_rebuild(tt_size, gone, ngone) < 0) {
+		memset(tt, 0, tt_size * sizeof(*tt));
+		tt_used = 0;
+	}
+	/* Any whole stack may have passed through that code: the map learns them again. */
+	if (mp_smap) {
+		memset(mp_smap->e, 0, (mp_smap->mask + 1) * sizeof(mp_smap->e[0]));
+		mp_smap->count = 0;
+	}
+	__atomic_add_fetch(&mp_nodes_gen, 1, __ATOMIC_RELEASE);
 	mp_unlock(&tree_lock);
 }
 
@@ -208,7 +246,7 @@ int mp_stack_from_ips(struct mp_tstate *ts, int n, int truncated)
 uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k)
 {
 	uint32_t node;
-	if (unlikely(ts->cache_gen != mp_st.gen))
+	if (unlikely(ts->cache_gen != mp_nodes_gen))
 		k = 0;
 	node = k ? ts->nodes[k - 1] : 0;
 	if (k == depth && k == ts->depth)
@@ -227,7 +265,7 @@ uint32_t mp_slow_stack_node(struct mp_tstate *ts, int depth, int k)
 		return 0;
 	}
 	ts->depth = depth;
-	ts->cache_gen = mp_st.gen;
+	ts->cache_gen = mp_nodes_gen;
 	return node;
 }
 

@@ -86,6 +86,19 @@ void mp_smap_learn(const uint64_t h[2], uint32_t node) MP_HIDDEN;
 int mp_stacks_grow(void) MP_HIDDEN;
 /* A new stream numbers its nodes afresh. */
 void mp_stacks_reset(void) MP_HIDDEN;
+/*
+ * Code in the n ranges [gone[i][0], gone[i][1]) was unloaded (dlclose): the
+ * nodes of its return addresses are forgotten, so that another module
+ * loaded there later gets nodes of its own, and the stack map and every
+ * thread's cached nodes start again (mp_nodes_gen).
+ */
+void mp_stacks_forget_code(const uint64_t (*gone)[2], size_t n) MP_HIDDEN;
+/*
+ * The nodes' generation: what a thread caches about nodes (its last stack,
+ * its walker's frames, a site between walk and record) is good while this
+ * is unchanged. It changes with a new stream and with unloaded code.
+ */
+extern uint32_t mp_nodes_gen MP_HIDDEN;
 /* The tree's lock, held across fork. */
 void mp_stacks_lock(void) MP_HIDDEN;
 void mp_stacks_unlock(void) MP_HIDDEN;
