@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/format/encode.h"
@@ -265,7 +266,24 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-int mp_modules_refresh(int force)
+/*
+ * The modules' lock, waiting at most 50 ms: the thread refreshing may wait
+ * for the loader's lock, which a dlclose run by a library's destructor holds
+ * (a nested dlclose). 0, or nonzero when the time ran out.
+ */
+static int lock_a_while(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 50 * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return pthread_mutex_timedlock(&modules_lock, &until);
+}
+
+int mp_modules_refresh(int wait)
 {
 	unsigned long long c[2] = { 0, 0 };
 	uint64_t gone[GONE_MAX][2];
@@ -273,12 +291,14 @@ int mp_modules_refresh(int force)
 	int changed = 0, cs;
 	if (mp_state != MP_STATE_ON)
 		return 0;
-	if (pthread_mutex_trylock(&modules_lock))
+	if (wait ? lock_a_while() : pthread_mutex_trylock(&modules_lock)) {
+		mp_modules_mark_dirty(); /* (the next event looks again) */
 		return 0; /* another thread is at it */
+	}
 	mp_in_hook++;
 	cs = mp_cancel_off(); /* a module's file is opened and read */
 	dl_iterate_phdr(counters_cb, c);
-	if (force || mp_modules_dirty() || c[0] != last_adds || c[1] != last_subs) {
+	if (mp_modules_dirty() || c[0] != last_adds || c[1] != last_subs) {
 		__atomic_store_n(&dirty, 0, __ATOMIC_RELAXED);
 		for (size_t i = 0; i < nmods; i++)
 			mods[i].seen = 0;
@@ -330,8 +350,9 @@ MP_EXPORT int dlclose(void *handle)
 	if (unlikely(!mp_real.dlclose))
 		return -1;
 	r = mp_real.dlclose(handle);
+	/* (Waiting for a refresh in progress, which may have begun before the unload.) */
 	if (!mp_in_hook)
-		mp_modules_refresh(0);
+		mp_modules_refresh(1);
 	return r;
 }
 

@@ -9,8 +9,12 @@
 
 #include "lib/tracker/base.h"
 
-/* Emit MODULE/MODULE_UNLOAD records for changes since the last call; 1 when modules were added. */
-int mp_modules_refresh(int force) MP_HIDDEN;
+/*
+ * Emit MODULE/MODULE_UNLOAD records for changes since the last call; 1 when
+ * modules were added. With wait 0 it returns at once when another thread is
+ * refreshing; with 1 it waits for it (50 ms at most), then looks again.
+ */
+int mp_modules_refresh(int wait) MP_HIDDEN;
 /* Note that the module map may have changed; the next event refreshes it. */
 void mp_modules_mark_dirty(void) MP_HIDDEN;
 int mp_modules_dirty(void) MP_HIDDEN;

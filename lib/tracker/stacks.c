@@ -29,7 +29,9 @@ struct tt_entry {
 static struct tt_entry *tt;
 static size_t tt_size; /* slots, a power of two */
 static uint32_t tt_count; /* the last node's number */
-static size_t tt_used;    /* slots in use (fewer than tt_count once code was unloaded) */
+static size_t tt_used;    /* slots in use, tombstones too */
+/* A node forgotten (its code was unloaded): no (parent, ip) matches it; probes go past it. */
+#define TT_TOMB UINT32_MAX
 
 /* ---- the trace tree ---- */
 
@@ -48,8 +50,8 @@ static int in_ranges(uint64_t ip, const uint64_t (*r)[2], size_t n)
 	return 0;
 }
 
-/* The table again in size slots, without the nodes whose ip is in the n ranges. */
-static int tt_rebuild(size_t size, const uint64_t (*gone)[2], size_t ngone)
+/* The table again in size slots, without tombstones. */
+static int tt_rebuild(size_t size)
 {
 	struct tt_entry *n = mp_pages(size * sizeof(*n));
 	if (!n)
@@ -57,7 +59,7 @@ static int tt_rebuild(size_t size, const uint64_t (*gone)[2], size_t ngone)
 	tt_used = 0;
 	for (size_t i = 0; i < tt_size; i++) {
 		size_t j;
-		if (!tt[i].index || in_ranges(tt[i].ip, gone, ngone))
+		if (!tt[i].index || tt[i].index == TT_TOMB)
 			continue;
 		for (j = tt_hash(tt[i].parent, tt[i].ip) & (size - 1); n[j].index; j = (j + 1) & (size - 1))
 			;
@@ -73,7 +75,7 @@ static int tt_rebuild(size_t size, const uint64_t (*gone)[2], size_t ngone)
 
 int mp_stacks_grow(void)
 {
-	return tt_rebuild(tt_size ? tt_size * 2 : 1u << 12, NULL, 0);
+	return tt_rebuild(tt_size ? tt_size * 2 : 1u << 12);
 }
 
 /*
@@ -92,6 +94,7 @@ static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 	 */
 	if (unlikely(tt_used * 8 >= tt_size * 7) && mp_stacks_grow())
 		return 0;
+	/* (A tombstone's parent is no node's number.) */
 	for (j = tt_hash(parent, ip) & (tt_size - 1); tt[j].index; j = (j + 1) & (tt_size - 1))
 		if (tt[j].ip == ip && tt[j].parent == parent)
 			return tt[j].index;
@@ -174,11 +177,12 @@ void mp_stacks_reset(void)
 void mp_stacks_forget_code(const uint64_t (*gone)[2], size_t ngone)
 {
 	mp_lock(&tree_lock);
-	/* (Without memory for the copy, every node goes: new ones are made as stacks come.) */
-	if (tt && tt_rebuild(tt_size, gone, ngone) < 0) {
-		memset(tt, 0, tt_size * sizeof(*tt));
-		tt_used = 0;
-	}
+	/* In place (no memory to map while threads run): the table grows past its tombstones. */
+	for (size_t i = 0; i < tt_size; i++)
+		if (tt[i].index && tt[i].index != TT_TOMB && in_ranges(tt[i].ip, gone, ngone)) {
+			tt[i].index = TT_TOMB;
+			tt[i].parent = TT_TOMB;
+		}
 	/* Any whole stack may have passed through that code: the map learns them again. */
 	if (mp_smap) {
 		memset(mp_smap->e, 0, (mp_smap->mask + 1) * sizeof(mp_smap->e[0]));
