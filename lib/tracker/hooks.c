@@ -26,6 +26,7 @@
 #include "lib/tracker/hooks.h"
 #include "lib/tracker/creds.h"
 #include "lib/tracker/lifecycle.h"
+#include "lib/tracker/modules.h"
 #include "lib/tracker/record.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
@@ -544,6 +545,26 @@ MP_EXPORT int prctl(int option, ...)
 	return r;
 }
 
+/*
+ * The loader unmaps a library with no call our hooks see: the module map is
+ * refreshed at once, so that the unload comes before anything loaded at the
+ * same place (whose code then gets trace nodes of its own,
+ * mp_stacks_forget_code()). It waits for a refresh in progress, which may
+ * have begun before the unload.
+ */
+MP_EXPORT int dlclose(void *handle)
+{
+	int r;
+	if (unlikely(!mp_real.dlclose))
+		mp_init_stage1();
+	if (unlikely(!mp_real.dlclose))
+		return -1;
+	r = mp_real.dlclose(handle);
+	if (!mp_in_hook)
+		mp_modules_refresh(1);
+	return r;
+}
+
 /* ---- the table GOT patching uses (attach) ---- */
 
 /*
@@ -586,6 +607,7 @@ ALIAS(execlp)
 ALIAS(execle)
 ALIAS(pthread_setname_np)
 ALIAS(prctl)
+ALIAS(dlclose)
 #pragma GCC diagnostic pop
 
 /* fds.c's: the close and dup hooks that keep the tracker's descriptors open and out of the way. */
@@ -594,8 +616,6 @@ int mp_hook_close_range(unsigned first, unsigned last, int flags) MP_HIDDEN;
 void mp_hook_closefrom(int lowfd) MP_HIDDEN;
 int mp_hook_dup2(int oldfd, int newfd) MP_HIDDEN;
 int mp_hook_dup3(int oldfd, int newfd, int flags) MP_HIDDEN;
-/* modules.c's: the map refreshed when the program unloads a library. */
-int mp_hook_dlclose(void *handle) MP_HIDDEN;
 
 #define HOOK(name) { #name, (void *)mp_hook_##name }
 const struct mp_hook mp_hooks[] = {

@@ -42,6 +42,7 @@ int mp_setup(void)
 	if (done)
 		return 0;
 	mp_st.page_size = sysconf(_SC_PAGESIZE);
+	mp_modules_unloaded = mp_stacks_forget_code;
 	mp_exe_path(mp_st.exe_path, sizeof(mp_st.exe_path));
 	mp_find_self();
 	if (mp_threads_setup() || mp_stacks_grow()) {

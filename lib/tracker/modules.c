@@ -3,14 +3,14 @@
  * build-ids and segments, as MODULE / MODULE_UNLOAD records. Changes are found
  * with dl_iterate_phdr (dlpi_adds / dlpi_subs), never by interposing dlopen
  * (a dlopen called from our library would resolve $ORIGIN and RUNPATH for us,
- * not for the program); dlclose is interposed, since the loader unmaps a
- * library with no call our hooks see. dl_iterate_phdr takes the loader's lock, so it is never
- * called with the main lock held; refreshes are serialised by their own lock
- * and a thread that finds it busy simply goes on.
+ * not for the program); dlclose is interposed (hooks.c), since the loader
+ * unmaps a library with no call our hooks see. dl_iterate_phdr takes the
+ * loader's lock, so it is never called with the main lock held; refreshes
+ * are serialised by their own lock and a thread that finds it busy simply
+ * goes on (but dlclose's, which waits a while).
  */
 #include <config.h>
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
@@ -21,9 +21,7 @@
 #include <unistd.h>
 
 #include "lib/format/encode.h"
-#include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
-#include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 #include "lib/tracker/unwind.h"
@@ -47,6 +45,7 @@ struct rangeset {
 	size_t n, cap;
 };
 
+void (*mp_modules_unloaded)(const uint64_t (*gone)[2], size_t n);
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *mods;
 static size_t nmods, mods_cap;
@@ -322,8 +321,8 @@ int mp_modules_refresh(int wait)
 		}
 		swap_ranges();
 		/* Another module may be loaded where they were: their nodes are not its. */
-		if (ngone)
-			mp_stacks_forget_code((const uint64_t(*)[2])gone, ngone);
+		if (ngone && mp_modules_unloaded)
+			mp_modules_unloaded((const uint64_t(*)[2])gone, ngone);
 		/* Unloaded code invalidates what the stack walkers cached about it. */
 		if (c[1] != last_subs && last_subs != ~0ull)
 			mp_unwind_code_changed();
@@ -336,28 +335,3 @@ int mp_modules_refresh(int wait)
 	pthread_mutex_unlock(&modules_lock);
 	return changed;
 }
-
-/*
- * The program's dlclose: the map is refreshed at once, so that the unload
- * comes before anything loaded at the same place (whose code then gets
- * trace nodes of its own, mp_stacks_forget_code()).
- */
-MP_EXPORT int dlclose(void *handle)
-{
-	int r;
-	if (unlikely(!mp_real.dlclose))
-		mp_init_stage1();
-	if (unlikely(!mp_real.dlclose))
-		return -1;
-	r = mp_real.dlclose(handle);
-	/* (Waiting for a refresh in progress, which may have begun before the unload.) */
-	if (!mp_in_hook)
-		mp_modules_refresh(1);
-	return r;
-}
-
-/* For memprof attach's GOT patching (hooks.c, mp_hooks): ours, not the first of its name. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-attributes"
-extern __typeof__(dlclose) mp_hook_dlclose __attribute__((alias("dlclose"), visibility("hidden")));
-#pragma GCC diagnostic pop

@@ -5,6 +5,7 @@
 #ifndef MEMPROF_LIB_TRACKER_MODULES_H
 #define MEMPROF_LIB_TRACKER_MODULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/tracker/base.h"
@@ -15,6 +16,12 @@
  * refreshing; with 1 it waits for it (50 ms at most), then looks again.
  */
 int mp_modules_refresh(int wait) MP_HIDDEN;
+/*
+ * Told, during a refresh, the code ranges [gone[i][0], gone[i][1]) of the
+ * modules unloaded (the trace tree's mp_stacks_forget_code(), set up by
+ * lifecycle.c: the tree's code asks this map about ips, not the other way).
+ */
+extern void (*mp_modules_unloaded)(const uint64_t (*gone)[2], size_t n) MP_HIDDEN;
 /* Note that the module map may have changed; the next event refreshes it. */
 void mp_modules_mark_dirty(void) MP_HIDDEN;
 int mp_modules_dirty(void) MP_HIDDEN;
