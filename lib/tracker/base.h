@@ -55,6 +55,7 @@ struct mp_real {
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
 	int (*dlclose)(void *);
+	int (*mlockall)(int);
 };
 extern struct mp_real mp_real MP_HIDDEN;
 

@@ -546,6 +546,32 @@ MP_EXPORT int prctl(int option, ...)
 }
 
 /*
+ * The rings reserve 2 GiB of address space, which mlockall(MCL_CURRENT)
+ * counts against RLIMIT_MEMLOCK: a program that may lock what it has
+ * untracked must be able to tracked. When the lock is refused, the
+ * reservation beyond the rings in use goes and the program's call is made
+ * again; later rings are mapped as they come (or tracking stops, saying
+ * why, if that is refused).
+ */
+MP_EXPORT int mlockall(int flags)
+{
+	int r, err;
+	if (unlikely(!mp_real.mlockall))
+		mp_init_stage1();
+	if (unlikely(!mp_real.mlockall))
+		return (int)syscall(SYS_mlockall, flags);
+	r = mp_real.mlockall(flags);
+	if (r == 0 || !(flags & MCL_CURRENT) || (errno != ENOMEM && errno != EAGAIN))
+		return r;
+	err = errno;
+	if (!mp_stream_unreserve()) {
+		errno = err;
+		return r;
+	}
+	return mp_real.mlockall(flags);
+}
+
+/*
  * The loader unmaps a library with no call our hooks see: the module map is
  * refreshed at once, so that the unload comes before anything loaded at the
  * same place (whose code then gets trace nodes of its own,
@@ -608,6 +634,7 @@ ALIAS(execle)
 ALIAS(pthread_setname_np)
 ALIAS(prctl)
 ALIAS(dlclose)
+ALIAS(mlockall)
 #pragma GCC diagnostic pop
 
 /* fds.c's: the close and dup hooks that keep the tracker's descriptors open and out of the way. */
@@ -628,6 +655,7 @@ const struct mp_hook mp_hooks[] = {
 	HOOK(setuid), HOOK(setgid), HOOK(seteuid), HOOK(setegid), HOOK(setreuid),
 	HOOK(setregid), HOOK(setresuid), HOOK(setresgid), HOOK(setgroups),
 	HOOK(close), HOOK(close_range), HOOK(closefrom), HOOK(dup2), HOOK(dup3), HOOK(dlclose),
+	HOOK(mlockall),
 	{ NULL, NULL },
 };
 
@@ -644,7 +672,7 @@ void *mp_real_for(const char *name)
 		REAL(fork), REAL(exit), REAL(_exit), REAL(_Exit), REAL(abort), REAL(execve),
 		REAL(execv), REAL(execvp), REAL(execvpe), REAL(fexecve), REAL(pthread_setname_np),
 		REAL(prctl), REAL(close), REAL(close_range), REAL(closefrom), REAL(dup2), REAL(dup3),
-		REAL(dlclose),
+		REAL(dlclose), REAL(mlockall),
 #undef REAL
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)

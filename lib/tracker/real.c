@@ -115,6 +115,7 @@ int mp_resolve_real(void)
 	RESOLVE(dup2);
 	RESOLVE(dup3);
 	RESOLVE(dlclose);
+	RESOLVE(mlockall);
 	return mp_real.malloc && mp_real.free && mp_real.calloc && mp_real.realloc ? 0 : -1;
 }
 

@@ -37,7 +37,8 @@ static struct {
 	void *shm;
 	int fd;
 	uint64_t file;
-} retired = { NULL, -1, 0 };
+	uint64_t mapped;
+} retired = { NULL, -1, 0, 0 };
 static void release_retired(void);
 /* The process whose stream this is. */
 static pid_t stream_pid;
@@ -143,6 +144,7 @@ static int shm_create(void)
 		return -1;
 	}
 	mp_st.shm = (void *)p;
+	mp_st.shm_mapped = size;
 	mp_st.h = (struct mp_shm_header *)p;
 	mp_st.shm_fd = fd;
 	mp_fd_own_at(&mp_st.shm_fd);
@@ -164,12 +166,58 @@ static int shm_create(void)
 
 static void shm_destroy(void)
 {
+	/* (Not h->size: after mp_stream_unreserve() the program may have mapped what follows.) */
 	if (mp_st.shm)
-		syscall(SYS_munmap, mp_st.shm, mp_st.h->size);
+		syscall(SYS_munmap, mp_st.shm, mp_st.shm_mapped);
 	mp_fd_close(mp_st.shm_fd);
 	mp_st.shm = NULL;
 	mp_st.h = NULL;
 	mp_st.shm_fd = -1;
+}
+
+static uint64_t page_up(uint64_t n)
+{
+	uint64_t ps = (uint64_t)mp_st.page_size;
+	return (n + ps - 1) / ps * ps;
+}
+
+/* The rings mapped up to want, right after what is mapped (under rings_lock). 0 or -1. */
+static int map_more(uint64_t want)
+{
+	uint64_t from = mp_st.shm_mapped, to = page_up(want);
+	char *at = (char *)mp_st.shm + from;
+	long p = syscall(SYS_mmap, at, to - from, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, mp_st.shm_fd, (off_t)from);
+	if (p == -1)
+		return -1;
+	if ((char *)p != at) { /* (a kernel without MAP_FIXED_NOREPLACE put it elsewhere) */
+		syscall(SYS_munmap, p, to - from);
+		errno = EEXIST;
+		return -1;
+	}
+	mp_st.shm_mapped = to;
+	return 0;
+}
+
+/* The mapping at shm, *mapped bytes long, cut to the file's file bytes; 1 when it was longer. */
+static int cut_mapping(void *shm, uint64_t *mapped, uint64_t file)
+{
+	uint64_t keep = page_up(file);
+	if (!shm || *mapped <= keep)
+		return 0;
+	syscall(SYS_munmap, (char *)shm + keep, *mapped - keep);
+	*mapped = keep;
+	return 1;
+}
+
+int mp_stream_unreserve(void)
+{
+	int cut;
+	mp_lock(&mp_st.rings_lock);
+	cut = cut_mapping(mp_st.shm, &mp_st.shm_mapped, mp_st.shm_file);
+	cut |= cut_mapping(retired.shm, &retired.mapped, retired.file);
+	mp_unlock(&mp_st.rings_lock);
+	return cut;
 }
 
 int mp_stream_ring(struct mp_wring *w, pid_t tid)
@@ -204,6 +252,13 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 			return -1;
 		}
 		mp_st.shm_file = want;
+		if (want > mp_st.shm_mapped && map_more(want) < 0) {
+			const char *why = strerror(errno);
+			mp_unlock(&mp_st.rings_lock);
+			mp_stream_stop("cannot map a new thread's ring after the program locked its memory "
+				       "(mlockall: ", why, "); tracking stopped");
+			return -1;
+		}
 	}
 	w->h = h;
 	w->ctl = mp_shm_ctl(mp_st.shm, h, idx);
@@ -722,6 +777,7 @@ void mp_stream_detach(void)
 			retired.shm = mp_st.shm;
 			retired.fd = mp_st.shm_fd;
 			retired.file = mp_st.shm_file;
+			retired.mapped = mp_st.shm_mapped;
 		} else {
 			mp_fd_close(mp_st.shm_fd);
 		}

@@ -22,11 +22,12 @@
 struct mp_stream {
 	int sink_fd, sink_is_socket;   /* the collector's socket, or the capture (direct mode) */
 	uint32_t gen;                  /* a new stream (attach, a followed child) is generation + 1 */
-	/* The rings: the mapping, its memfd and how much of it the file holds. */
+	/* The rings: the mapping, its memfd, how much of it the file holds and how much is mapped. */
 	void *shm;
 	struct mp_shm_header *h;
 	int shm_fd;
 	uint64_t shm_file;
+	uint64_t shm_mapped;           /* h->size, unless mp_stream_unreserve() gave the rest back */
 	int clock;                     /* enum mp_clock of the mapping */
 	int solo_ok;                   /* a ring may take solo keys (ring.h: enum mp_keys) */
 	int rings_lock;                /* handing out rings */
@@ -47,6 +48,14 @@ struct mp_stream {
 	char exe_path[4096];
 };
 extern struct mp_stream mp_st MP_HIDDEN;
+
+/*
+ * Give back the address space the rings reserve beyond the rings made so
+ * far (2 GiB, which mlockall(MCL_CURRENT) counts against RLIMIT_MEMLOCK);
+ * later rings are mapped after them as they come. 1 when something was
+ * given back.
+ */
+int mp_stream_unreserve(void) MP_HIDDEN;
 
 /*
  * 1 while events may be written, in a page the kernel zeroes in a forked

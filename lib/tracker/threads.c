@@ -132,8 +132,12 @@ struct mp_tstate *mp_thread_get_slow(void)
 	mp_unlock(&threads_lock);
 	if (!ts) {
 		mem = mp_pages(ts_size);
-		if (!mem)
+		if (!mem) {
+			/* Its events cannot be recorded: the capture ends here, saying why (never a silent gap). */
+			mp_stream_stop("cannot allocate the tracker's state for a new thread (", strerror(errno),
+				       "); tracking stopped");
 			return NULL;
+		}
 		ts = (struct mp_tstate *)mem;
 		mem += sizeof(*ts);
 		ts->ips = (uint64_t *)mem;
