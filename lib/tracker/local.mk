@@ -12,6 +12,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
+	%reldir%/keys.c %reldir%/keys.h \
 	%reldir%/modules.c %reldir%/modules.h \
 	%reldir%/pydescribe.c %reldir%/pyline.h \
 	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \

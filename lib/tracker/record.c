@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/keys.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
 #include "lib/tracker/record.h"
@@ -35,7 +36,7 @@ static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tsta
 	p = mp_wring_at(w, MP_RING_EVENT_ROOM);
 	key = mp_wring_begin(w, mp_st.clock);
 	if (unlikely(!key))
-		key = mp_stream_key_slow(w);
+		key = mp_keys_slow(w);
 	/* After the busy flag: a detach that saw it clear has made tracking stop here too. */
 	if (unlikely(!*mp_live)) {
 		mp_wring_abandon(w);

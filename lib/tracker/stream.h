@@ -64,14 +64,6 @@ int mp_stream_unreserve(void) MP_HIDDEN;
  */
 extern volatile int *mp_live MP_HIDDEN;
 
-/*
- * A program thread is about to write its first event into w (a new ring of
- * the stream): it may own the counter (lib/transport/ring.h, enum mp_keys).
- */
-void mp_stream_keys_declare(struct mp_wring *w) MP_HIDDEN;
-/* The key of w's record, when mp_wring_begin() said the slow way: a change of owner, or sharing. */
-uint64_t mp_stream_key_slow(struct mp_wring *w) MP_HIDDEN;
-
 /* A new stream: its mapping of rings (not yet live). 0, or -1 (said on standard error). */
 int mp_stream_create(void) MP_HIDDEN;
 /*

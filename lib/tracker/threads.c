@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/keys.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 #include "lib/tracker/unwind.h"
@@ -50,7 +51,7 @@ int mp_thread_declare(struct mp_tstate *ts)
 	if (have_ring(ts))
 		return -1;
 	ts->declared = mp_st.gen;
-	mp_stream_keys_declare(&ts->ring);
+	mp_keys_declare(&ts->ring);
 	emit_thread(ts);
 	return 0;
 }
