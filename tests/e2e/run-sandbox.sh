@@ -101,12 +101,11 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null && command -v prlimit 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-void *volatile sink;
 __attribute__((noinline)) static void *locker_work(void *arg)
 {
 	for (int i = 0; i < 1000; i++) {
-		sink = malloc(100 + i % 50);
-		free(sink);
+		void *volatile p = malloc(100 + i % 50);
+		free(p);
 	}
 	__asm__ volatile("" ::: "memory");
 	return arg;
