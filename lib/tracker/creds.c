@@ -24,6 +24,11 @@
 
 static int park_lock;
 
+void mp_creds_forked(void)
+{
+	park_lock = 0;
+}
+
 /* Returns the thread's cancel state, for unpark: parking joins our threads. */
 static int park(void)
 {

@@ -11,6 +11,13 @@
 
 #include "lib/tracker/base.h"
 
+/*
+ * In a forked child: the lock a set*id call holds while the tracker's threads
+ * are away is free (the thread that held it in the parent is not the
+ * child's; a set*id call in the child waited for it forever).
+ */
+void mp_creds_forked(void) MP_HIDDEN;
+
 /* Hidden aliases of the hooks, for the GOT patching table (hooks.c). */
 extern __typeof__(setuid) mp_hook_setuid MP_HIDDEN;
 extern __typeof__(setgid) mp_hook_setgid MP_HIDDEN;

@@ -20,6 +20,7 @@
 
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
+#include "lib/tracker/creds.h"
 #include "lib/tracker/direct.h"
 #include "lib/tracker/fds.h"
 #include "lib/tracker/lifecycle.h"
@@ -217,6 +218,7 @@ static void atfork_child(void)
 {
 	/* A live view shows the parent only: the child gets the configuration back, paused. */
 	int was_live = mp_session_forked();
+	mp_creds_forked();
 	mp_control_forked();
 	if (!fork_locked) {
 		/* A paused tracker's followed child waits, paused, for its own memprof ctl. */

@@ -27,4 +27,45 @@ done
 f=$(echo shared/d.*.bin)
 [ -s "$f" ] || fail_ "no capture of the preloaded run"
 "$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats of the preloaded run: $(cat err)"
+
+# A fork while another thread is inside a set*id call (whose wrapper holds the tracker's lock
+# while its threads are away): the child's own setuid waited for that lock forever, on every
+# run of 300 forks. With and without --follow-fork.
+cat > forkuid.c <<'C'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile int stop;
+static void *setter(void *arg)
+{
+	while (!stop)
+		if (setuid(0))
+			exit(3);
+	return arg;
+}
+int main(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, setter, NULL);
+	for (int i = 0; i < 300; i++) {
+		int st;
+		pid_t p = fork();
+		if (p == 0)
+			_exit(setuid(0) ? 4 : 0);
+		if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+	puts("300 forks");
+	return 0;
+}
+C
+cc -o forkuid forkuid.c -lpthread || framework_failure_ "cc forkuid"
+for follow in "" --follow-fork; do
+	timeout 120 "$MEMPROF" run -q -f $follow -o fu.bin ./forkuid > out 2> err; rc=$?
+	[ "$rc" -eq 0 ] && [ "$(cat out)" = "300 forks" ] || fail_ "forks beside setuid $follow: status $rc: $(cat out) $(cat err)"
+done
 exit 0
