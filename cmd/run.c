@@ -319,6 +319,10 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 			ci->path, what, (unsigned long long)ci->allocs,
 			(unsigned long long)ci->frees, (unsigned long long)ci->traces,
 			(unsigned long long)ci->file_bytes);
+		if (ci->lost)
+			fprintf(stderr, "memprof: warning: '%s' misses %llu allocations and frees the tracker "
+					"could not record (made in signal handlers that interrupted it); "
+					"'memprof stats' counts them\n", ci->path, (unsigned long long)ci->lost);
 		if (ci->exec_replaced)
 			fprintf(stderr, "memprof: note: '%s' replaced itself with another program (exec), "
 					"which was not tracked%s\n", prog,

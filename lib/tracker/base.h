@@ -84,6 +84,19 @@ extern uint64_t mp_self_lo MP_HIDDEN, mp_self_hi MP_HIDDEN, mp_self_base MP_HIDD
 void mp_find_self(void) MP_HIDDEN;
 
 /*
+ * A hook entered while this thread is inside one already: a signal handler
+ * that allocates, interrupting the tracker (glibc's malloc is no safer
+ * there). Its events cannot be recorded (the thread's ring and stack walker
+ * are in the middle of the interrupted event): mp_note_nested() counts them
+ * when caller, the address the hook returns to, is the program's own code
+ * (not the tracker's, the C library's, the loader's or libunwind's, which
+ * the tracker calls itself), and the thread's next event writes a LOST
+ * record with the count (record.c): a gap in the capture is always said.
+ */
+extern __thread unsigned long mp_nested_lost MP_IE_TLS MP_HIDDEN;
+void mp_note_nested(uint64_t caller, unsigned events) MP_HIDDEN;
+
+/*
  * A futex lock: 0 free, 1 held, 2 held with waiters. Uncontended it costs one
  * atomic exchange each way, half of what pthread_mutex_lock/unlock cost.
  */

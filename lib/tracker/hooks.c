@@ -37,11 +37,20 @@ void free_aligned_sized(void *p, size_t alignment, size_t size);
 int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 
-static inline int recording(void)
+/*
+ * Whether the hook records its call. Inlined into each hook, so that the
+ * return address is the hook's caller's: a call from the program while
+ * this thread is inside a hook already (a signal handler) is counted lost.
+ */
+static inline __attribute__((always_inline)) int recording(void)
 {
 	if (unlikely(mp_state == MP_STATE_INIT) && !mp_in_hook)
 		mp_init_stage1();
-	return likely(mp_state == MP_STATE_ON) && !mp_in_hook;
+	if (likely(mp_state == MP_STATE_ON) && likely(!mp_in_hook))
+		return 1;
+	if (mp_in_hook && mp_state == MP_STATE_ON)
+		mp_note_nested((uint64_t)(uintptr_t)__builtin_return_address(0), 1);
+	return 0;
 }
 
 static inline size_t page_round(size_t n)

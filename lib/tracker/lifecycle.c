@@ -26,6 +26,7 @@
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
+#include "lib/tracker/record.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
@@ -140,6 +141,7 @@ void mp_record_exit(int status, int final)
 	if (ts) {
 		mp_st.exit_status_known = 1;
 		mp_st.exit_status_value = status;
+		mp_record_nested_lost(ts);
 		mp_stream_marker(ts, MP_TAG_EXIT, MP_M_STATUS, (uint64_t)(int64_t)status, 1);
 		if (final)
 			finish(ts); /* _exit: nothing else runs after us */

@@ -121,9 +121,15 @@ int mp_resolve_real(void)
 
 /* ---- the tracker's own code ---- */
 
-static int self_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The executable range of the module containing addr (dl_iterate_phdr's data). */
+struct code_range {
+	uint64_t addr, lo, hi, base;
+};
+
+static int code_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	uint64_t addr = (uint64_t)data;
+	struct code_range *r = data;
+	uint64_t addr = r->addr;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	int mine = 0;
 	(void)size;
@@ -143,13 +149,44 @@ static int self_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (!mine)
 		return 0;
-	mp_self_lo = lo;
-	mp_self_hi = hi;
-	mp_self_base = info->dlpi_addr;
+	r->lo = lo;
+	r->hi = hi;
+	r->base = info->dlpi_addr;
 	return 1;
 }
 
+static struct code_range code_of(const void *addr)
+{
+	struct code_range r = { (uint64_t)(uintptr_t)addr, 0, 0, 0 };
+	if (addr)
+		dl_iterate_phdr(code_range_cb, &r);
+	return r;
+}
+
+/* The code of the C library, the loader and libunwind: what the tracker itself calls. */
+static struct code_range system_code[3];
+
 void mp_find_self(void)
 {
-	dl_iterate_phdr(self_range_cb, (void *)(uintptr_t)&mp_find_self);
+	struct code_range self = code_of((const void *)&mp_find_self);
+	mp_self_lo = self.lo;
+	mp_self_hi = self.hi;
+	mp_self_base = self.base;
+	system_code[0] = code_of((const void *)mp_real.malloc);
+	system_code[1] = code_of(dlsym(RTLD_DEFAULT, "__tls_get_addr"));
+	system_code[2] = code_of(dlsym(RTLD_DEFAULT, "_ULx86_64_init_local"));
+}
+
+/* ---- calls the hooks cannot record ---- */
+
+__thread unsigned long mp_nested_lost MP_IE_TLS;
+
+void mp_note_nested(uint64_t caller, unsigned events)
+{
+	if (mp_state != MP_STATE_ON || (caller >= mp_self_lo && caller < mp_self_hi))
+		return;
+	for (int i = 0; i < 3; i++)
+		if (caller >= system_code[i].lo && caller < system_code[i].hi)
+			return; /* the C library's, for the tracker or for its caller: not told apart */
+	__atomic_add_fetch(&mp_nested_lost, events, __ATOMIC_RELAXED);
 }

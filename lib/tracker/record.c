@@ -46,10 +46,20 @@ static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tsta
 	return mp_wring_frame(w, p, key);
 }
 
+void mp_record_nested_lost(struct mp_wring *w)
+{
+	/* (A handler running now adds to the counter only: never to the ring.) */
+	unsigned long n = __atomic_exchange_n(&mp_nested_lost, 0, __ATOMIC_RELAXED);
+	if (n && w)
+		mp_stream_marker(w, MP_TAG_LOST, MP_M_COUNT, n, 0);
+}
+
 static inline __attribute__((always_inline)) void event_end(struct mp_tstate *ts, uint8_t *start, uint8_t *end)
 {
 	mp_wring_frame_end(start, end);
 	mp_wring_publish(&ts->ring, end);
+	if (unlikely(mp_nested_lost))
+		mp_record_nested_lost(&ts->ring);
 	if (unlikely(ts->ring.head >= ts->ring.half_mark))
 		mp_stream_half_full(&ts->ring);
 	if (unlikely(mp_st.final))

@@ -7,6 +7,8 @@
 
 #include "lib/tracker/base.h"
 
+struct mp_wring;
+
 struct mp_tstate;
 struct mp_uframe;
 
@@ -37,5 +39,7 @@ void mp_record_alloc(unsigned kind, void *addr, size_t size) MP_HIDDEN;
 void mp_record_free(unsigned kind, void *addr) MP_HIDDEN;
 /* A deallocation of the pages [addr, addr + size) (munmap, MAP_FIXED, mremap). */
 void mp_record_free_range(unsigned kind, void *addr, size_t size) MP_HIDDEN;
+/* A LOST record for the events this thread's nested hooks counted (base.h, mp_note_nested()), if any. */
+void mp_record_nested_lost(struct mp_wring *w) MP_HIDDEN;
 
 #endif

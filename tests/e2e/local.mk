@@ -69,6 +69,7 @@ E2E_TESTS = \
 	%reldir%/run-reporter.sh \
 	%reldir%/run-sandbox.sh \
 	%reldir%/run-serials.sh \
+	%reldir%/run-signals.sh \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
