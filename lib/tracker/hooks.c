@@ -69,8 +69,9 @@ MP_EXPORT void *malloc(size_t size)
 		return mp_real.malloc(size);
 	}
 	mp_in_hook = 1;
-	mp_record_site(&site);
+	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.malloc(size);
+	mp_record_settle(&site);
 	if (likely(p != NULL))
 		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
 	mp_in_hook = 0;
@@ -90,8 +91,9 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 		return mp_real.calloc(nmemb, size);
 	}
 	mp_in_hook = 1;
-	mp_record_site(&site);
+	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.calloc(nmemb, size);
+	mp_record_settle(&site);
 	if (likely(p != NULL))
 		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
 	mp_in_hook = 0;
@@ -129,10 +131,11 @@ static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(v
 	struct mp_site site;
 	void *q;
 	mp_in_hook = 1;
-	mp_record_site(&site);
+	mp_record_site(&site, MP_SITE_DEFER);
 	if (p)
 		mp_record_free(kind, p);
 	q = real(p, size);
+	mp_record_settle(&site);
 	if (q)
 		mp_record_alloc_at(&site, kind, q, size);
 	else if (p && size)
@@ -242,8 +245,9 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		return mp_real.posix_memalign(out, alignment, size);
 	}
 	mp_in_hook = 1;
-	mp_record_site(&site);
+	mp_record_site(&site, MP_SITE_DEFER);
 	r = mp_real.posix_memalign(out, alignment, size);
+	mp_record_settle(&site);
 	if (r == 0)
 		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
 	mp_in_hook = 0;
@@ -261,8 +265,9 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 			return mp_real.name args;                    \
 		}                                                    \
 		mp_in_hook = 1;                                      \
-		mp_record_site(&site);                               \
+		mp_record_site(&site, MP_SITE_DEFER);                \
 		p = mp_real.name args;                               \
+		mp_record_settle(&site);                             \
 		if (p)                                               \
 			mp_record_alloc_at(&site, kind, p, recorded); \
 		mp_in_hook = 0;                                      \

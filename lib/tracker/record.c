@@ -190,7 +190,16 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 	return 1;
 }
 
-void mp_record_site(struct mp_site *site)
+int mp_record_known(struct mp_site *site)
+{
+	site->pending = 0;
+	if (!mp_unwind_check(site->ts->uw, &site->node))
+		return 0;
+	site->n = MP_UNWIND_KNOWN;
+	return 1;
+}
+
+void mp_record_site(struct mp_site *site, int mode)
 {
 	int saved = errno;
 	struct mp_tstate *ts = mp_thread_get();
@@ -198,6 +207,7 @@ void mp_record_site(struct mp_site *site)
 	uint64_t seed;
 
 	site->ts = ts;
+	site->pending = 0;
 	site->n = -1;
 	site->depth = site->k = 0;
 	site->h[0] = site->h[1] = 0;
@@ -221,9 +231,15 @@ void mp_record_site(struct mp_site *site)
 	}
 	if (likely(ts->uw != NULL)) {
 		/* A known stack's node is all it takes. */
-		site->n = mp_unwind(ts->uw, seed, &site->frames, &stable, &truncated, &site->node);
+		/* (Python frames are found by a walk of their own, not to be made twice.) */
+		site->n = mp_unwind(ts->uw, seed, &site->frames, &stable, &truncated, &site->node,
+				    site->py && mode == MP_SITE_DEFER ? MP_UNWIND_NOW : mode);
 		if (likely(site->n == MP_UNWIND_KNOWN))
 			goto out;
+		if (likely(site->n == MP_UNWIND_PENDING)) {
+			site->pending = 1;
+			goto out;
+		}
 	}
 	if (unlikely(site->py)) {
 		if (py_site(ts, site, stable, truncated))
@@ -326,7 +342,7 @@ out:
 void mp_record_alloc(unsigned kind, void *addr, size_t size)
 {
 	struct mp_site site;
-	mp_record_site(&site);
+	mp_record_site(&site, MP_SITE_NOW);
 	mp_record_alloc_at(&site, kind, addr, size);
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "lib/tracker/base.h"
+#include "lib/tracker/unwind.h"
 
 struct mp_wring;
 
@@ -23,14 +24,35 @@ struct mp_site {
 	int8_t py;                 /* Python frames are part of it (ts->py, python.h) */
 	int8_t hashed;             /* with Python frames: h holds the whole stack's hash */
 	int8_t truncated;          /* the walker kept only the innermost frames */
+	int8_t pending;            /* the walker's known-stack check is left to mp_record_settle() */
 };
 
 /*
  * The caller's stack, found before the allocation is made: the stack map's
- * slot for it then comes into the cache while the allocator runs. Nothing
- * of the program may run between this and mp_record_alloc_at().
+ * slot for it (or, with MP_SITE_DEFER, the known-stack table's) then comes
+ * into the cache while the allocator runs. Nothing of the program may run
+ * between this and mp_record_alloc_at(). mode: MP_SITE_NOW, or
+ * MP_SITE_DEFER, whose caller calls mp_record_settle() before
+ * mp_record_alloc_at(), from the same function.
  */
-void mp_record_site(struct mp_site *site) MP_HIDDEN;
+/* A site's modes are the walker's (unwind.h). */
+#define MP_SITE_NOW MP_UNWIND_NOW
+#define MP_SITE_DEFER MP_UNWIND_DEFER
+#define MP_SITE_AGAIN MP_UNWIND_AGAIN
+void mp_record_site(struct mp_site *site, int mode) MP_HIDDEN;
+/* A pending site known (1, with its node), else 0 (the caller walks it: mp_record_settle()). */
+int mp_record_known(struct mp_site *site) MP_HIDDEN;
+
+/*
+ * After the allocator returned: a pending known-stack check made, and on a
+ * miss the stack walked now. Always inlined into the hook that called
+ * mp_record_site(), so that both calls of it start at one stack pointer.
+ */
+static inline __attribute__((always_inline)) void mp_record_settle(struct mp_site *site)
+{
+	if (site->pending && !mp_record_known(site))
+		mp_record_site(site, MP_SITE_AGAIN);
+}
 /* An allocation of size bytes at addr, made from site. */
 void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t size) MP_HIDDEN;
 /* An allocation of size bytes at addr, with the caller's stack. */

@@ -97,6 +97,9 @@ struct mp_unwinder {
 	int fp_ok;                  /* fp is the last walk's fingerprint (mp_unwind_learn) */
 	uint64_t fp0;
 	uint32_t fp1;
+	uint32_t pend_fp1;          /* the fingerprint MP_UNWIND_DEFER left to check, */
+	uint64_t pend_fp0;
+	uint64_t pend_w1;           /* and the word at its place 1 */
 	struct known *known;        /* known_size entries, in sets of KWAYS */
 	uint32_t known_size;
 	uint32_t learned;           /* stacks learned since known last grew */
@@ -247,22 +250,54 @@ void mp_unwind_forget(struct mp_unwinder *u)
 	u->nprev = 0;
 }
 
-/* The fingerprint of the stack in the places sh says, from rsp (see struct known). */
-static inline void fingerprint(const struct shape *sh, uint64_t rsp, uint64_t seed, uint64_t *h0,
-			       uint64_t *h1)
+/* The term of word x at place k of shape sh in a fingerprint (both halves). */
+static inline void fp_term(const struct shape *sh, uint32_t k, uint64_t x, uint64_t *a, uint64_t *b)
 {
-	uint64_t a = seed ^ rsp * 0x9e3779b97f4a7c15ull ^ sh->n, b = a ^ 0x5851f42d4c957f2dull;
+	uint64_t lo, hi;
+	x ^= sh->salt[k];
+	/* The full product in rdx:rax: GCC passes an __int128 through the stack here. */
+	__asm__("mulq %3" : "=a"(lo), "=d"(hi) : "a"(x), "r"(0xbf58476d1ce4e5b9ull));
+	*a = lo ^ hi;
+	*b = hi;
+}
+
+/*
+ * The fingerprint of the stack in the places sh says, from rsp (see struct
+ * known); with w1, as if the word at place 1 were *w1 (MP_UNWIND_AGAIN).
+ */
+static inline void fingerprint(const struct shape *sh, uint64_t rsp, uint64_t seed, const uint64_t *w1,
+			       uint64_t *h0, uint64_t *h1)
+{
+	uint64_t a = seed ^ rsp * 0x9e3779b97f4a7c15ull ^ sh->n, b = a ^ 0x5851f42d4c957f2dull, ta, tb;
 	for (uint32_t k = 0; k < sh->n; k++) {
 		/* Independent terms, one multiplication each (both halves): the
 		   reads and multiplications of the frames overlap. */
-		uint64_t x = *(const uint64_t *)(rsp + sh->off[k] - 8) ^ sh->salt[k], lo, hi;
-		/* The full product in rdx:rax: GCC passes an __int128 through the stack here. */
-		__asm__("mulq %3" : "=a"(lo), "=d"(hi) : "a"(x), "r"(0xbf58476d1ce4e5b9ull));
-		a += lo ^ hi;
-		b += hi;
+		fp_term(sh, k, *(const uint64_t *)(rsp + sh->off[k] - 8), &ta, &tb);
+		a += ta;
+		b += tb;
+	}
+	if (w1 && sh->n > 1) {
+		fp_term(sh, 1, *(const uint64_t *)(rsp + sh->off[1] - 8), &ta, &tb);
+		a -= ta;
+		b -= tb;
+		fp_term(sh, 1, *w1, &ta, &tb);
+		a += ta;
+		b += tb;
 	}
 	*h0 = a ? a : 1;
 	*h1 = b;
+}
+
+/* Whether return addresses x and y lead to their callers' frames alike (MP_UNWIND_AGAIN). */
+static int same_frame_rule(struct mp_unwinder *u, uint64_t x, uint64_t y)
+{
+	struct mp_cfi_desc dx, dy;
+	if (x == y)
+		return 1;
+	dx = *lookup(u, x - 1);
+	dy = *lookup(u, y - 1);
+	return !((dx.flags | dy.flags) & (MP_CFI_BAD | MP_CFI_END)) && dx.flags == dy.flags &&
+	       dx.cfa_off == dy.cfa_off && dx.rbp_off == dy.rbp_off && dx.ra_off == dy.ra_off;
 }
 
 /* The set of a fingerprint: from its high bits, mixed (sums of terms have poor low bits). */
@@ -329,8 +364,30 @@ void mp_unwind_learn(struct mp_unwinder *u, uint32_t node)
 	e->node = node;
 }
 
+/* The entry of fingerprint fp in the known-stack table, or NULL. */
+static inline const struct known *known_find(const struct mp_unwinder *u, uint64_t fp0, uint64_t fp1)
+{
+	const struct known *set = known_set(u->known, u->known_size, fp0), *e;
+	unsigned ways = 0;
+	/* The ways compared at once: which one holds it is a coin toss for a branch. */
+	for (int w = 0; w < KWAYS; w++)
+		ways |= (unsigned)(set[w].h0 == fp0) << w;
+	e = &set[__builtin_ctz(ways | 1u << KWAYS) & (KWAYS - 1)];
+	return ways && e->h1 == (uint32_t)fp1 && e->node ? e : NULL;
+}
+
+int mp_unwind_check(struct mp_unwinder *u, uint32_t *node)
+{
+	const struct known *e = known_find(u, u->pend_fp0, u->pend_fp1);
+	if (!e)
+		return 0;
+	u->stats.known++;
+	*node = e->node;
+	return 1;
+}
+
 __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **frames,
-					int *stable, int *truncated, uint32_t *node)
+					int *stable, int *truncated, uint32_t *node, int mode)
 {
 	uint64_t rip, rsp, rbp, cfa, ra, prev_cfa, from_cfa, rsp0, fp0 = 0, fp1 = 0;
 	int n = 0, reuse = -1, first = 1, cursor, nprev, total, npred, walked, zero_end = 0;
@@ -352,15 +409,24 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, st
 	npred = sh->rsp == rsp ? (int)sh->n : 0;
 	u->fp_ok = 0;
 	if (seed && npred && sh->whole) {
-		const struct known *set, *e;
-		unsigned ways = 0;
-		fingerprint(sh, rsp, seed ^ u->code_gen << 32, &fp0, &fp1);
-		set = known_set(u->known, u->known_size, fp0);
-		/* The ways compared at once: which one holds it is a coin toss for a branch. */
-		for (int w = 0; w < KWAYS; w++)
-			ways |= (unsigned)(set[w].h0 == fp0) << w;
-		e = &set[__builtin_ctz(ways | 1u << KWAYS) & (KWAYS - 1)];
-		if (ways && e->h1 == (uint32_t)fp1 && e->node) {
+		const struct known *e;
+		/*
+		 * Again, the check just failed and the walk teaches the fingerprint
+		 * it used. The one word that differs is the return address of
+		 * mp_record_site()'s frame, place 1 (its two calls return to two
+		 * places of the hook): the deferred call's counts instead, if it
+		 * leads to the hook's frame as the one here does (checked below).
+		 */
+		fingerprint(sh, rsp, seed ^ u->code_gen << 32, mode == MP_UNWIND_AGAIN ? &u->pend_w1 : NULL,
+			    &fp0, &fp1);
+		if (mode == MP_UNWIND_DEFER) {
+			u->pend_fp0 = fp0;
+			u->pend_fp1 = (uint32_t)fp1;
+			u->pend_w1 = sh->n > 1 ? *(const uint64_t *)(rsp + sh->off[1] - 8) : 0;
+			__builtin_prefetch(known_set(u->known, u->known_size, fp0));
+			return MP_UNWIND_PENDING;
+		}
+		if (mode != MP_UNWIND_AGAIN && (e = known_find(u, fp0, fp1)) != NULL) {
 			u->stats.known++;
 			*node = e->node;
 			return MP_UNWIND_KNOWN;
@@ -479,7 +545,8 @@ checked:
 		int k = walked;
 		while (k < total && walk[k].cfa == rsp0 + sh->off[k])
 			k++;
-		if (k == total) {
+		if (k == total && (mode != MP_UNWIND_AGAIN || total < 2 ||
+				   same_frame_rule(u, u->pend_w1, walk[1].ra))) {
 			u->fp0 = fp0;
 			u->fp1 = (uint32_t)fp1;
 			u->fp_ok = 1;
@@ -505,11 +572,13 @@ struct mp_unwinder *mp_unwinder_new(void) { return NULL; }
 void mp_unwinder_free(struct mp_unwinder *u) { (void)u; }
 int mp_unwinder_reuse(struct mp_unwinder *u) { (void)u; return -1; }
 void mp_unwind_forget(struct mp_unwinder *u) { (void)u; }
-int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **f, int *s, int *t, uint32_t *node)
+int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **f, int *s, int *t, uint32_t *node,
+	      int mode)
 {
-	(void)u; (void)seed; (void)f; (void)s; (void)t; (void)node;
+	(void)u; (void)seed; (void)f; (void)s; (void)t; (void)node; (void)mode;
 	return -1;
 }
+int mp_unwind_check(struct mp_unwinder *u, uint32_t *node) { (void)u; (void)node; return 0; }
 void mp_unwind_learn(struct mp_unwinder *u, uint32_t node) { (void)u; (void)node; }
 void mp_unwind_get_stats(struct mp_unwinder *u, struct mp_unwind_stats *st) { (void)u; memset(st, 0, sizeof(*st)); }
 

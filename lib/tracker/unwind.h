@@ -49,8 +49,23 @@ int mp_unwinder_reuse(struct mp_unwinder *u) MP_HIDDEN;
  * as they were is not walked: MP_UNWIND_KNOWN, with the node in *node.
  */
 #define MP_UNWIND_KNOWN (-2)
+/*
+ * mode MP_UNWIND_NOW: as above. MP_UNWIND_DEFER: a stack that could be
+ * known is only fingerprinted, and its set of the known-stack table
+ * requested from memory: MP_UNWIND_PENDING, and mp_unwind_check() tells
+ * later, once the allocator has run while that line came (on a program
+ * whose stacks outnumber what stays in cache, the load of that line was
+ * most of a walk's cost). MP_UNWIND_AGAIN: the walk after a check that
+ * failed; it must start at the same stack pointer as the deferred call
+ * (the walker's shapes are per stack pointer), so that the stack it walks
+ * is taught under the fingerprint the check used.
+ */
+enum { MP_UNWIND_NOW = 0, MP_UNWIND_DEFER = 1, MP_UNWIND_AGAIN = 2 };
+#define MP_UNWIND_PENDING (-3)
 int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **frames, int *stable,
-	      int *truncated, uint32_t *node) MP_HIDDEN;
+	      int *truncated, uint32_t *node, int mode) MP_HIDDEN;
+/* After MP_UNWIND_PENDING: 1 with the stack's node in *node when it is known, else 0. */
+int mp_unwind_check(struct mp_unwinder *u, uint32_t *node) MP_HIDDEN;
 /* The leaf node of the stack the last mp_unwind() walked, for the next walk of the same stack. */
 void mp_unwind_learn(struct mp_unwinder *u, uint32_t node) MP_HIDDEN;
 /* Forget the previous walk (its caller data are no longer valid). */
