@@ -454,6 +454,12 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 		if (mp_drain_late(s->drain))
 			mp_collect_warn(c, "%llu events of process %d came after newer ones of other threads: their "
 			     "order may be wrong", (unsigned long long)mp_drain_late(s->drain), (int)s->pid);
+		if (mp_drain_stale(s->drain))
+			mp_collect_warn(c, "%llu time%s a thread of process %d was held in the middle of "
+			     "recording an event (by a signal handler that interrupted it and waited, or never "
+			     "returned): the other threads' events were taken past it",
+			     (unsigned long long)mp_drain_stale(s->drain), mp_drain_stale(s->drain) == 1 ? "" : "s",
+			     (int)s->pid);
 		if (mp_drain_unfenced(s->drain))
 			mp_collect_warn(c, "membarrier(2) failed while reading process %d: events of its threads "
 			     "may be out of order", (int)s->pid);

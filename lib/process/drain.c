@@ -303,3 +303,8 @@ uint64_t mp_drain_late(const struct mp_drain *d)
 {
 	return d->m.late;
 }
+
+uint64_t mp_drain_stale(const struct mp_drain *d)
+{
+	return d->m.stale;
+}

@@ -57,5 +57,7 @@ bool mp_drain_exec_pending(const struct mp_drain *d);
 uint32_t mp_drain_unfenced(const struct mp_drain *d);
 /* Records merged after a newer one (their order relative to other threads may be wrong). */
 uint64_t mp_drain_late(const struct mp_drain *d);
+/* Times a thread's record stayed in flight past MP_RING_STALE_NS and the others were merged past it. */
+uint64_t mp_drain_stale(const struct mp_drain *d);
 
 #endif

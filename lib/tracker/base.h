@@ -59,7 +59,11 @@ struct mp_real {
 };
 extern struct mp_real mp_real MP_HIDDEN;
 
-/* Set while a thread is inside a hook (or is a tracker thread): nested calls are not recorded. */
+/*
+ * Nonzero while a thread is inside the tracker's own work (or is a tracker
+ * thread): nested calls are not recorded. A hook that records says so in
+ * mp_hook_sp instead (below); mp_inside() is either.
+ */
 extern __thread int mp_in_hook MP_IE_TLS MP_HIDDEN;
 
 /* 0 before init, 1 while recording, 2 when tracking ended (or never started) in this process. */
@@ -97,13 +101,51 @@ extern __thread unsigned long mp_nested_lost MP_IE_TLS MP_HIDDEN;
 void mp_note_nested(uint64_t caller, unsigned events) MP_HIDDEN;
 
 /*
+ * Inside a hook that records, its stack pointer (0 outside), set and
+ * cleared in one store each. A hook can be left for good: a signal handler
+ * that interrupted it returns by siglongjmp (or ends the thread). A hook
+ * entered later on the same stack at or above that place cannot be nested
+ * in the one before (a handler's frames are below what it interrupted), so
+ * that one was left: mp_hook_abandoned(sp) puts the thread's state right
+ * (record.c) and returns 1, and the new hook records.
+ */
+extern __thread uintptr_t mp_hook_sp MP_IE_TLS MP_HIDDEN;
+int mp_hook_abandoned(uintptr_t sp) MP_HIDDEN;
+
+/* Inside the tracker: a hook that records, or the tracker's own work. */
+static inline int mp_inside(void)
+{
+	return mp_in_hook || mp_hook_sp;
+}
+
+/*
+ * Signals are blocked while a thread holds a lock of the tracker's (nested:
+ * the outermost block saves the mask, the outermost unblock restores it).
+ * A handler that ran there could leave the lock held for good: one that
+ * never returns (siglongjmp, a thread's exit, asynchronous cancellation),
+ * or one that waits for another thread, which waits for the lock. Locks are
+ * off the path of an allocation whose stack is known, so the two system
+ * calls cost nothing that shows. Synchronous faults cannot be blocked and
+ * are not expected there.
+ */
+void mp_sig_block(void) MP_HIDDEN;
+void mp_sig_unblock(void) MP_HIDDEN;
+/*
+ * In a forked child, whose locks are made anew rather than unlocked: the
+ * program's mask as it was before the fork's handlers took them.
+ */
+void mp_sig_forked(void) MP_HIDDEN;
+
+/*
  * A futex lock: 0 free, 1 held, 2 held with waiters. Uncontended it costs one
- * atomic exchange each way, half of what pthread_mutex_lock/unlock cost.
+ * atomic exchange each way, half of what pthread_mutex_lock/unlock cost;
+ * signals are blocked while it is held (above).
  */
 void mp_lock_slow(int *l, int c) MP_HIDDEN;
 static inline void mp_lock(int *l)
 {
 	int c = 0;
+	mp_sig_block();
 	if (likely(__atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		return;
 	mp_lock_slow(l, c);
@@ -113,6 +155,7 @@ static inline void mp_unlock(int *l)
 {
 	if (unlikely(__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2))
 		mp_unlock_wake(l);
+	mp_sig_unblock();
 }
 
 /*

@@ -42,15 +42,42 @@ int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
  * return address is the hook's caller's: a call from the program while
  * this thread is inside a hook already (a signal handler) is counted lost.
  */
+/* The hook's stack pointer: the same wherever in its body it is read. */
+static inline __attribute__((always_inline)) uintptr_t hook_sp(void)
+{
+#if defined(__x86_64__)
+	uintptr_t sp;
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+#else
+	return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
+
 static inline __attribute__((always_inline)) int recording(void)
 {
-	if (unlikely(mp_state == MP_STATE_INIT) && !mp_in_hook)
+	if (unlikely(mp_state == MP_STATE_INIT) && !mp_inside())
 		mp_init_stage1();
-	if (likely(mp_state == MP_STATE_ON) && likely(!mp_in_hook))
+	if (likely(mp_state == MP_STATE_ON) && likely(!mp_inside()))
 		return 1;
-	if (mp_in_hook && mp_state == MP_STATE_ON)
+	if (mp_inside() && mp_state == MP_STATE_ON) {
+		/* Not nested after all: the hook before was left (base.h). */
+		if (mp_hook_sp && hook_sp() >= mp_hook_sp && mp_hook_abandoned(hook_sp()))
+			return 1;
 		mp_note_nested((uint64_t)(uintptr_t)__builtin_return_address(0), 1);
+	}
 	return 0;
+}
+
+/* Inside a hook that records (nested calls are not recorded), and where. */
+static inline __attribute__((always_inline)) void hook_enter(void)
+{
+	mp_hook_sp = hook_sp();
+}
+
+static inline __attribute__((always_inline)) void hook_leave(void)
+{
+	mp_hook_sp = 0;
 }
 
 static inline size_t page_round(size_t n)
@@ -68,13 +95,13 @@ MP_EXPORT void *malloc(size_t size)
 			return mp_boot_alloc(size, 16);
 		return mp_real.malloc(size);
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.malloc(size);
 	mp_record_settle(&site);
 	if (likely(p != NULL))
 		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
-	mp_in_hook = 0;
+	hook_leave();
 	return p;
 }
 
@@ -90,13 +117,13 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 		}
 		return mp_real.calloc(nmemb, size);
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.calloc(nmemb, size);
 	mp_record_settle(&site);
 	if (likely(p != NULL))
 		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
-	mp_in_hook = 0;
+	hook_leave();
 	return p;
 }
 
@@ -109,11 +136,11 @@ MP_EXPORT void free(void *p)
 			mp_real.free(p);
 		return;
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	/* Recorded before the memory is released: no later allocation can reuse it first. */
 	mp_record_free(MP_KIND_FREE, p);
 	mp_real.free(p);
-	mp_in_hook = 0;
+	hook_leave();
 }
 
 /* realloc of a bootstrap block: move it to the real heap. */
@@ -130,7 +157,7 @@ static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(v
 {
 	struct mp_site site;
 	void *q;
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	if (p)
 		mp_record_free(kind, p);
@@ -142,7 +169,7 @@ static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(v
 		/* Failed: the old block lives on (its size as the allocator knows it). */
 		mp_record_alloc_at(&site, kind, p,
 				   mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0);
-	mp_in_hook = 0;
+	hook_leave();
 	return q;
 }
 
@@ -187,10 +214,10 @@ static void free_kind(unsigned kind, void *p, void (*real)(void *))
 		real(p);
 		return;
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_free(kind, p);
 	real(p);
-	mp_in_hook = 0;
+	hook_leave();
 }
 
 MP_EXPORT void free_sized(void *p, size_t size)
@@ -206,10 +233,10 @@ MP_EXPORT void free_sized(void *p, size_t size)
 		mp_real.free_sized(p, size);
 		return;
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_free(MP_KIND_FREE_SIZED, p);
 	mp_real.free_sized(p, size);
-	mp_in_hook = 0;
+	hook_leave();
 }
 
 MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
@@ -224,10 +251,10 @@ MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
 		mp_real.free_aligned_sized(p, alignment, size);
 		return;
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_free(MP_KIND_FREE_ALIGNED_SIZED, p);
 	mp_real.free_aligned_sized(p, alignment, size);
-	mp_in_hook = 0;
+	hook_leave();
 }
 
 MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
@@ -244,13 +271,13 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		}
 		return mp_real.posix_memalign(out, alignment, size);
 	}
-	mp_in_hook = 1;
+	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	r = mp_real.posix_memalign(out, alignment, size);
 	mp_record_settle(&site);
 	if (r == 0)
 		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
-	mp_in_hook = 0;
+	hook_leave();
 	return r;
 }
 
@@ -264,13 +291,13 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 				return boot;                         \
 			return mp_real.name args;                    \
 		}                                                    \
-		mp_in_hook = 1;                                      \
+		hook_enter();                                        \
 		mp_record_site(&site, MP_SITE_DEFER);                \
 		p = mp_real.name args;                               \
 		mp_record_settle(&site);                             \
 		if (p)                                               \
 			mp_record_alloc_at(&site, kind, p, recorded); \
-		mp_in_hook = 0;                                      \
+		hook_leave();                                        \
 		return p;                                            \
 	}
 
@@ -297,14 +324,14 @@ MP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 	void *p;
 	if (!recording())
 		return raw_mmap(addr, len, prot, flags, fd, off);
-	mp_in_hook = 1;
+	hook_enter();
 	/* MAP_FIXED replaces whatever was mapped there. */
 	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) && len)
 		mp_record_free_range(MP_KIND_MMAP, addr, page_round(len));
 	p = raw_mmap(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED)
 		mp_record_alloc(MP_KIND_MMAP, p, page_round(len));
-	mp_in_hook = 0;
+	hook_leave();
 	return p;
 }
 
@@ -318,12 +345,12 @@ MP_EXPORT int munmap(void *addr, size_t len)
 	int r;
 	if (!recording())
 		return mp_real.munmap ? mp_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
-	mp_in_hook = 1;
+	hook_enter();
 	/* munmap fails only on bad arguments: don't record those. */
 	if (len && !((uintptr_t)addr & 4095))
 		mp_record_free_range(MP_KIND_MUNMAP, addr, page_round(len));
 	r = mp_real.munmap(addr, len);
-	mp_in_hook = 0;
+	hook_leave();
 	return r;
 }
 
@@ -338,7 +365,7 @@ MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
 	}
 	if (!recording())
 		return mp_real.mremap(old, old_size, new_size, flags, new_addr);
-	mp_in_hook = 1;
+	hook_enter();
 	if (flags & MREMAP_FIXED)
 		mp_record_free_range(MP_KIND_MREMAP, new_addr, page_round(new_size));
 	if (!(flags & MREMAP_DONTUNMAP))
@@ -348,7 +375,7 @@ MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
 		mp_record_alloc(MP_KIND_MREMAP, p, page_round(new_size));
 	else if (!(flags & MREMAP_DONTUNMAP))
 		mp_record_alloc(MP_KIND_MREMAP, old, page_round(old_size));
-	mp_in_hook = 0;
+	hook_leave();
 	return p;
 }
 
@@ -600,7 +627,7 @@ MP_EXPORT int dlclose(void *handle)
 	if (unlikely(!mp_real.dlclose))
 		return -1;
 	r = mp_real.dlclose(handle);
-	if (!mp_in_hook)
+	if (!mp_inside())
 		mp_modules_refresh(1);
 	return r;
 }

@@ -27,11 +27,27 @@ static void barrier_all_threads(void)
 static void wait_owner_idle(struct mp_shm_header *h, uint32_t owner)
 {
 	struct mp_ring_ctl *c;
+	uint64_t start = 0;
 	if (!owner || owner == MP_OWNER_SHARED)
 		return;
 	c = mp_shm_ctl(h, h, owner - 1);
-	while (__atomic_load_n(&c->busy, __ATOMIC_ACQUIRE))
+	while (__atomic_load_n(&c->busy, __ATOMIC_ACQUIRE)) {
+		uint64_t waited;
 		sched_yield(); /* a record's write: no lock or wait inside */
+		/*
+		 * One that stays in flight this long was left by a signal handler
+		 * that interrupted it (and waits, or never returns:
+		 * mp_hook_abandoned()), as the collector takes it (ring.h).
+		 */
+		if (!start) {
+			start = mp_now_ns(CLOCK_MONOTONIC);
+			continue;
+		}
+		waited = mp_now_ns(CLOCK_MONOTONIC) - start;
+		if (waited >= MP_RING_STALE_NS ||
+		    (waited >= MP_RING_ASLEEP_NS && mp_ring_writer_asleep(c->tid) == 1))
+			break;
+	}
 }
 
 /* w's writer becomes the owner (or, after too many changes, no one is). */

@@ -219,7 +219,9 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	/* A live view shows the parent only: the child gets the configuration back, paused. */
-	int was_live = mp_session_forked();
+	int was_live;
+	mp_sig_forked(); /* the locks atfork_prepare took are made anew below */
+	was_live = mp_session_forked();
 	mp_creds_forked();
 	mp_control_forked();
 	if (!fork_locked) {

@@ -290,7 +290,9 @@ int mp_modules_refresh(int wait)
 	int changed = 0, cs;
 	if (mp_state != MP_STATE_ON)
 		return 0;
+	mp_sig_block(); /* as under a lock of ours (base.h) */
 	if (wait ? lock_a_while() : pthread_mutex_trylock(&modules_lock)) {
+		mp_sig_unblock();
 		mp_modules_mark_dirty(); /* (the next event looks again) */
 		return 0; /* another thread is at it */
 	}
@@ -333,5 +335,6 @@ int mp_modules_refresh(int wait)
 	mp_cancel_restore(cs);
 	mp_in_hook--;
 	pthread_mutex_unlock(&modules_lock);
+	mp_sig_unblock();
 	return changed;
 }

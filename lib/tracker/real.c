@@ -180,6 +180,7 @@ void mp_find_self(void)
 /* ---- calls the hooks cannot record ---- */
 
 __thread unsigned long mp_nested_lost MP_IE_TLS;
+__thread uintptr_t mp_hook_sp MP_IE_TLS;
 
 void mp_note_nested(uint64_t caller, unsigned events)
 {

@@ -145,7 +145,12 @@ static inline int stack_cap(void)
 /* The caller's stack from libunwind into ts->scratch; returns its depth. */
 static int libunwind_stack(struct mp_tstate *ts)
 {
-	return mp_stack_from_ips(ts, unw_backtrace(ts->raw, stack_cap()), 0);
+	int n;
+	/* libunwind takes locks of its own and the loader's (base.h, mp_sig_block()). */
+	mp_sig_block();
+	n = unw_backtrace(ts->raw, stack_cap());
+	mp_sig_unblock();
+	return mp_stack_from_ips(ts, n, 0);
 }
 
 /*
@@ -187,6 +192,24 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 	site->n = -1;
 	site->depth = depth;
 	site->k = cached_prefix(ts, depth);
+	return 1;
+}
+
+int mp_hook_abandoned(uintptr_t sp)
+{
+	struct mp_tstate *ts = mp_tls_ts;
+	uint64_t lo, hi;
+	if (mp_in_hook || !mp_hook_sp || !ts || !ts->uw || mp_unwind_stack(ts->uw, &lo, &hi) ||
+	    sp < lo || sp >= hi || mp_hook_sp < lo || mp_hook_sp >= hi || sp < mp_hook_sp)
+		return 0; /* nested, or not known to be on this thread's stack */
+	/* Its record in flight is dropped; a THREAD record starts both sides' deltas afresh. */
+	mp_wring_recover(&ts->ring);
+	ts->name_dirty = 1;
+	/* The cached stack and the walker's frames may have been half updated. */
+	ts->cache_gen = ts->walk_gen = 0;
+	mp_unwinder_recover(ts->uw);
+	/* Last, in one store: left again before it, it is found again. */
+	mp_hook_sp = 0;
 	return 1;
 }
 

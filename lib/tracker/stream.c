@@ -265,7 +265,7 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 	w->ctl = mp_shm_ctl(mp_st.shm, h, idx);
 	w->data = mp_shm_data(mp_st.shm, h, idx);
 	w->mask = h->ring_size - 1;
-	w->head = w->tail = w->last_key = 0;
+	w->head = w->tail = w->last_key = w->pub_key = 0;
 	w->half_mark = h->ring_size / 2;
 	w->index = idx;
 	w->keys = mp_st.solo_ok ? MP_KEYS_FOREIGN : MP_KEYS_SHARED;

@@ -191,7 +191,7 @@ void mp_record_thread_name(unsigned long pthread, const char *name)
 	mp_unlock(&threads_lock);
 	{
 		struct mp_tstate *self = mp_tls_ts;
-		if (self && self->name_dirty && mp_in_hook == 0) {
+		if (self && self->name_dirty && !mp_inside()) {
 			mp_in_hook++;
 			emit_thread(self);
 			mp_in_hook--;

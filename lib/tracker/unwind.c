@@ -122,13 +122,17 @@ static int thread_stack(uint64_t *lo, uint64_t *hi)
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
-	if (pthread_getattr_np(pthread_self(), &attr))
-		return -1;
-	if (pthread_attr_getstack(&attr, &addr, &size)) {
+	int r;
+	/* It allocates, and reads /proc for the main thread: not to be left by a handler. */
+	mp_sig_block();
+	r = pthread_getattr_np(pthread_self(), &attr);
+	if (!r) {
+		r = pthread_attr_getstack(&attr, &addr, &size);
 		pthread_attr_destroy(&attr);
-		return -1;
 	}
-	pthread_attr_destroy(&attr);
+	mp_sig_unblock();
+	if (r)
+		return -1;
 	*lo = (uint64_t)addr;
 	*hi = (uint64_t)addr + size;
 	return 0;
@@ -199,7 +203,7 @@ static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t i
 {
 	/* Fold the address: cheaper than a multiplication on the walk's critical path. */
 	struct mp_cfi_desc *set = &u->cache[((ip ^ (ip >> 11)) * DWAYS) & (DCACHE - DWAYS)];
-	struct mp_cfi_desc *d;
+	struct mp_cfi_desc *d, fresh = { 0 };
 	if (__builtin_expect(set[0].ip == ip, 1))
 		return &set[0];
 	for (int w = 1; w < DWAYS; w++)
@@ -213,7 +217,22 @@ static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t i
 	u->stats.descriptor_misses++;
 	memmove(&set[1], &set[0], (DWAYS - 1) * sizeof(*set));
 	d = &set[0];
-	mp_cfi_describe(ip, d);
+	d->ip = 0;
+	/*
+	 * Made aside and valid last, with signals blocked: the loader's lock is
+	 * taken (dl_iterate_phdr), and a handler that never returned would
+	 * leave it held, or a descriptor half written (mp_unwinder_recover).
+	 */
+	mp_sig_block();
+	mp_cfi_describe(ip, &fresh);
+	mp_sig_unblock();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	d->cfa_off = fresh.cfa_off;
+	d->rbp_off = fresh.rbp_off;
+	d->ra_off = fresh.ra_off;
+	d->flags = fresh.flags;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	d->ip = fresh.ip;
 	return d;
 }
 
@@ -248,6 +267,20 @@ static int reusable_from(struct frame *prev, int nprev)
 void mp_unwind_forget(struct mp_unwinder *u)
 {
 	u->nprev = 0;
+}
+
+void mp_unwinder_recover(struct mp_unwinder *u)
+{
+	/* (The descriptors stay: one is made valid last, lookup().) */
+	memset(u->shapes, 0, sizeof(u->shapes));
+	u->nprev = u->truncated = u->zero_end = u->fp_ok = 0;
+}
+
+int mp_unwind_stack(const struct mp_unwinder *u, uint64_t *lo, uint64_t *hi)
+{
+	*lo = u->stack_lo;
+	*hi = u->stack_hi;
+	return 0;
 }
 
 /* The term of word x at place k of shape sh in a fingerprint (both halves). */
@@ -359,8 +392,12 @@ void mp_unwind_learn(struct mp_unwinder *u, uint32_t node)
 			e = &set[w];
 			break;
 		}
+	/* Valid last: an entry left half written (mp_unwinder_recover) matches nothing. */
+	e->node = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->h0 = u->fp0;
 	e->h1 = u->fp1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->node = node;
 }
 
@@ -579,6 +616,8 @@ int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **f, int *s
 	return -1;
 }
 int mp_unwind_check(struct mp_unwinder *u, uint32_t *node) { (void)u; (void)node; return 0; }
+void mp_unwinder_recover(struct mp_unwinder *u) { (void)u; }
+int mp_unwind_stack(const struct mp_unwinder *u, uint64_t *lo, uint64_t *hi) { (void)u; (void)lo; (void)hi; return -1; }
 void mp_unwind_learn(struct mp_unwinder *u, uint32_t node) { (void)u; (void)node; }
 void mp_unwind_get_stats(struct mp_unwinder *u, struct mp_unwind_stats *st) { (void)u; memset(st, 0, sizeof(*st)); }
 

@@ -70,6 +70,14 @@ int mp_unwind_check(struct mp_unwinder *u, uint32_t *node) MP_HIDDEN;
 void mp_unwind_learn(struct mp_unwinder *u, uint32_t node) MP_HIDDEN;
 /* Forget the previous walk (its caller data are no longer valid). */
 void mp_unwind_forget(struct mp_unwinder *u) MP_HIDDEN;
+/*
+ * A walk, or a change to what u caches, was left half done (a signal
+ * handler that interrupted it never returned): forget what it may have
+ * been writing. The known stacks stay (an entry is made valid last).
+ */
+void mp_unwinder_recover(struct mp_unwinder *u) MP_HIDDEN;
+/* The bounds of the stack u walks; 0. */
+int mp_unwind_stack(const struct mp_unwinder *u, uint64_t *lo, uint64_t *hi) MP_HIDDEN;
 
 /* Code may have been unmapped (dlclose): forget every cached descriptor. */
 void mp_unwind_code_changed(void) MP_HIDDEN;

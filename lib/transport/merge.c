@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/format/format.h"
@@ -267,6 +268,30 @@ static void broken(struct mp_merge *m, struct mp_rring *rr)
 	}
 }
 
+/*
+ * Whether a busy ring (its head now head) has been so without moving past
+ * MP_RING_STALE_NS, or past MP_RING_ASLEEP_NS with its writer asleep.
+ */
+static bool stale(struct mp_merge *m, struct mp_rring *rr, uint64_t head, uint32_t tid)
+{
+	struct timespec ts;
+	uint64_t now;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!rr->busy_since || rr->busy_head != head) {
+		rr->busy_since = now;
+		rr->busy_head = head;
+		rr->stale = false;
+		return false;
+	}
+	if (!rr->stale && (now - rr->busy_since >= MP_RING_STALE_NS ||
+			   (now - rr->busy_since >= MP_RING_ASLEEP_NS && mp_ring_writer_asleep(tid) == 1))) {
+		rr->stale = true;
+		m->stale++;
+	}
+	return rr->stale;
+}
+
 long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *ctx)
 {
 	const struct mp_shm_header *h = m->h;
@@ -308,12 +333,14 @@ long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *c
 			continue;
 		busy = __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE);
 		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		if (!busy)
+			rr->busy_since = 0;
 		if (head < rr->head || head - rr->tail > h->ring_size) {
 			broken(m, rr);
 			continue;
 		}
 		rr->head = head;
-		if (busy && !final) {
+		if (busy && !final && !stale(m, rr, head, __atomic_load_n(&c->tid, __ATOMIC_RELAXED))) {
 			uint64_t last;
 			if (scan_to_head(m, rr, data, &last) < 0) {
 				broken(m, rr);

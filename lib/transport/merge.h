@@ -36,7 +36,11 @@ struct mp_rring {
 	uint32_t next_len;
 	uint32_t heap_pos;      /* 1 + its place in the heap, 0 when not there */
 	bool broken;            /* corrupt: no longer read */
+	bool stale;             /* busy, unmoved past MP_RING_STALE_NS: bounds nothing */
+	uint64_t busy_head;     /* the head when it was last seen busy, */
+	uint64_t busy_since;    /* since when (CLOCK_MONOTONIC ns), 0: not busy */
 };
+
 
 /* Where merged bytes go; returns nonzero to stop the round (no room). */
 typedef int (*mp_merge_out_fn)(void *ctx, const uint8_t *p, size_t n);
@@ -55,6 +59,7 @@ struct mp_merge {
 	uint32_t unfenced;      /* rounds whose memory barrier failed */
 	uint64_t last_key;      /* the key of the last record merged */
 	uint64_t late;          /* records merged after a newer one: their order was lost */
+	uint64_t stale;         /* times a ring was merged past, busy and unmoved (MP_RING_STALE_NS) */
 };
 
 /*

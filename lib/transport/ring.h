@@ -24,8 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #define MP_SHM_MAGIC 0x474e49524650454dull /* "MEPFRING" */
 #define MP_SHM_VERSION 2
@@ -202,6 +205,7 @@ struct mp_wring {
 	uint64_t head;              /* bytes written, published or not */
 	uint64_t tail;              /* the last tail read */
 	uint64_t last_key;          /* keys are written as deltas to the ring's previous one */
+	uint64_t pub_key;           /* the key of the last record published */
 	uint64_t half_mark;         /* head at which the ring is half full (doorbell) */
 	uint32_t index;
 	uint8_t keys;               /* enum mp_keys: a program thread's ring, a tracker thread's, or no owners */
@@ -276,12 +280,73 @@ static inline uint64_t mp_wring_begin(struct mp_wring *w, int clock)
 	return 0;
 }
 
+/*
+ * A ring busy for this long without publishing anything has a writer that
+ * left its record (a signal handler that interrupted it never returned, or
+ * one blocked in a handler): the collector merges the other rings past it,
+ * and a writer taking over the counter stops waiting for it, else they
+ * would wait for good. Its record, if it ever comes, is merged late (and
+ * counted so).
+ */
+#define MP_RING_STALE_NS 1000000000ull
+/*
+ * Sooner than that, when the writer is asleep in the kernel: a record's
+ * write makes no system call, so a writer found sleeping (state S or D)
+ * in the middle of one is in a signal handler that interrupted it.
+ */
+#define MP_RING_ASLEEP_NS 10000000ull
+
+/*
+ * Whether thread tid (of any process) sleeps in the kernel just now, from
+ * /proc/TID/stat: 1, 0, or -1 when it cannot be read. Raw system calls: no
+ * allocation, no hook of the tracker's.
+ */
+static inline int mp_ring_writer_asleep(uint32_t tid)
+{
+	char path[32] = "/proc/", digits[12], buf[512], *p = path + 6;
+	int n = 0, fd;
+	long len;
+	do
+		digits[n++] = (char)('0' + tid % 10);
+	while ((tid /= 10) && n < 11);
+	while (n)
+		*p++ = digits[--n];
+	memcpy(p, "/stat", 6);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	/* "tid (comm) S ...": comm may hold anything, so the state follows the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	return p[2] == 'S' || p[2] == 'D';
+}
+
 /* Publish the record that ends at end, then clear the busy flag. */
 static inline void mp_wring_publish(struct mp_wring *w, uint8_t *end)
 {
 	uint64_t off = w->head & w->mask;
 	w->head += (uint64_t)(end - (w->data + off));
+	w->pub_key = w->last_key;
 	__atomic_store_n(&w->ctl->head, w->head, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The writer left a record unfinished for good (a signal handler that
+ * interrupted it never returned): that record is dropped, and the next key
+ * is a delta to the last one published, as the reader has it.
+ */
+static inline void mp_wring_recover(struct mp_wring *w)
+{
+	if (!w->ctl || !__atomic_load_n(&w->ctl->busy, __ATOMIC_RELAXED))
+		return;
+	w->last_key = w->pub_key;
 	__atomic_store_n(&w->ctl->busy, 0, __ATOMIC_RELEASE);
 }
 
