@@ -37,11 +37,6 @@ void free_aligned_sized(void *p, size_t alignment, size_t size);
 int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 
-/*
- * Whether the hook records its call. Inlined into each hook, so that the
- * return address is the hook's caller's: a call from the program while
- * this thread is inside a hook already (a signal handler) is counted lost.
- */
 /* The hook's stack pointer: the same wherever in its body it is read. */
 static inline __attribute__((always_inline)) uintptr_t hook_sp(void)
 {
@@ -54,18 +49,25 @@ static inline __attribute__((always_inline)) uintptr_t hook_sp(void)
 #endif
 }
 
+/*
+ * Whether the hook records its call. Inlined into each hook, so that the
+ * return address is the hook's caller's: a call from the program while
+ * this thread is inside a hook already (a signal handler) is counted lost.
+ */
 static inline __attribute__((always_inline)) int recording(void)
 {
+	uintptr_t sp;
 	if (unlikely(mp_state == MP_STATE_INIT) && !mp_inside())
 		mp_init_stage1();
 	if (likely(mp_state == MP_STATE_ON) && likely(!mp_inside()))
 		return 1;
-	if (mp_inside() && mp_state == MP_STATE_ON) {
-		/* Not nested after all: the hook before was left (base.h). */
-		if (mp_hook_sp && hook_sp() >= mp_hook_sp && mp_hook_abandoned(hook_sp()))
-			return 1;
-		mp_note_nested((uint64_t)(uintptr_t)__builtin_return_address(0), 1);
-	}
+	if (mp_state != MP_STATE_ON)
+		return 0;
+	/* Inside already; not nested after all if the hook before was left (base.h). */
+	sp = hook_sp();
+	if (mp_hook_sp && sp >= mp_hook_sp && mp_hook_abandoned(sp))
+		return 1;
+	mp_note_nested((uint64_t)(uintptr_t)__builtin_return_address(0), 1);
 	return 0;
 }
 

@@ -32,7 +32,6 @@ static void wait_owner_idle(struct mp_shm_header *h, uint32_t owner)
 		return;
 	c = mp_shm_ctl(h, h, owner - 1);
 	while (__atomic_load_n(&c->busy, __ATOMIC_ACQUIRE)) {
-		uint64_t waited;
 		sched_yield(); /* a record's write: no lock or wait inside */
 		/*
 		 * One that stays in flight this long was left by a signal handler
@@ -43,9 +42,7 @@ static void wait_owner_idle(struct mp_shm_header *h, uint32_t owner)
 			start = mp_now_ns(CLOCK_MONOTONIC);
 			continue;
 		}
-		waited = mp_now_ns(CLOCK_MONOTONIC) - start;
-		if (waited >= MP_RING_STALE_NS ||
-		    (waited >= MP_RING_ASLEEP_NS && mp_ring_writer_asleep(c->tid) == 1))
+		if (mp_ring_writer_left(mp_now_ns(CLOCK_MONOTONIC) - start, c->tid))
 			break;
 	}
 }

@@ -203,7 +203,7 @@ static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t i
 {
 	/* Fold the address: cheaper than a multiplication on the walk's critical path. */
 	struct mp_cfi_desc *set = &u->cache[((ip ^ (ip >> 11)) * DWAYS) & (DCACHE - DWAYS)];
-	struct mp_cfi_desc *d, fresh = { 0 };
+	struct mp_cfi_desc *d, fresh;
 	if (__builtin_expect(set[0].ip == ip, 1))
 		return &set[0];
 	for (int w = 1; w < DWAYS; w++)
@@ -223,6 +223,7 @@ static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t i
 	 * taken (dl_iterate_phdr), and a handler that never returned would
 	 * leave it held, or a descriptor half written (mp_unwinder_recover).
 	 */
+	memset(&fresh, 0, sizeof(fresh));
 	mp_sig_block();
 	mp_cfi_describe(ip, &fresh);
 	mp_sig_unblock();

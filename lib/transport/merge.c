@@ -268,10 +268,7 @@ static void broken(struct mp_merge *m, struct mp_rring *rr)
 	}
 }
 
-/*
- * Whether a busy ring (its head now head) has been so without moving past
- * MP_RING_STALE_NS, or past MP_RING_ASLEEP_NS with its writer asleep.
- */
+/* Whether a busy ring (its head now head) was left by its writer (mp_ring_writer_left()). */
 static bool stale(struct mp_merge *m, struct mp_rring *rr, uint64_t head, uint32_t tid)
 {
 	struct timespec ts;
@@ -284,8 +281,7 @@ static bool stale(struct mp_merge *m, struct mp_rring *rr, uint64_t head, uint32
 		rr->stale = false;
 		return false;
 	}
-	if (!rr->stale && (now - rr->busy_since >= MP_RING_STALE_NS ||
-			   (now - rr->busy_since >= MP_RING_ASLEEP_NS && mp_ring_writer_asleep(tid) == 1))) {
+	if (!rr->stale && mp_ring_writer_left(now - rr->busy_since, tid)) {
 		rr->stale = true;
 		m->stale++;
 	}

@@ -327,6 +327,17 @@ static inline int mp_ring_writer_asleep(uint32_t tid)
 	return p[2] == 'S' || p[2] == 'D';
 }
 
+/*
+ * Whether a ring busy and unmoved for waited_ns has a writer that left its
+ * record (MP_RING_STALE_NS, MP_RING_ASLEEP_NS): the merge and a change of
+ * the counter's owner stop waiting for it.
+ */
+static inline int mp_ring_writer_left(uint64_t waited_ns, uint32_t tid)
+{
+	return waited_ns >= MP_RING_STALE_NS ||
+	       (waited_ns >= MP_RING_ASLEEP_NS && mp_ring_writer_asleep(tid) == 1);
+}
+
 /* Publish the record that ends at end, then clear the busy flag. */
 static inline void mp_wring_publish(struct mp_wring *w, uint8_t *end)
 {
