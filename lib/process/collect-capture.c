@@ -61,7 +61,8 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 			 (c->opts.keep_addresses ? 0 : MP_WRITER_SERIALS);
 	char *full, *why;
 	int e;
-	s->pid = (pid_t)h.pid;
+	/* (Not the header's when the process runs in another pid namespace: memprof attach into one.) */
+	s->pid = s->peer_pid > 0 ? s->peer_pid : (pid_t)h.pid;
 	if (!c->main_claimed && s->pid == c->opts.main_pid) {
 		s->main = true;
 		c->main_claimed = true;

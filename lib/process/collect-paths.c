@@ -31,6 +31,7 @@ static bool path_taken(const struct mp_collector *c, const char *path)
 char *mp_collect_path(struct mp_collector *c, struct stream *s)
 {
 	char *path = NULL;
+	int pid;
 	if (s->main)
 		return xstrdup(c->opts.output);
 	/* A later capture of the main process (memprof ctl PID start): FILE.2, FILE.3... */
@@ -42,12 +43,17 @@ char *mp_collect_path(struct mp_collector *c, struct stream *s)
 		} while (path_taken(c, path));
 		return path;
 	}
-	path = xasprintf("%s.%d", c->opts.output, (int)s->pid);
+	/*
+	 * By the pid its capture holds (its FORK record in the parent's), which
+	 * is its own pid namespace's: a child of a process in a container.
+	 */
+	pid = (int)s->dec.header.pid;
+	path = xasprintf("%s.%d", c->opts.output, pid);
 	/* A process that replaced itself (exec) more than once gets .<pid>.<n>. */
 	for (int n = 2; ((!c->opts.force && access(path, F_OK) == 0) || path_taken(c, path)) && n < 1000;
 	     n++) {
 		free(path);
-		path = xasprintf("%s.%d.%d", c->opts.output, (int)s->pid, n);
+		path = xasprintf("%s.%d.%d", c->opts.output, pid, n);
 	}
 	return path;
 }

@@ -33,7 +33,12 @@ struct stream {
 	struct mp_drain *drain;      /* draining the rings, once the header is in */
 	bool eof, broken, finished, have_hello, have_preamble, have_header, exit_seen;
 	bool exit_status_known, main, detach_failed, detach_seen;
+	/*
+	 * The process, as this collector numbers it: the socket's peer, which
+	 * the header's pid (its own pid namespace's) differs from in a container.
+	 */
 	pid_t pid;
+	pid_t peer_pid;              /* from the socket (SO_PEERCRED); 0 when it has none here */
 	int exit_status;
 	uint8_t *in;
 	size_t in_len, in_cap;

@@ -153,9 +153,13 @@ void mp_collector_free(struct mp_collector *c)
 void mp_collector_add(struct mp_collector *c, int fd)
 {
 	struct stream *s = xcalloc(1, sizeof(*s));
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
 	s->fd = fd;
 	s->memfd = -1;
 	s->pidfd = -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) && cred.pid > 0)
+		s->peer_pid = cred.pid;
 	strbuf_init(&s->replies, 0);
 	mp_decoder_init(&s->dec);
 	mp_strtab_init(&s->pystrings);
@@ -506,7 +510,8 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 				? (unsigned)s->dec.header.interval_ms : 100;
 	if (fstat(s->memfd, &s->rings_file) < 0)
 		s->rings_file.st_ino = 0; /* (no mapping has inode 0 and offset 0 of a memfd) */
-	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle, &err);
+	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle,
+				  s->pid != (pid_t)s->dec.header.pid ? s->pid : 0, &err);
 	if (!s->drain) {
 		mp_collect_warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
 		strbuf_release(&err);

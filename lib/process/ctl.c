@@ -2,6 +2,7 @@
 #include <config.h>
 #include "lib/process/ctl.h"
 #include "lib/process/collect.h"
+#include "lib/process/procids.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -13,32 +14,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The effective uid and the innermost pid (its own pid namespace's) of pid, from /proc. */
-static int proc_ids(pid_t pid, unsigned long *uid, long *nspid)
-{
-	char path[64], line[512];
-	FILE *f;
-	int have_uid = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	*nspid = pid;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long real, eff;
-		if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2) {
-			*uid = eff;
-			have_uid = 1;
-		} else if (!strncmp(line, "NSpid:", 6)) {
-			char *last = strrchr(line, '\t');
-			if (last)
-				*nspid = strtol(last + 1, NULL, 10);
-		}
-	}
-	fclose(f);
-	return have_uid ? 0 : -1;
-}
 
 /*
  * Whether the socket at path is older than process pid: left by an earlier
@@ -109,7 +84,7 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 	long nspid = pid;
 	int fd, e;
 
-	if (proc_ids(pid, &uid, &nspid) < 0) {
+	if (mp_proc_ids(pid, &uid, &nspid) < 0) {
 		strbuf_addf(err, "no process %d", (int)pid);
 		return -1;
 	}
@@ -230,7 +205,7 @@ int mp_ctl_stream_socket(pid_t pid, char *dir, size_t dirlen, char *path, size_t
 	FILE *f;
 	int fd;
 
-	if (proc_ids(pid, &uid, &nspid) < 0) {
+	if (mp_proc_ids(pid, &uid, &nspid) < 0) {
 		strbuf_addf(err, "no process %d", (int)pid);
 		return -1;
 	}

@@ -1,6 +1,7 @@
 /* A tracked process's rings drained on a thread of their own, into a queue. */
 #include <config.h>
 #include "lib/process/drain.h"
+#include "lib/process/procids.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -154,7 +155,13 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, struct strbuf *err)
+/* A writer's thread as this process numbers it (mp_merge.tid_here): ctx is its process here. */
+static uint32_t tid_here(void *ctx, uint32_t tid)
+{
+	return (uint32_t)mp_proc_thread_here((pid_t)(intptr_t)ctx, (long)tid);
+}
+
+struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, struct strbuf *err)
 {
 	struct mp_drain *d;
 	struct mp_shm_header *h;
@@ -195,6 +202,10 @@ struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, stru
 	d->r = xcalloc(h->max_rings, sizeof(*d->r));
 	d->heap = xcalloc(h->max_rings, sizeof(*d->heap));
 	mp_merge_init(&d->m, base, (uint64_t)st.st_size, d->r, d->heap);
+	if (pid > 0) {
+		d->m.tid_here = tid_here;
+		d->m.tid_ctx = (void *)(intptr_t)pid;
+	}
 	update_mapped(d);
 	__atomic_store_n(&h->reader_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 	pthread_mutex_init(&d->lock, NULL);

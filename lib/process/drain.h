@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/util/strbuf.h"
 
@@ -19,10 +20,12 @@ struct mp_drain;
  * Map the rings a tracker passed (memfd, which the drain then owns) and
  * start draining them; when its queue is large, and when it is done, it
  * writes to notify_fd (an eventfd; see mp_drain_ready()). idle_ms is its
- * longest sleep when the rings are quiet. NULL with
- * a one-line reason in err when the mapping cannot be used.
+ * longest sleep when the rings are quiet. pid is the writing process as
+ * this one numbers it when its own pid namespace numbers it otherwise (a
+ * container's), else 0. NULL with a one-line reason in err when the mapping
+ * cannot be used.
  */
-struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, struct strbuf *err);
+struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, struct strbuf *err);
 /*
  * Move what was merged so far to the end of *buf (len bytes used of cap,
  * grown with realloc as needed).

@@ -9,6 +9,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/drain.c %reldir%/drain.h \
 	%reldir%/inject-gdb.c %reldir%/inject-private.h \
 	%reldir%/inject.c %reldir%/inject.h \
+	%reldir%/procids.c %reldir%/procids.h \
 	%reldir%/procmaps.c %reldir%/procmaps.h \
 	%reldir%/remote.c %reldir%/remote.h \
 	%reldir%/target.c %reldir%/target.h

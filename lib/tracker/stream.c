@@ -294,7 +294,12 @@ void mp_stream_half_full(struct mp_wring *w)
 	w->half_mark = w->head + size / 4;
 }
 
-/* Whether the collector still reads (it may have been killed): checked while waiting. */
+/*
+ * Whether the collector still reads (it may have been killed): checked while
+ * waiting. By its pid as the socket told it here, never h->reader_pid: a
+ * collector outside the program's pid namespace (memprof attach from the
+ * host) has another pid there, which may be no process here, or another's.
+ */
 static int reader_alive(struct mp_shm_header *h, uint64_t waited_ns)
 {
 	int32_t pid = __atomic_load_n(&h->reader_pid, __ATOMIC_ACQUIRE);
@@ -302,7 +307,7 @@ static int reader_alive(struct mp_shm_header *h, uint64_t waited_ns)
 		return 0;
 	if (mp_cfg.direct)
 		return 1;
-	if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
+	if (mp_st.collector_pid > 0 && kill(mp_st.collector_pid, 0) < 0 && errno == ESRCH)
 		return 0;
 	if (mp_st.sink_fd >= 0 && mp_stream_reader_gone())
 		return 0; /* the collector closed its end */
@@ -518,6 +523,16 @@ void mp_stream_tick(struct mp_wring *w)
 
 /* ---- opening and closing ---- */
 
+/* The pid of fd's peer in this process's pid namespace; 0 when it has none here (or unknown). */
+static pid_t peer_pid(int fd)
+{
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred))
+		return 0;
+	return cred.pid > 0 ? cred.pid : 0;
+}
+
 static int open_socket(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -539,6 +554,7 @@ static int open_socket(void)
 	}
 	mp_fd_own_at(&mp_st.sink_fd);
 	mp_st.sink_is_socket = 1;
+	mp_st.collector_pid = peer_pid(mp_st.sink_fd);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));

@@ -21,6 +21,12 @@
 
 struct mp_stream {
 	int sink_fd, sink_is_socket;   /* the collector's socket, or the capture (direct mode) */
+	/*
+	 * The collector's pid as this process's pid namespace numbers it (the
+	 * socket's peer), or 0 when it has none here: a collector outside a
+	 * container's namespace, whose own pid (h->reader_pid) means nothing here.
+	 */
+	pid_t collector_pid;
 	uint32_t gen;                  /* a new stream (attach, a followed child) is generation + 1 */
 	/* The rings: the mapping, its memfd, how much of it the file holds and how much is mapped. */
 	void *shm;

@@ -281,6 +281,15 @@ static bool stale(struct mp_merge *m, struct mp_rring *rr, uint64_t head, uint32
 		rr->stale = false;
 		return false;
 	}
+	if (m->tid_here && !rr->stale && now - rr->busy_since >= MP_RING_ASLEEP_NS) {
+		/* (Once per writer: its id here cannot change while it lives.) */
+		if (rr->tid_there != tid) {
+			rr->tid_there = tid;
+			rr->tid_here = m->tid_here(m->tid_ctx, tid);
+		}
+		tid = rr->tid_here;
+	}
+	/* (Without its id here, only the longer wait tells.) */
 	if (!rr->stale && mp_ring_writer_left(now - rr->busy_since, tid)) {
 		rr->stale = true;
 		m->stale++;

@@ -39,6 +39,8 @@ struct mp_rring {
 	bool stale;             /* busy, unmoved past MP_RING_STALE_NS: bounds nothing */
 	uint64_t busy_head;     /* the head when it was last seen busy, */
 	uint64_t busy_since;    /* since when (CLOCK_MONOTONIC ns), 0: not busy */
+	uint32_t tid_there;     /* the writer's id that tid_here was found for (mp_merge.tid_here) */
+	uint32_t tid_here;
 };
 
 
@@ -60,6 +62,14 @@ struct mp_merge {
 	uint64_t last_key;      /* the key of the last record merged */
 	uint64_t late;          /* records merged after a newer one: their order was lost */
 	uint64_t stale;         /* times a ring was merged past, busy and unmoved (MP_RING_STALE_NS) */
+	/*
+	 * When the writers' threads are numbered in another pid namespace than
+	 * the reader's (a container's): how to find a writer's thread here, to
+	 * see whether it sleeps (mp_ring_writer_left()); 0 when none is found.
+	 * NULL when both share one, as after mp_merge_init().
+	 */
+	uint32_t (*tid_here)(void *ctx, uint32_t tid);
+	void *tid_ctx;
 };
 
 /*

@@ -69,7 +69,7 @@ struct mp_shm_header {
 	int32_t handoff_lock;       /* the tracker's spin lock around a change of owner */
 	/* Written by the reader. */
 	uint32_t reader_state __attribute__((aligned(64))); /* enum mp_reader_state */
-	int32_t reader_pid;
+	int32_t reader_pid;         /* in the reader's pid namespace: nonzero once it reads */
 	/* A futex the reader sleeps on; writers bump and wake it (the doorbell). */
 	uint32_t doorbell __attribute__((aligned(64)));
 	/*
@@ -329,13 +329,14 @@ static inline int mp_ring_writer_asleep(uint32_t tid)
 
 /*
  * Whether a ring busy and unmoved for waited_ns has a writer that left its
- * record (MP_RING_STALE_NS, MP_RING_ASLEEP_NS): the merge and a change of
- * the counter's owner stop waiting for it.
+ * record (MP_RING_STALE_NS, MP_RING_ASLEEP_NS; tid as this process numbers
+ * it, 0 when unknown): the merge and a change of the counter's owner stop
+ * waiting for it.
  */
 static inline int mp_ring_writer_left(uint64_t waited_ns, uint32_t tid)
 {
 	return waited_ns >= MP_RING_STALE_NS ||
-	       (waited_ns >= MP_RING_ASLEEP_NS && mp_ring_writer_asleep(tid) == 1);
+	       (waited_ns >= MP_RING_ASLEEP_NS && tid && mp_ring_writer_asleep(tid) == 1);
 }
 
 /* Publish the record that ends at end, then clear the busy flag. */

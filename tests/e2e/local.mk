@@ -7,6 +7,7 @@ E2E_TESTS = \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
+	%reldir%/attach-pidns.sh \
 	%reldir%/attach-real.sh \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \

@@ -12,6 +12,7 @@ UNIT_TESTS += \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
 	%reldir%/test-live \
+	%reldir%/test-procids \
 	%reldir%/test-procmaps \
 	%reldir%/test-python \
 	%reldir%/test-rangemap \
@@ -60,6 +61,9 @@ tests_unit_test_inject_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_live_SOURCES = %reldir%/test-live.c %reldir%/records.h
 tests_unit_test_live_LDADD = $(UNIT_LDADD)
 tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_procids_SOURCES = %reldir%/test-procids.c
+tests_unit_test_procids_LDADD = $(UNIT_LDADD)
+tests_unit_test_procids_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
 tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
 tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
