@@ -79,7 +79,7 @@ static const char *start_error(long r)
 }
 
 /* Messages about the captures; returns whether the process's own was written whole. */
-static bool report(const struct attach_opts *o, struct mp_collector *c, pid_t pid)
+static bool report(const struct attach_opts *o, struct mp_collector *c)
 {
 	const struct mp_capture_info *infos;
 	const char **warns, **undebugged;
@@ -87,11 +87,18 @@ static bool report(const struct attach_opts *o, struct mp_collector *c, pid_t pi
 	size_t nu = mp_collector_undebugged(c, &undebugged);
 	bool written = false;
 	for (size_t i = 0; i < n; i++)
-		written |= infos[i].pid == pid && !infos[i].failed;
+		written |= infos[i].main && !infos[i].failed;
 	for (size_t i = 0; i < nw; i++)
 		warning("%s", warns[i]);
 	if (o->t.quiet)
 		return written;
+	{
+		/* Snapshots memprof ctl asked for, and the like. */
+		const char **notes;
+		size_t nn = mp_collector_notes(c, &notes);
+		for (size_t i = 0; i < nn; i++)
+			fprintf(stderr, "memprof: %s\n", notes[i]);
+	}
 	if (nu)
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
 				"but no source lines)\n", nu, nu == 1 ? "" : "s");
@@ -101,7 +108,7 @@ static bool report(const struct attach_opts *o, struct mp_collector *c, pid_t pi
 			continue;
 		fprintf(stderr, "memprof: wrote '%s'%s: %llu allocations and %llu frees since attach, "
 				"%llu bytes on disk\n", ci->path,
-			ci->pid == pid ? "" : " (a child process)", (unsigned long long)ci->allocs,
+			ci->main ? "" : " (a child process)", (unsigned long long)ci->allocs,
 			(unsigned long long)ci->frees, (unsigned long long)ci->file_bytes);
 	}
 	return written;
@@ -260,7 +267,7 @@ static int attach(const struct attach_opts *o, pid_t pid)
 		}
 		mp_collector_service(c, fds + 2, ns);
 	}
-	written = report(o, c, pid);
+	written = report(o, c);
 	if (reply_fd >= 0)
 		mp_attachctl_reply(reply_fd, output);
 	close(ctl);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/tracker/config.h"
+#include "lib/tracker/control.h"
 #include "lib/tracker/got.h"
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/python.h"
@@ -49,10 +50,11 @@ static void heap_baseline(struct mp_marker_baseline *b)
 #endif
 }
 
-/* Stop tracking an attached process: GOT restored, hooks inert, capture finished. */
+/* Stop tracking an attached process: GOT restored, hooks inert, capture finished, memprof ctl gone. */
 static void attach_stop(void)
 {
 	mp_session_stop(mp_got_unpatch);
+	mp_control_stop();
 }
 
 static void attach_modules_added(void)
@@ -165,8 +167,11 @@ MP_EXPORT long memprof_attach(const char *arg)
 	r = parse_config(arg, &c);
 	if (!r)
 		r = attach_start(&c);
-	if (!r)
+	if (!r) {
 		mp_got_patch();
+		/* memprof ctl PID snapshot|status, while it records (no word when it cannot). */
+		mp_control_start();
+	}
 	mp_in_hook--;
 	errno = saved;
 	return r;

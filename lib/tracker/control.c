@@ -2,7 +2,8 @@
  * The control socket: `memprof ctl PID start|stop|snapshot|status` asks a
  * tracker that runs in a service (preloaded by hand, or under memprof run)
  * to start or stop a capture, to snapshot it, or how it is doing, with no
- * ptrace. The socket is /tmp/memprof-UID/ctl.PID, in a directory only its
+ * ptrace. A tracker memprof attach loaded listens while it records: its
+ * capture can be snapshot and asked about (memprof detach ends it). The socket is /tmp/memprof-UID/ctl.PID, in a directory only its
  * user can enter; a request from another user (root excepted) is refused.
  * One thread of ours (all signals blocked) answers, one request per
  * connection: a line in, a line out ("ok ..." or "error ...").
@@ -103,7 +104,7 @@ static void status(char *r, size_t cap, size_t *n)
 		add(r, cap, n, ", ");
 		add_written(r, cap, n);
 	} else if (mp_state == MP_STATE_ON) {
-		add(r, cap, n, "ok recording");
+		add(r, cap, n, mp_st.mode == MP_MODE_ATTACH ? "ok recording (memprof attach)" : "ok recording");
 		add_sink(r, cap, n);
 		add_since(r, cap, n);
 		add(r, cap, n, ", capture ");
@@ -227,7 +228,10 @@ static void serve(const char *request, char *r, size_t cap)
 						      "program's standard error\n");
 		}
 	} else if (!strcmp(req, "stop")) {
-		if (mp_state != MP_STATE_ON) {
+		if (mp_state == MP_STATE_ON && mp_st.mode == MP_MODE_ATTACH) {
+			/* Its collector waits for the end it is told, with the GOT put back. */
+			add(r, cap, &n, "error this capture is memprof attach's: memprof detach ends it\n");
+		} else if (mp_state != MP_STATE_ON) {
 			add(r, cap, &n, "error not recording\n");
 		} else if (mp_session_live_path()) {
 			mp_session_stop(NULL);
@@ -394,9 +398,11 @@ int mp_control_start(void)
 	memcpy(dir, "/tmp/memprof-", 13);
 	n = 13 + mp_u64_to_dec(dir + 13, geteuid());
 	if (own_dir(dir) < 0) {
-		mp_write_stderr("cannot use '", dir,
-				"' for the control socket (it must be a directory of this user's, "
-				"mode 0700); memprof ctl cannot reach this process");
+		/* (Not in a process memprof attach got into: its output is the program's alone.) */
+		if (mp_st.mode != MP_MODE_ATTACH)
+			mp_write_stderr("cannot use '", dir,
+					"' for the control socket (it must be a directory of this user's, "
+					"mode 0700); memprof ctl cannot reach this process");
 		return -1;
 	}
 	memcpy(sock_path, dir, n);
@@ -481,6 +487,13 @@ void mp_control_end(void)
 		unlink(sock_path);
 	mp_fd_close(listen_fd);
 	listen_fd = -1;
+}
+
+void mp_control_stop(void)
+{
+	mp_control_park();
+	ctl_restart = 0;
+	mp_control_end();
 }
 
 void mp_control_forked(void)

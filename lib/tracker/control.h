@@ -16,6 +16,11 @@ int mp_control_start(void) MP_HIDDEN;
 /* Stop listening and remove the socket (at exit). */
 void mp_control_end(void) MP_HIDDEN;
 /*
+ * The same while the program lives on (memprof detach): the answering
+ * thread finishes its request and ends (joined) first.
+ */
+void mp_control_stop(void) MP_HIDDEN;
+/*
  * While the program changes its credentials (creds.c): the answering thread
  * finishes its request and ends (joined); mp_control_unpark() starts it again.
  */

@@ -4,6 +4,7 @@ E2E_TESTS = \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-ctl.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
