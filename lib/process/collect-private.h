@@ -39,6 +39,7 @@ struct stream {
 	 */
 	pid_t pid;
 	pid_t peer_pid;              /* from the socket (SO_PEERCRED); 0 when it has none here */
+	unsigned long peer_uid;      /* its effective uid then */
 	int exit_status;
 	uint8_t *in;
 	size_t in_len, in_cap;

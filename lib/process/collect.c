@@ -3,8 +3,8 @@
 #include "lib/process/collect.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@
 #include "lib/format/decode.h"
 #include "lib/format/format.h"
 #include "lib/format/writer.h"
+#include "lib/process/ctl.h"
 #include "lib/process/drain.h"
 #include "lib/process/procmaps.h"
 #include "lib/util/hash.h"
@@ -158,8 +159,10 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	s->fd = fd;
 	s->memfd = -1;
 	s->pidfd = -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) && cred.pid > 0)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) && cred.pid > 0) {
 		s->peer_pid = cred.pid;
+		s->peer_uid = cred.uid;
+	}
 	strbuf_init(&s->replies, 0);
 	mp_decoder_init(&s->dec);
 	mp_strtab_init(&s->pystrings);
@@ -437,6 +440,22 @@ more:
 }
 
 /*
+ * A process that died (a crash, SIGKILL, _exit) leaves its tracker's control
+ * socket behind: removed once the process is seen gone (its pidfd; the
+ * socket's end may come a moment before). Not one of another pid namespace's
+ * (named by its pid there, in its /tmp), nor one that lives on.
+ */
+static void forget_control_socket(struct stream *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+	if (s->pidfd < 0 || !s->peer_pid || s->pid != (pid_t)s->dec.header.pid || s->detach_seen ||
+	    (s->exec_known && s->execd))
+		return;
+	if (poll(&p, 1, 20) == 1)
+		mp_ctl_forget(s->pid, s->peer_uid);
+}
+
+/*
  * The stream ended: the process is gone, replaced itself (exec), or its
  * tracker stopped (detach). Everything its rings hold goes to the capture.
  */
@@ -468,6 +487,7 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 			mp_collect_warn(c, "membarrier(2) failed while reading process %d: events of its threads "
 			     "may be out of order", (int)s->pid);
 	}
+	forget_control_socket(s);
 	close_open(s->fd);
 	s->fd = -1;
 	close_open(s->pidfd);

@@ -76,6 +76,20 @@ static int dial(const char *path)
 	return fd;
 }
 
+void mp_ctl_forget(pid_t pid, unsigned long uid)
+{
+	char path[96], state;
+	struct stat st;
+	snprintf(path, sizeof(path), "/tmp/memprof-%lu/ctl.%d", uid, (int)pid);
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != uid)
+		return;
+	/* Gone, or not reaped yet (no other process can have its pid): the socket was its. */
+	state = mp_proc_state(pid);
+	if (state && state != 'Z' && state != 'X' && !older_than(path, pid))
+		return;
+	unlink(path);
+}
+
 int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];

@@ -62,3 +62,19 @@ pid_t mp_proc_thread_here(pid_t pid, long nstid)
 	closedir(d);
 	return found;
 }
+
+char mp_proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* "pid (comm) S ...": comm may hold anything, so the state follows the last ')'. */
+	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
+		return 0;
+	return p[2];
+}

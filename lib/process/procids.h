@@ -20,5 +20,7 @@ int mp_proc_ids(pid_t pid, unsigned long *uid, long *nspid);
  * (or pid is gone).
  */
 pid_t mp_proc_thread_here(pid_t pid, long nstid);
+/* The state letter of process pid in /proc/PID/stat ('R', 'S', 'Z'...), 0 when it is gone. */
+char mp_proc_state(pid_t pid);
 
 #endif

@@ -11,6 +11,9 @@ check() { # how, expected memprof status, trailer field, value
 	t=$(grep ^TRAILER p)
 	[ "$(field "$3" "$t")" = "$4" ] || fail_ "crash $1: trailer $t, expected $3=$4"
 	[ "$(field end "$t")" = exit ] || fail_ "crash $1: end reason in $t"
+	# Nothing left behind: the control socket its tracker could not remove, memprof did.
+	pid=$(field pid "$(grep ^HEADER p)")
+	[ ! -e "/tmp/memprof-$(id -u)/ctl.$pid" ] || fail_ "crash $1: its control socket was left"
 }
 check return 0 exit_code 0
 check return 42 exit_code 42 42
@@ -31,6 +34,7 @@ wait $mpid; rc=$?
 "$MEMPROF" parse --stacks k.bin > p || fail_ "parse after SIGKILL"
 expect_count 7 '^ALLOC .*size=77 ' p
 [ "$(field exit_signal "$(grep ^TRAILER p)")" = 9 ] || fail_ "SIGKILL trailer: $(grep ^TRAILER p)"
+[ ! -e "/tmp/memprof-$(id -u)/ctl.$child" ] || fail_ "SIGKILL: its control socket was left"
 
 # SIGTERM sent to memprof goes on to a program that does not catch it.
 "$MEMPROF" run -q -f -o w.bin "$WORKLOADS/crash" wait > out 2> err & mpid=$!
