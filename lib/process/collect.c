@@ -24,7 +24,7 @@
 #include "lib/format/decode.h"
 #include "lib/format/format.h"
 #include "lib/format/writer.h"
-#include "lib/process/ctl.h"
+#include "lib/process/ctlsock.h"
 #include "lib/process/drain.h"
 #include "lib/process/procmaps.h"
 #include "lib/util/hash.h"

@@ -2,6 +2,7 @@
 #include <config.h>
 #include "lib/process/ctl.h"
 #include "lib/process/collect.h"
+#include "lib/process/ctlsock.h"
 #include "lib/process/procids.h"
 
 #include <errno.h>
@@ -14,45 +15,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-/*
- * Whether the socket at path is older than process pid: left by an earlier
- * process of the same pid (a tracker killed before it could remove it), as
- * happens when pids come round again (containers).
- */
-static int older_than(const char *path, pid_t pid)
-{
-	char name[64], buf[1024], *p;
-	unsigned long long start = 0, btime = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	struct stat st;
-	FILE *f;
-	int field;
-	if (stat(path, &st) < 0 || hz <= 0)
-		return 0;
-	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(name, "re")))
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* Field 22, counted after the command's closing parenthesis (the command may hold spaces). */
-	if (!p || !(p = strrchr(buf, ')')))
-		return 0;
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &start) != 1 || !(f = fopen("/proc/stat", "re")))
-		return 0;
-	while (fgets(buf, sizeof(buf), f) && sscanf(buf, "btime %llu", &btime) != 1)
-		;
-	fclose(f);
-	/*
-	 * btime is in whole seconds: the start is known to a second, so only a
-	 * socket made over 2 s before it counts as older (a tracker makes its
-	 * socket after its process starts).
-	 */
-	return btime && (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 + 2.0 <
-			(double)btime + (double)start / (double)hz;
-}
 
 /* Connect to path: the fd, or -1 with errno. */
 static int dial(const char *path)
@@ -76,20 +38,6 @@ static int dial(const char *path)
 	return fd;
 }
 
-void mp_ctl_forget(pid_t pid, unsigned long uid)
-{
-	char path[96], state;
-	struct stat st;
-	snprintf(path, sizeof(path), "/tmp/memprof-%lu/ctl.%d", uid, (int)pid);
-	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != uid)
-		return;
-	/* Gone, or not reaped yet (no other process can have its pid): the socket was its. */
-	state = mp_proc_state(pid);
-	if (state && state != 'Z' && state != 'X' && !older_than(path, pid))
-		return;
-	unlink(path);
-}
-
 int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];
@@ -106,7 +54,7 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 	 * Where the tracker made it, seen from here; then through its root: a container, or a
 	 * service with a /tmp of its own (systemd's PrivateTmp).
 	 */
-	snprintf(here, sizeof(here), "/tmp/memprof-%lu/ctl.%ld", uid, nspid);
+	mp_ctl_socket_path(here, sizeof(here), uid, nspid);
 	snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, here);
 	fd = dial(here);
 	e = errno;
@@ -123,7 +71,7 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 			e = errno;
 	}
 	if (fd < 0) {
-		if (e == ECONNREFUSED && older_than(path, pid)) {
+		if (e == ECONNREFUSED && mp_ctl_socket_older(path, pid)) {
 			unlink(path); /* (no process can listen on it: its pid is another's now) */
 			e = ENOENT;
 		}

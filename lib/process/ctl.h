@@ -39,11 +39,4 @@ int mp_ctl_answer(pid_t pid, int fd, int timeout_ms, struct strbuf *reply, struc
 int mp_ctl_stream_socket(pid_t pid, char *dir, size_t dirlen, char *path, size_t pathlen,
 			 struct strbuf *err);
 
-/*
- * Process pid (of this pid namespace, user uid) has exited: remove the
- * control socket its tracker could not (a crash, SIGKILL, _exit), unless the
- * pid is already another live process's.
- */
-void mp_ctl_forget(pid_t pid, unsigned long uid);
-
 #endif

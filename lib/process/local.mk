@@ -6,6 +6,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/collect-paths.c \
 	%reldir%/collect-symbols.c \
 	%reldir%/ctl.c %reldir%/ctl.h \
+	%reldir%/ctlsock.c %reldir%/ctlsock.h \
 	%reldir%/drain.c %reldir%/drain.h \
 	%reldir%/inject-gdb.c %reldir%/inject-private.h \
 	%reldir%/inject.c %reldir%/inject.h \

@@ -1,0 +1,27 @@
+/*
+ * A tracker's control socket (lib/tracker/control.c) as the client side sees
+ * it: its path, and whether one found there is left from a process that
+ * ended without removing it (a crash, SIGKILL, _exit).
+ */
+#ifndef MEMPROF_LIB_PROCESS_CTLSOCK_H
+#define MEMPROF_LIB_PROCESS_CTLSOCK_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* /tmp/memprof-UID/ctl.NSPID: nspid is the process's pid in its own pid namespace. */
+void mp_ctl_socket_path(char *buf, size_t len, unsigned long uid, long nspid);
+/*
+ * Whether the socket at path is older than process pid: left by an earlier
+ * process of the same pid (a tracker killed before it could remove it), as
+ * happens when pids come round again (containers).
+ */
+int mp_ctl_socket_older(const char *path, pid_t pid);
+/*
+ * Process pid (of this pid namespace, user uid) has exited: remove the
+ * control socket its tracker could not, unless the pid is already another
+ * live process's.
+ */
+void mp_ctl_forget(pid_t pid, unsigned long uid);
+
+#endif
