@@ -7,7 +7,7 @@ mode=${1:-demo}
 cd "$(dirname "$0")/.."
 
 build_deps="ca-certificates build-essential autoconf automake libtool pkg-config
-	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev
+	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev libiberty-dev
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libncurses-dev"
 # The tests also use oracles (heaptrack, valgrind), real programs to profile,
 # a debugger for attach, eu-addr2line to check symbols, man for --help,

@@ -6,6 +6,14 @@
 
 /* The C++ runtime's demangler (<cxxabi.h>), linked with $(DEMANGLE_LIBS). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/*
+ * Rust's, from libiberty (also in $(DEMANGLE_LIBS)): both its manglings, v0
+ * and legacy. Declared here: <libiberty/demangle.h> brings libiberty.h,
+ * whose xmemdup and the like clash with lib/util/xalloc.h's.
+ */
+extern char *rust_demangle(const char *mangled, int options);
+#define DMGL_PARAMS (1 << 0) /* as demangle.h has them */
+#define DMGL_ANSI (1 << 1)
 
 /* The capture format allows 4096 frames per SYMBOL record. */
 #define MAX_FRAMES 4096
@@ -95,12 +103,21 @@ static const char *demangled(struct mp_symbols *s, const char *raw)
 	char *out;
 	int status = -1;
 
-	if (!s->demangle || raw[0] != '_' || raw[1] != 'Z')
+	if (!s->demangle || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
 		return key;
 	GROW_TO_ID(c->demangled, c->demangled_alloc, id);
 	if (c->demangled[id])
 		return c->demangled[id];
-	out = __cxa_demangle(key, NULL, NULL, &status);
+	/*
+	 * Rust's first: "_R..." (v0), and "_ZN...17h<hash>E" (legacy), which the
+	 * C++ demangler would leave with its hash and $LT$-style escapes; it
+	 * takes nothing else. Then C++'s.
+	 */
+	out = rust_demangle(key, DMGL_PARAMS | DMGL_ANSI);
+	if (out)
+		status = 0;
+	else if (raw[1] == 'Z')
+		out = __cxa_demangle(key, NULL, NULL, &status);
 	d = status == 0 && out ? intern(c, out) : key;
 	free(out);
 	c->demangled[id] = d;

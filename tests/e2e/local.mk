@@ -70,6 +70,7 @@ E2E_TESTS = \
 	%reldir%/run-preload.sh \
 	%reldir%/run-real.sh \
 	%reldir%/run-reporter.sh \
+	%reldir%/run-rust.sh \
 	%reldir%/run-sandbox.sh \
 	%reldir%/run-serials.sh \
 	%reldir%/run-signals.sh \

@@ -382,6 +382,8 @@ static void test_no_demangling(void **state)
 	assert_string_equal(sym.frames[0].function, "_ZNK6symfix3BoxIiE3getEi");
 	lookup_ret(s, probe(fx, "static"), &sym);
 	assert_string_equal(sym.frames[0].function, "fix_static");
+	assert_int_equal(mp_symbols_lookup(s, func(fx, "rust_v0"), false, &sym), 0);
+	assert_string_equal(sym.frames[0].function, "_RNvCs1234_7mycrate4main");
 	mp_symbols_free(s);
 }
 
@@ -404,6 +406,11 @@ static void test_shared_library(void **state)
 	assert_int_equal(sym.nframes, 1);
 	assert_non_null(sym.frames[0].function);
 	assert_string_equal(sym.frames[0].function, "symfix_asm_trampoline");
+	/* Rust's names, both manglings: as rustfilt shows them, not as C++'s demangler would. */
+	assert_int_equal(mp_symbols_lookup(s, func(fx, "rust_v0"), false, &sym), 0);
+	assert_string_equal(sym.frames[0].function, "mycrate::main");
+	assert_int_equal(mp_symbols_lookup(s, func(fx, "rust_legacy"), false, &sym), 0);
+	assert_string_equal(sym.frames[0].function, "mycrate::legacy");
 	check_warnings(s, 0);
 	mp_symbols_free(s);
 }
@@ -952,6 +959,9 @@ struct oracle {
 	struct mp_sym_frame f[16];
 };
 
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+extern char *rust_demangle(const char *mangled, int options);
+
 /* "??" is eu-addr2line's unknown. */
 static const char *known(const char *s)
 {
@@ -959,7 +969,27 @@ static const char *known(const char *s)
 }
 
 /*
- * eu-addr2line -a -i -f -C ADDR...: per address "0xADDR", then for each frame a
+ * A function's name as eu-addr2line gives it, demangled: it demangles C++'s
+ * (-C, with the C++ runtime's demangler) but not Rust's, which memprof does
+ * (libiberty's rust_demangle, both manglings); so its raw names are taken,
+ * and demangled here as eu-addr2line -C and rustfilt would.
+ */
+static const char *known_function(const char *s)
+{
+	char *d;
+	int status = -1;
+	if (!strcmp(s, "??"))
+		return NULL;
+	if ((d = rust_demangle(s, 3)))
+		return d;
+	if (s[0] == '_' && s[1] == 'Z' && (d = __cxa_demangle(s, NULL, NULL, &status)) && status == 0)
+		return d;
+	free(d);
+	return xstrdup(s);
+}
+
+/*
+ * eu-addr2line -a -i -f ADDR...: per address "0xADDR", then for each frame a
  * function line ("FN", or "FN inlined at FILE:LINE:COL in CALLER" for the
  * first) and a "FILE:LINE[:COL]" line; "??" and "??:0" when unknown.
  */
@@ -968,7 +998,7 @@ static size_t addr2line(const char *file, uint64_t lo, uint64_t hi, struct oracl
 	size_t size = (hi - lo) * 24 + PATH_MAX + 64, len, n = 0, k = 0;
 	char *cmd = xmalloc(size), line[2048];
 	FILE *p;
-	len = snprintf(cmd, size, "eu-addr2line -e '%s' -a -i -f -C", file);
+	len = snprintf(cmd, size, "eu-addr2line -e '%s' -a -i -f", file);
 	for (uint64_t a = lo; a < hi; a++)
 		len += snprintf(cmd + len, size - len, " %#llx", (unsigned long long)a);
 	p = popen(cmd, "r");
@@ -990,7 +1020,7 @@ static size_t addr2line(const char *file, uint64_t lo, uint64_t hi, struct oracl
 		if (k++ % 2 == 0) {
 			if ((inl = strstr(line, " inlined at ")))
 				*inl = '\0';
-			f->function = known(line);
+			f->function = known_function(line);
 			continue;
 		}
 		colon = strchr(line, ':');
