@@ -77,21 +77,24 @@ static void test_other_namespace(void **state)
 {
 	long nstid = 0, nspid = 0, here;
 	unsigned long uid;
-	int status, p[2];
+	int status, p[2], q[2];
 	pid_t child;
 	(void)state;
+	/* Its pid here through p, its thread's id there through q: two writers, two pipes. */
 	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(q), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
 		pid_t inner;
 		close(p[0]);
+		close(q[0]);
 		if (unshare(CLONE_NEWPID) < 0)
 			_exit(77); /* not allowed here (not root): the test is skipped */
 		inner = fork();
 		if (inner == 0) {
 			pthread_t t;
-			ready[1] = p[1];
+			ready[1] = q[1];
 			if (pthread_create(&t, NULL, report_tid, NULL) == 0)
 				pthread_join(t, NULL);
 			_exit(1);
@@ -103,16 +106,19 @@ static void test_other_namespace(void **state)
 		_exit(0);
 	}
 	close(p[1]);
+	close(q[1]);
 	here = 0;
 	if (read(p[0], &here, sizeof(here)) != (ssize_t)sizeof(here)) {
 		close(p[0]);
+		close(q[0]);
 		assert_int_equal(waitpid(child, &status, 0), child);
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
 			skip();
 		fail_msg("the namespace's child did not start (status %d)", status);
 	}
-	assert_int_equal(read(p[0], &nstid, sizeof(nstid)), sizeof(nstid));
+	assert_int_equal(read(q[0], &nstid, sizeof(nstid)), sizeof(nstid));
 	close(p[0]);
+	close(q[0]);
 	assert_int_equal(mp_proc_ids((pid_t)here, &uid, &nspid), 0);
 	assert_int_equal(nspid, 1);
 	/* Its second thread is 2 there, something else here. */
