@@ -3,8 +3,9 @@
  * tracker that runs in a service (preloaded by hand, or under memprof run)
  * to start or stop a capture, to snapshot it, or how it is doing, with no
  * ptrace. A tracker memprof attach loaded listens while it records: its
- * capture can be snapshot and asked about (memprof detach ends it). The socket is /tmp/memprof-UID/ctl.PID, in a directory only its
- * user can enter; a request from another user (root excepted) is refused.
+ * capture can be snapshot and asked about (memprof detach ends it). The
+ * socket is /tmp/memprof-UID/ctl.PID, in a directory only its user can
+ * enter; a request from another user (root excepted) is refused.
  * One thread of ours (all signals blocked) answers, one request per
  * connection: a line in, a line out ("ok ..." or "error ...").
  * `memprof live PID` asks "stream PATH": a session streaming to the view's
@@ -187,6 +188,12 @@ static void serve(const char *request, char *r, size_t cap)
 		add(r, cap, &n, "error invalid wait in '");
 		add(r, cap, &n, request);
 		add(r, cap, &n, "' (milliseconds, at most a day)\n");
+		return;
+	}
+	/* (Between a detach and the socket's end: the collector is memprof attach's, finishing.) */
+	if (mp_st.mode == MP_MODE_ATTACH && mp_state != MP_STATE_ON &&
+	    (!strncmp(req, "stream ", 7) || !strncmp(req, "start", 5))) {
+		add(r, cap, &n, "error memprof attach has detached from this process\n");
 		return;
 	}
 	if (!strncmp(req, "stream ", 7)) {
