@@ -140,7 +140,14 @@ static const char *symtab_name(struct mp_symbols *s, struct sym_file *f, Dwarf_A
 {
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *name;
+	/* libdw reads the whole table for each address: its answer from an index where it can. */
+	if (!f->symindex_tried) {
+		f->symindex = mp_symindex_build(f->mod);
+		f->symindex_tried = true;
+	}
+	if (!f->symindex || !mp_symindex_lookup(f->symindex, addr, &name))
+		name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL, NULL);
 	return name && *name ? demangled(s, name) : NULL;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lib/symbols/symbols.h"
+#include "lib/symbols/symindex.h"
 #include "lib/util/hash.h"
 #include "lib/util/strtab.h"
 #include "lib/util/xalloc.h"
@@ -68,6 +69,8 @@ struct sym_file {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct mp_intmap units;  /* CU DIE address -> struct unit_index */
+	struct mp_symindex *symindex; /* its symbol table by address, once looked into */
+	bool symindex_tried;
 };
 
 struct symcache {

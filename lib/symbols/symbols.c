@@ -21,6 +21,7 @@ static void sym_file_free(struct sym_file *f)
 {
 	size_t i;
 	uint64_t key, val;
+	mp_symindex_free(f->symindex);
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	for (i = 0; mp_intmap_next(&f->units, &i, &key, &val);)

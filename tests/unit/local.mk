@@ -21,6 +21,7 @@ UNIT_TESTS += \
 	%reldir%/test-render-text \
 	%reldir%/test-reports \
 	%reldir%/test-strbuf \
+	%reldir%/test-symindex \
 	%reldir%/test-symbols
 # end of UNIT_TESTS
 UNIT_LDADD = $(MP_LIBS) $(CMOCKA_LIBS)
@@ -88,6 +89,9 @@ tests_unit_test_reports_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_strbuf_SOURCES = %reldir%/test-strbuf.c
 tests_unit_test_strbuf_LDADD = $(UNIT_LDADD)
 tests_unit_test_strbuf_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_symindex_SOURCES = %reldir%/test-symindex.c
+tests_unit_test_symindex_LDADD = $(UNIT_LDADD) -ldl
+tests_unit_test_symindex_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_symbols_SOURCES = %reldir%/test-symbols.c
 tests_unit_test_symbols_LDADD = $(UNIT_LDADD)
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS)
