@@ -96,6 +96,21 @@ def gen_text(path, size, seed=7):
         f.write("".join(out))
 
 
+def gen_c(path, functions):
+    """A C translation unit of many small functions calling each other: enough
+    for gcc's cc1 (stripped, 29,000 exported symbols) to allocate from
+    thousands of its own functions, each of which memprof names."""
+    out = ["int sink;\n"]
+    for i in range(functions):
+        callee = "f%d(x + %d)" % (i - 1, i) if i else "x"
+        out.append("static __attribute__((noinline)) int f%d(int x)\n{\n\tint s = %s;\n"
+                   "\tfor (int k = 0; k < %d; k++)\n\t\ts += (k * %d) ^ (s >> %d);\n"
+                   "\treturn s;\n}\n" % (i, callee, 3 + i % 7, 31 + i, 1 + i % 5))
+    out.append("int entry(int x)\n{\n\treturn f%d(x);\n}\n" % (functions - 1))
+    with open(path, "w") as f:
+        f.write("".join(out))
+
+
 def gen_sql(path, rows, seed=11):
     """An SQL script for an in-memory database: bulk inserts, an index, then
     grouping, pattern, join, update and delete queries that print results."""
@@ -216,6 +231,8 @@ def workloads(cfg):
     xz_text = os.path.join(cfg.workdir, "input-%d-KiB-seed8.txt" % xz_kib)
     sort_text = os.path.join(cfg.workdir, "input-%d-KiB-seed9.txt" % sort_kib)
     py = "/usr/bin/python3"
+    cfuns = 100 if q else 600
+    csrc = os.path.join(cfg.workdir, "input-%d-functions.c" % cfuns)
     w = [
         Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
                  [heavy, "-n", pairs, "-t", "1"], heavy, synth, expect_counts=True),
@@ -257,6 +274,11 @@ def workloads(cfg):
         Workload("sort", "sort < %d KiB of generated text" % sort_kib,
                  ["/usr/bin/sort"], "/usr/bin/sort", real,
                  stdin=sort_text, make_input=lambda: gen_text(sort_text, sort_kib << 10, seed=9)),
+        # A stripped program with a big symbol table (symbolized without debug information).
+        Workload("gcc", "gcc -O1 -c of %d generated functions (--follow-fork: gcc, cc1, as)" % cfuns,
+                 ["/usr/bin/gcc", "-O1", "-x", "c", "-c", "-", "-o", os.path.join(cfg.workdir, "gcc-out.o")],
+                 "/usr/bin/gcc", ["native", "memprof"], stdin=csrc, make_input=lambda: gen_c(csrc, cfuns),
+                 memprof_args=["--follow-fork"]),
     ]
     if cfg.only:
         names = cfg.only.split(",")
