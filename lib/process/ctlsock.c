@@ -4,7 +4,6 @@
 #include "lib/process/procids.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,27 +12,14 @@ void mp_ctl_socket_path(char *buf, size_t len, unsigned long uid, long nspid)
 	snprintf(buf, len, "/tmp/memprof-%lu/ctl.%ld", uid, nspid);
 }
 
-int mp_ctl_socket_older(const char *path, pid_t pid)
+/* Whether a file of status st was made over 2 s before a process that started start_ticks after boot. */
+static int made_before(const struct stat *st, unsigned long long start_ticks)
 {
-	char name[64], buf[1024], *p;
-	unsigned long long start = 0, btime = 0;
+	char buf[1024];
+	unsigned long long btime = 0;
 	long hz = sysconf(_SC_CLK_TCK);
-	struct stat st;
 	FILE *f;
-	int field;
-	if (stat(path, &st) < 0 || hz <= 0)
-		return 0;
-	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(name, "re")))
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* Field 22, counted after the command's closing parenthesis (the command may hold spaces). */
-	if (!p || !(p = strrchr(buf, ')')))
-		return 0;
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &start) != 1 || !(f = fopen("/proc/stat", "re")))
+	if (hz <= 0 || !(f = fopen("/proc/stat", "re")))
 		return 0;
 	while (fgets(buf, sizeof(buf), f) && sscanf(buf, "btime %llu", &btime) != 1)
 		;
@@ -43,20 +29,32 @@ int mp_ctl_socket_older(const char *path, pid_t pid)
 	 * socket made over 2 s before it counts as older (a tracker makes its
 	 * socket after its process starts).
 	 */
-	return btime && (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 + 2.0 <
-			(double)btime + (double)start / (double)hz;
+	return btime && (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9 + 2.0 <
+			(double)btime + (double)start_ticks / (double)hz;
+}
+
+int mp_ctl_socket_older(const char *path, pid_t pid)
+{
+	struct stat st;
+	unsigned long long start;
+	return stat(path, &st) == 0 && mp_proc_stat(pid, 0, NULL, &start) == 0 && made_before(&st, start);
 }
 
 void mp_ctl_forget(pid_t pid, unsigned long uid)
 {
 	char path[96], state;
+	unsigned long long start;
 	struct stat st;
 	mp_ctl_socket_path(path, sizeof(path), uid, (long)pid);
 	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != uid)
 		return;
-	/* Gone, or not reaped yet (no other process can have its pid): the socket was its. */
-	state = mp_proc_state(pid);
-	if (state && state != 'Z' && state != 'X' && !mp_ctl_socket_older(path, pid))
+	/*
+	 * Gone, or not reaped yet (no other process can have its pid): the
+	 * socket was its. Else the pid is another's now, whose socket is kept
+	 * unless it is older than that process.
+	 */
+	if (mp_proc_stat(pid, 0, &state, &start) == 0 && state != 'Z' && state != 'X' &&
+	    !made_before(&st, start))
 		return;
 	unlink(path);
 }

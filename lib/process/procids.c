@@ -63,18 +63,32 @@ pid_t mp_proc_thread_here(pid_t pid, long nstid)
 	return found;
 }
 
-char mp_proc_state(pid_t pid)
+int mp_proc_stat(pid_t pid, pid_t tid, char *state, unsigned long long *start_ticks)
 {
-	char path[64], buf[1024], *p;
+	char path[96], buf[1024], *p;
+	unsigned long long start;
 	FILE *f;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
 	p = fgets(buf, sizeof(buf), f);
 	fclose(f);
-	/* "pid (comm) S ...": comm may hold anything, so the state follows the last ')'. */
+	/* "pid (comm) S ...": comm may hold anything, so the fields follow the last ')'. */
 	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
-		return 0;
-	return p[2];
+		return -1;
+	if (state)
+		*state = p[2];
+	if (start_ticks) {
+		/* The start is field 22, counted from the state, field 3. */
+		for (int field = 2; p && field < 22; field++)
+			p = strchr(p + 1, ' ');
+		if (!p || sscanf(p, " %llu", &start) != 1)
+			return -1;
+		*start_ticks = start;
+	}
+	return 0;
 }

@@ -1,6 +1,7 @@
 /* Run functions inside a live process with ptrace (x86_64). */
 #include <config.h>
 #include "lib/process/remote.h"
+#include "lib/process/procids.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -194,20 +195,11 @@ static int wait_stopped(struct mp_remote *r, struct mp_remote_thread *t, uint64_
 	}
 }
 
+/* A thread's state letter, 'X' when it is gone. */
 static char task_state(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 'X';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ')
-		return 'X';
-	return p[2];
+	char st;
+	return mp_proc_stat(pid, tid, &st, NULL) == 0 ? st : 'X';
 }
 
 /* Seize the threads not seen yet. Returns how many were added, or -1 with err. */

@@ -1,6 +1,6 @@
 /*
- * Unit tests of lib/process/procids: a process's ids from /proc, and its
- * threads found by the ids their own pid namespace gives them.
+ * Unit tests of lib/process/procids: a process's ids and state from /proc,
+ * and its threads found by the ids their own pid namespace gives them.
  */
 #include <config.h>
 
@@ -57,6 +57,18 @@ static void test_self(void **state)
 	tid = start_thread(&t);
 	assert_int_equal(mp_proc_thread_here(getpid(), tid), tid);
 	assert_int_equal(mp_proc_thread_here(getpid(), getpid()), getpid());
+	{
+		/* This process runs; its thread waits (in pause()), and started no earlier. */
+		char st = 0, tst = 0;
+		unsigned long long start = 0, tstart = 0;
+		assert_int_equal(mp_proc_stat(getpid(), 0, &st, &start), 0);
+		assert_int_equal(st, 'R');
+		assert_true(start > 0);
+		assert_int_equal(mp_proc_stat(getpid(), (pid_t)tid, &tst, &tstart), 0);
+		assert_true(tst == 'S' || tst == 'R');
+		assert_true(tstart >= start);
+		assert_int_equal(mp_proc_stat(getpid(), (pid_t)tid, NULL, NULL), 0);
+	}
 	pthread_cancel(t);
 	pthread_join(t, NULL);
 }
@@ -70,6 +82,8 @@ static void test_missing(void **state)
 	assert_int_equal(mp_proc_ids(1 << 23, &uid, &nspid), -1);
 	assert_int_equal(mp_proc_thread_here(1 << 23, 1), 0);
 	assert_int_equal(mp_proc_thread_here(getpid(), 1 << 23), 0);
+	assert_int_equal(mp_proc_stat(1 << 23, 0, NULL, NULL), -1);
+	assert_int_equal(mp_proc_stat(getpid(), 1 << 23, NULL, NULL), -1);
 }
 
 /* A child in a pid namespace of its own (pid 1 there), with a second thread: found from here. */
