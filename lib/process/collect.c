@@ -441,18 +441,16 @@ more:
 
 /*
  * A process that died (a crash, SIGKILL, _exit) leaves its tracker's control
- * socket behind: removed once the process is seen gone (its pidfd; the
- * socket's end may come a moment before). Not one of another pid namespace's
- * (named by its pid there, in its /tmp), nor one that lives on.
+ * socket behind: removed once the process is seen gone (mp_ctl_forget()).
+ * Not one of another pid namespace's (named by its pid there, in its /tmp),
+ * nor one that lives on.
  */
 static void forget_control_socket(struct stream *s)
 {
-	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
 	if (s->pidfd < 0 || !s->peer_pid || s->pid != (pid_t)s->dec.header.pid || s->detach_seen ||
 	    (s->exec_known && s->execd))
 		return;
-	if (poll(&p, 1, 20) == 1)
-		mp_ctl_forget(s->pid, s->peer_uid);
+	mp_ctl_forget(s->pid, s->peer_uid, s->pidfd);
 }
 
 /*

@@ -3,6 +3,7 @@
 #include "lib/process/ctlsock.h"
 #include "lib/process/procids.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,13 +41,17 @@ int mp_ctl_socket_older(const char *path, pid_t pid)
 	return stat(path, &st) == 0 && mp_proc_stat(pid, 0, NULL, &start) == 0 && made_before(&st, start);
 }
 
-void mp_ctl_forget(pid_t pid, unsigned long uid)
+void mp_ctl_forget(pid_t pid, unsigned long uid, int pidfd)
 {
+	struct pollfd gone = { .fd = pidfd, .events = POLLIN };
 	char path[96], state;
 	unsigned long long start;
 	struct stat st;
 	mp_ctl_socket_path(path, sizeof(path), uid, (long)pid);
 	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != uid)
+		return; /* (removed by its tracker: the usual end) */
+	/* Its socket's end may come a moment before the process is gone. */
+	if (poll(&gone, 1, 20) != 1)
 		return;
 	/*
 	 * Gone, or not reaped yet (no other process can have its pid): the

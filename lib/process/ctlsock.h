@@ -18,10 +18,11 @@ void mp_ctl_socket_path(char *buf, size_t len, unsigned long uid, long nspid);
  */
 int mp_ctl_socket_older(const char *path, pid_t pid);
 /*
- * Process pid (of this pid namespace, user uid) has exited: remove the
- * control socket its tracker could not, unless the pid is already another
- * live process's.
+ * Process pid (of this pid namespace, user uid), whose pidfd is readable
+ * once it has exited, is ending: when it has left its control socket (a
+ * crash, SIGKILL, _exit), wait a moment for it to be gone and remove the
+ * socket, unless the pid is already another live process's.
  */
-void mp_ctl_forget(pid_t pid, unsigned long uid);
+void mp_ctl_forget(pid_t pid, unsigned long uid, int pidfd);
 
 #endif
