@@ -414,14 +414,20 @@ static inline const struct known *known_find(const struct mp_unwinder *u, uint64
 	return ways && e->h1 == (uint32_t)fp1 && e->node ? e : NULL;
 }
 
-int mp_unwind_check(struct mp_unwinder *u, uint32_t *node)
+/* The known stack of fingerprint fp: 1 with its node in *node (and counted), else 0. */
+static inline int known_take(struct mp_unwinder *u, uint64_t fp0, uint64_t fp1, uint32_t *node)
 {
-	const struct known *e = known_find(u, u->pend_fp0, u->pend_fp1);
+	const struct known *e = known_find(u, fp0, fp1);
 	if (!e)
 		return 0;
 	u->stats.known++;
 	*node = e->node;
 	return 1;
+}
+
+int mp_unwind_check(struct mp_unwinder *u, uint32_t *node)
+{
+	return known_take(u, u->pend_fp0, u->pend_fp1, node);
 }
 
 __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **frames,
@@ -447,7 +453,6 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, st
 	npred = sh->rsp == rsp ? (int)sh->n : 0;
 	u->fp_ok = 0;
 	if (seed && npred && sh->whole) {
-		const struct known *e;
 		/*
 		 * Again, the check just failed and the walk teaches the fingerprint
 		 * it used. The one word that differs is the return address of
@@ -464,11 +469,8 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, st
 			__builtin_prefetch(known_set(u->known, u->known_size, fp0));
 			return MP_UNWIND_PENDING;
 		}
-		if (mode != MP_UNWIND_AGAIN && (e = known_find(u, fp0, fp1)) != NULL) {
-			u->stats.known++;
-			*node = e->node;
+		if (mode != MP_UNWIND_AGAIN && known_take(u, fp0, fp1, node))
 			return MP_UNWIND_KNOWN;
-		}
 	}
 	prev = u->buf[u->cur];
 	walk = u->buf[!u->cur];

@@ -161,12 +161,11 @@ void mp_sig_unblock(void)
 
 void mp_sig_forked(void)
 {
-	uint64_t old = sig_saved;
-	if (!sig_depth)
-		return;
-	sig_depth = 0;
-	if (old != UINT64_MAX)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+	/* However deep the parent was: the outermost unblock. */
+	if (sig_depth) {
+		sig_depth = 1;
+		mp_sig_unblock();
+	}
 }
 
 void mp_lock_slow(int *l, int c)
