@@ -82,23 +82,12 @@ static const char *start_error(long r)
 static bool report(const struct attach_opts *o, struct mp_collector *c)
 {
 	const struct mp_capture_info *infos;
-	const char **warns, **undebugged;
-	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
+	const char **undebugged;
+	bool written;
+	size_t n = mp_track_finish(&o->t, c, &infos, &written);
 	size_t nu = mp_collector_undebugged(c, &undebugged);
-	bool written = false;
-	for (size_t i = 0; i < n; i++)
-		written |= infos[i].main && !infos[i].failed;
-	for (size_t i = 0; i < nw; i++)
-		warning("%s", warns[i]);
 	if (o->t.quiet)
 		return written;
-	{
-		/* Snapshots memprof ctl asked for, and the like. */
-		const char **notes;
-		size_t nn = mp_collector_notes(c, &notes);
-		for (size_t i = 0; i < nn; i++)
-			fprintf(stderr, "memprof: %s\n", notes[i]);
-	}
 	if (nu)
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
 				"but no source lines)\n", nu, nu == 1 ? "" : "s");

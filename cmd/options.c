@@ -249,6 +249,24 @@ bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 	}
 }
 
+size_t mp_track_finish(const struct mp_track_opts *t, struct mp_collector *c,
+		       const struct mp_capture_info **infos, bool *written)
+{
+	const char **lines;
+	size_t n = mp_collector_finish(c, infos), nw = mp_collector_warnings(c, &lines);
+	*written = false;
+	for (size_t i = 0; i < n; i++)
+		*written |= (*infos)[i].main && !(*infos)[i].failed;
+	for (size_t i = 0; i < nw; i++)
+		warning("%s", lines[i]);
+	if (!t->quiet) {
+		size_t nn = mp_collector_notes(c, &lines);
+		for (size_t i = 0; i < nn; i++)
+			fprintf(stderr, "memprof: %s\n", lines[i]);
+	}
+	return n;
+}
+
 struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
 					int output_fd, pid_t pid, int listen_fd,
 					const struct mp_collect_observer *observer)

@@ -107,6 +107,15 @@ struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const cha
 					int output_fd, pid_t pid, int listen_fd,
 					const struct mp_collect_observer *observer);
 
+struct mp_capture_info;
+/*
+ * Finish a tracking command's collector: its warnings said and, unless
+ * quiet, its notes (snapshots written); its captures in *infos (returns
+ * how many), and in *written whether the main one was written whole.
+ */
+size_t mp_track_finish(const struct mp_track_opts *t, struct mp_collector *c,
+		       const struct mp_capture_info **infos, bool *written);
+
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));
 

@@ -280,22 +280,12 @@ static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
 static bool report(const struct run_opts *o, struct mp_collector *c, const char *prog)
 {
 	const struct mp_capture_info *infos;
-	const char **warns, **undebugged;
-	size_t n = mp_collector_finish(c, &infos), nw = mp_collector_warnings(c, &warns);
+	const char **undebugged;
+	bool written;
+	size_t n = mp_track_finish(&o->t, c, &infos, &written);
 	size_t nu = mp_collector_undebugged(c, &undebugged);
-	bool written = false;
-	for (size_t i = 0; i < n; i++)
-		written |= infos[i].main && !infos[i].failed;
-	for (size_t i = 0; i < nw; i++)
-		warning("%s", warns[i]);
 	if (o->t.quiet)
 		return written;
-	{
-		const char **notes;
-		size_t nn = mp_collector_notes(c, &notes);
-		for (size_t i = 0; i < nn; i++)
-			fprintf(stderr, "memprof: %s\n", notes[i]);
-	}
 	if (nu) {
 		/* One line however many modules: it is normal, and worth knowing. */
 		fprintf(stderr, "memprof: note: no debug information for %zu module%s, shown with "
