@@ -85,6 +85,9 @@ E2E_TESTS = \
 	%reldir%/summary-errors.sh \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
+	%reldir%/symbols-debug-dirs.sh \
+	%reldir%/symbols-debuginfod.sh \
+	%reldir%/symbols-debuginfod-timeout.sh \
 	%reldir%/table-workloads.sh \
 	%reldir%/transform-errors.sh \
 	%reldir%/transform-formats.sh \
@@ -96,6 +99,7 @@ E2E_TESTS = \
 # end of E2E_TESTS
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
+	%reldir%/debuginfod-lib.sh \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
