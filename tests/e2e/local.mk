@@ -47,6 +47,7 @@ E2E_TESTS = \
 	%reldir%/parse-golden.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
+	%reldir%/python-threads.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \
