@@ -105,6 +105,7 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
 	%reldir%/live-lib.sh \
+	%reldir%/python-lib.sh \
 	%reldir%/inject-init.sh \
 	%reldir%/reports.sh \
 	%reldir%/speedscope_check.py \

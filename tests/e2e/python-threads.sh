@@ -3,21 +3,10 @@
 # tracker from the interpreter's objects (no Python code run in the
 # program): in stats, in each thread's tree of a --split-threads flame
 # graph, and in the page's thread selector; the main thread keeps its OS
-# name. On Debian's python3 (3.11) and, when PATH has them, python3.12 and
-# python3.13, and the interpreters MEMPROF_TEST_PYTHONS names (paths,
-# separated by spaces).
+# name. On each CPython 3.11 to 3.13 there is (python-lib.sh).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
-
-pythons=
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' &&
-	pythons=/usr/bin/python3
-for v in 3.12 3.13; do
-	exe=$(python$v -c 'import sys; print(sys.executable)' 2> /dev/null) || continue
-	[ -x "$exe" ] && pythons="$pythons $exe"
-done
-pythons="$pythons ${MEMPROF_TEST_PYTHONS:-}"
-[ -n "${pythons// /}" ] || skip_ "no CPython 3.11 to 3.13 is installed"
+. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
 
 # Worker i keeps 5 bytearrays of 100000 + 1000 i bytes (each a malloc of one
 # byte more); w3 gets its name after it was made, before it starts.
