@@ -1,7 +1,9 @@
 /*
  * The memprof commands. Adding a command:
- *  1. write cmd/<name>.c exporting only cmd_<name>(), its options in a
- *     struct mp_cmd_spec at the top (cmd/options.h), logic in lib/;
+ *  1. write cmd/<name>.c exporting only cmd_<name>(): its usage in a
+ *     struct mp_cmd_spec at the top, its options in a table bound to its
+ *     variables and parsed by mp_parse_options() (cmd/options.h), logic in
+ *     lib/;
  *  2. declare it below and add it, in sorted order, to commands[] in
  *     cmd/memprof.c;
  *  3. add the file to memprof_SOURCES in Makefile.am;
