@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include "cmd/options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -90,7 +91,8 @@ int mp_opt_parse_uint(const char *opt, const char *arg, uint64_t min, uint64_t m
 	char *end;
 	uintmax_t u;
 	errno = 0;
-	if (!arg || !*arg || *arg == '-' || *arg == '+')
+	/* Digits only: strtoumax() would take a sign or leading blanks too. */
+	if (!arg || !isdigit((unsigned char)*arg))
 		goto bad;
 	u = strtoumax(arg, &end, 10);
 	if (errno || *end || u < min || u > max)
@@ -209,7 +211,13 @@ static int parse(const struct mp_cmd_spec *spec, const struct mp_opt *opts, int 
 				list_opts(opts);
 			exit(fflush(stdout) ? MP_EXIT_FAILURE : MP_EXIT_OK);
 		case '?':
-			if (optopt)
+			/* optopt: 0 for an unknown long option, the value of one given an argument */
+			if (optopt >= OPT_HELP)
+				strbuf_addf(err, "option '--%s' takes no argument",
+					    optopt == OPT_HELP	       ? "help"
+					    : optopt == OPT_LIST_OPTS ? "list-opts"
+								      : opts[optopt - OPT_LONG_BASE].long_name);
+			else if (optopt)
 				strbuf_addf(err, "unknown option '-%c'", optopt);
 			else
 				strbuf_addf(err, "unknown option '%s'", argv[optind - 1]);
