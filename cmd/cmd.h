@@ -48,20 +48,23 @@ struct strbuf;
 /*
  * A reporter that `memprof run --reporter NAME` runs on the capture it has
  * just written. Such a command also exports its mp_reporter_<name>:
- *  - check(argc, argv, capture, err): argv is the reporter's name and its
- *    arguments, without the capture, whose path is given apart (NULL when
- *    not known yet). Parses them with the command's own option table,
- *    printing nothing and never exiting: 0 when the command would run;
- *    -1 for a usage error; 1 when the report could not be written (it
- *    exists and -f was not given: checked only when capture is known),
- *    the reason in *err (one line). run calls it before the program starts.
+ *  - check(argc, argv, capture, needs_events, err): argv is the
+ *    reporter's name and its arguments, without the capture, whose path is
+ *    given apart (NULL when not known yet). Parses them with the command's
+ *    own option table, printing nothing and never exiting: 0 when the
+ *    command would run; -1 for a usage error; 1 when the report could not
+ *    be written (it exists and -f was not given: checked only when capture
+ *    is known), the reason in *err (one line). *needs_events is the long
+ *    name of an option given that an aggregated capture cannot answer, or
+ *    NULL. run calls it before the program starts.
  *  - run(argc, argv, msgs): the command itself on its whole argv (the
  *    capture last), with its messages ("Wrote ...") to msgs (NULL: none);
  *    returns the exit status.
  */
 struct mp_reporter {
 	const char *name;
-	int (*check)(int argc, char **argv, const char *capture, struct strbuf *err);
+	int (*check)(int argc, char **argv, const char *capture, const char **needs_events,
+		     struct strbuf *err);
 	int (*run)(int argc, char **argv, FILE *msgs);
 };
 extern const struct mp_reporter mp_reporter_flamegraph, mp_reporter_table;

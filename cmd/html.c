@@ -61,7 +61,7 @@ int mp_html_parse(const struct mp_cmd_spec *spec, const struct mp_opt *opts,
 }
 
 int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *capture,
-		  struct strbuf *err)
+		  const char **needs_events, struct strbuf *err)
 {
 	struct mp_html_args args;
 	char **full = xcalloc((size_t)argc + 2, sizeof(*full)), *path;
@@ -74,6 +74,14 @@ int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *ca
 	full[1] = (char *)(capture ? capture : "CAPTURE");
 	memcpy(full + 2, argv + 1, (size_t)(argc - 1) * sizeof(*full));
 	ret = parse(argc + 1, full, &args, err);
+	/* What mp_report_load() refuses for an aggregated capture. */
+	*needs_events = NULL;
+	if (!ret && args.view.view == MP_VIEW_TEMPORARY)
+		*needs_events = args.view.view_opt;
+	else if (!ret && args.html.temporal)
+		*needs_events = "temporal";
+	else if (!ret && (args.view.flags & MP_ANALYSIS_NO_MMAP))
+		*needs_events = "no-mmap";
 	if (!ret && capture) {
 		path = mp_html_output_path(&args);
 		if (!args.force && access(path, F_OK) == 0) {

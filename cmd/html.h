@@ -57,7 +57,7 @@ typedef int mp_html_parse_fn(int argc, char **argv, struct mp_html_args *args,
  * be written.
  */
 int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *capture,
-		  struct strbuf *err);
+		  const char **needs_events, struct strbuf *err);
 
 /*
  * The report's path: -o, else memprof-<report>-<name>.html next to the

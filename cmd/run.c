@@ -612,6 +612,7 @@ static void check_reporter(struct run_opts *o, const char *name)
 	static const struct mp_reporter *const reporters[] = { &mp_reporter_flamegraph,
 							       &mp_reporter_table };
 	struct strbuf err = STRBUF_INIT;
+	const char *needs_events;
 	int r;
 	for (size_t i = 0; i < sizeof(reporters) / sizeof(reporters[0]); i++)
 		if (!strcmp(name, reporters[i]->name))
@@ -623,7 +624,7 @@ static void check_reporter(struct run_opts *o, const char *name)
 	o->rargv[0] = (char *)o->reporter->name;
 	o->rargv[o->rargc + 1] = NULL;
 	/* The default capture's name has the pid: its report's cannot be checked yet. */
-	r = o->reporter->check(o->rargc + 1, o->rargv, o->t.output, &err);
+	r = o->reporter->check(o->rargc + 1, o->rargv, o->t.output, &needs_events, &err);
 	if (r < 0)
 		mp_usage_error(&spec, "invalid --reporter-arg for '%s': %s", name, err.buf);
 	if (r > 0)
@@ -631,19 +632,9 @@ static void check_reporter(struct run_opts *o, const char *name)
 		    err.buf);
 	strbuf_release(&err);
 	/* What an aggregated capture cannot answer, before the program runs rather than after. */
-	for (int i = 1; o->t.aggregate && i <= o->rargc; i++) {
-		static const char *const needs_events[] = { "--temporary-allocations",
-							    "--temporary-allocation-threshold",
-							    "--temporal", "--no-mmap" };
-		for (size_t k = 0; k < sizeof(needs_events) / sizeof(needs_events[0]); k++) {
-			size_t l = strlen(needs_events[k]);
-			if (!strncmp(o->rargv[i], needs_events[k], l) &&
-			    (!o->rargv[i][l] || o->rargv[i][l] == '='))
-				mp_usage_error(&spec, "--reporter-arg %s needs every event; an aggregated "
-						      "capture (--aggregate) has totals per stack",
-					       needs_events[k]);
-		}
-	}
+	if (o->t.aggregate && needs_events)
+		mp_usage_error(&spec, "--reporter-arg --%s needs every event; an aggregated capture "
+				      "(--aggregate) has totals per stack", needs_events);
 }
 
 /* --reporter-arg ARG: one more argument for the reporter, after its name. */

@@ -30,9 +30,10 @@ static int parse(int argc, char **argv, struct mp_html_args *a, struct strbuf *e
 	return mp_html_parse(&spec, opts, MP_HTML_TABLE, argc, argv, a, err);
 }
 
-static int check(int argc, char **argv, const char *capture, struct strbuf *err)
+static int check(int argc, char **argv, const char *capture, const char **needs_events,
+		 struct strbuf *err)
 {
-	return mp_html_check(parse, argc, argv, capture, err);
+	return mp_html_check(parse, argc, argv, capture, needs_events, err);
 }
 
 static int run(int argc, char **argv, FILE *msgs)
