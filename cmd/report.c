@@ -15,61 +15,25 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-static int set_view(struct mp_report_args *args, enum mp_view view, const char *opt,
-		    struct strbuf *err)
+int mp_report_view_option(const struct mp_opt *opt, const char *arg, struct strbuf *err)
 {
-	if (args->view_opt && strcmp(args->view_opt, opt)) {
-		strbuf_addf(err, "options '%s' and '%s' cannot be combined", args->view_opt, opt);
+	struct mp_report_args *args = opt->value;
+	if (arg) {
+		char name[64];
+		snprintf(name, sizeof(name), "--%s", opt->long_name);
+		if (mp_opt_parse_uint(name, arg, 0, UINT32_MAX, &args->threshold, err) < 0)
+			return -1;
+	} else if (opt->data == MP_VIEW_TEMPORARY) {
+		args->threshold = 1;
+	}
+	if (args->view_opt && strcmp(args->view_opt, opt->long_name)) {
+		strbuf_addf(err, "options '--%s' and '--%s' cannot be combined", args->view_opt,
+			    opt->long_name);
 		return -1;
 	}
-	args->view = view;
-	args->view_opt = opt;
-	return 1;
-}
-
-int mp_report_parse_option(struct mp_report_args *args, int id, const char *arg,
-			   struct strbuf *err)
-{
-	switch (id) {
-	case MP_OPT_LEAKS:
-		return set_view(args, MP_VIEW_LEAKS, "--leaks", err);
-	case MP_OPT_TEMPORARY:
-		args->threshold = 1;
-		return set_view(args, MP_VIEW_TEMPORARY, "--temporary-allocations", err);
-	case MP_OPT_THRESHOLD:
-		if (mp_opt_uint_check("--temporary-allocation-threshold", arg, 0, UINT32_MAX,
-				      &args->threshold, err) < 0)
-			return -1;
-		return set_view(args, MP_VIEW_TEMPORARY, "--temporary-allocation-threshold", err);
-	case MP_OPT_NO_MMAP:
-		args->flags |= MP_ANALYSIS_NO_MMAP;
-		return 1;
-	}
+	args->view = (enum mp_view)opt->data;
+	args->view_opt = opt->long_name;
 	return 0;
-}
-
-bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
-		      const char *arg)
-{
-	struct strbuf err = STRBUF_INIT;
-	int r = mp_report_parse_option(args, id, arg, &err);
-	if (r < 0)
-		mp_usage_error(spec, "%s", err.buf);
-	strbuf_release(&err);
-	return r > 0;
-}
-
-bool mp_report_json_option(struct mp_report_json *j, int id, const char *arg)
-{
-	if (id == MP_OPT_JSON)
-		j->json = true;
-	else if (id == 'o')
-		j->output = arg;
-	else if (id == 'f')
-		j->force = true;
-	else
-		return false;
-	return true;
 }
 
 void mp_report_json_check(const struct mp_cmd_spec *spec, const struct mp_report_json *j)
