@@ -21,11 +21,16 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_http URL: until URL answers 200 (the server is up and has indexed), at most 30 s.
+# wait_http URL PID: until URL answers 200 (the server is up and has indexed), at most
+# 30 s; fails at once when process PID is gone (its port was taken since free_port).
 wait_http() {
-	python3 - "$1" <<'EOF'
-import sys, time, urllib.request
+	python3 - "$1" "$2" <<'EOF'
+import os, sys, time, urllib.request
 for _ in range(300):
+    try:
+        os.kill(int(sys.argv[2]), 0)
+    except OSError:
+        sys.exit(1)
     try:
         with urllib.request.urlopen(sys.argv[1], timeout=5) as r:
             if r.status == 200:
@@ -44,7 +49,7 @@ start_debuginfod() {
 		PORT=$(free_port)
 		debuginfod -F -p "$PORT" -d :memory: -t 0 -g 0 "$1" > "debuginfod.$try.log" 2>&1 &
 		SERVER_PID=$!
-		wait_http "http://127.0.0.1:$PORT/buildid/$BUILD_ID/debuginfo" && return
+		wait_http "http://127.0.0.1:$PORT/buildid/$BUILD_ID/debuginfo" "$SERVER_PID" && return
 		kill "$SERVER_PID" 2> /dev/null
 		wait "$SERVER_PID" 2> /dev/null
 	done
