@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/tracker/attach.h"
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
 #include "lib/tracker/got.h"
@@ -65,8 +66,7 @@ static void attach_modules_added(void)
 /* The collector of `memprof attach` asks for the end with one byte on the stream's socket. */
 static const struct mp_timer_ops attach_ops = { mp_stream_end_asked, attach_modules_added, attach_stop };
 
-/* The ATTACH record: what the C library says its heap holds, before any event of ours. */
-static void attach_record(void)
+void mp_attach_record(void)
 {
 	struct mp_marker_baseline base = { 0 };
 	uint8_t rec[128], *p;
@@ -108,7 +108,7 @@ static int attach_start(const struct mp_attach_cfg *ac)
 	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
 				 !(ac->ring_kb & (ac->ring_kb - 1)) ? ac->ring_kb : MP_RING_SIZE_DEFAULT >> 10;
 	mp_register_handlers();
-	return mp_session_start(MP_MODE_ATTACH, 0, &attach_ops, attach_record);
+	return mp_session_start(MP_MODE_ATTACH, 0, &attach_ops, mp_attach_record);
 }
 
 /* "key=value" lines; unknown keys are ignored so newer collectors can add some. */

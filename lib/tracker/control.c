@@ -259,7 +259,7 @@ static void serve(const char *request, char *r, size_t cap)
 	} else if (!strcmp(req, "snapshot")) {
 		unsigned num = 0;
 		char path[4096];
-		e = mp_session_snapshot(&num, path, sizeof(path));
+		e = mp_session_snapshot(&num, NULL, path, sizeof(path));
 		if (!e && !path[0] && wait_ms) {
 			char text[MP_REPLY_TEXT_MAX + 1];
 			int w = mp_stream_snapshot_wait(num, (unsigned)wait_ms, text, sizeof(text));
@@ -393,26 +393,34 @@ static int own_dir(const char *dir)
 	return 0;
 }
 
+int mp_control_dir(char *dir, size_t cap)
+{
+	char num[24];
+	size_t l = mp_u64_to_dec(num, geteuid());
+	if (13 + l + 1 > cap)
+		return -1;
+	memcpy(dir, "/tmp/memprof-", 13);
+	memcpy(dir + 13, num, l + 1);
+	return own_dir(dir) < 0 ? -1 : (int)(13 + l);
+}
+
 int mp_control_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[64], num[24];
-	size_t n;
-	int fd;
+	int n, fd;
 	if (!mp_cfg.control || listen_fd >= 0)
 		return 0;
-	n = 0;
-	memcpy(dir, "/tmp/memprof-", 13);
-	n = 13 + mp_u64_to_dec(dir + 13, geteuid());
-	if (own_dir(dir) < 0) {
-		/* (Not in a process memprof attach got into: its output is the program's alone.) */
-		if (mp_st.mode != MP_MODE_ATTACH)
+	n = mp_control_dir(dir, sizeof(dir));
+	if (n < 0) {
+		/* (Not in a process memprof attach got into, nor by the API: its output is the program's alone.) */
+		if (mp_st.mode != MP_MODE_ATTACH && !mp_st.quiet)
 			mp_write_stderr("cannot use '", dir,
 					"' for the control socket (it must be a directory of this user's, "
 					"mode 0700); memprof ctl cannot reach this process");
 		return -1;
 	}
-	memcpy(sock_path, dir, n);
+	memcpy(sock_path, dir, (size_t)n);
 	memcpy(sock_path + n, "/ctl.", 5);
 	mp_u64_to_dec(num, (uint64_t)getpid());
 	memcpy(sock_path + n + 5, num, strlen(num) + 1);

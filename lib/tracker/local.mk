@@ -1,7 +1,9 @@
 # lib/tracker: libmemprof.so, preloaded into (or injected in) the target (lib/tracker/README.md).
 pkglib_LTLIBRARIES = libmemprof.la
 libmemprof_la_SOURCES = \
-	%reldir%/attach.c \
+	include/memprof.h \
+	%reldir%/api.c \
+	%reldir%/attach.c %reldir%/attach.h \
 	%reldir%/cfi.c %reldir%/cfi.h \
 	%reldir%/base.h \
 	%reldir%/config.c %reldir%/config.h \
@@ -14,6 +16,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
 	%reldir%/keys.c %reldir%/keys.h \
 	%reldir%/modules.c %reldir%/modules.h \
+	%reldir%/pyalloc.c %reldir%/pyalloc.h \
 	%reldir%/pydescribe.c %reldir%/pyline.h \
 	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \
 	%reldir%/pythread.c \
@@ -33,6 +36,10 @@ libmemprof_la_SOURCES = \
 	lib/transport/reply.h \
 	lib/transport/ring.h
 # end of libmemprof_la_SOURCES
+# The in-process API's header, and its pkg-config file (man 3 memprof).
+include_HEADERS = include/memprof.h
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = memprof.pc
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing
 libmemprof_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete

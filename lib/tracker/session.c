@@ -20,6 +20,7 @@
 
 static int session_lock;
 static unsigned snapshots;
+static uint64_t last_duration_us; /* of the last stream, once stopped */
 /* A live view's session: where it streams, and the configuration it replaced. */
 static struct {
 	int on, direct;
@@ -91,6 +92,7 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
 	snapshots = 0;
 	if (mp_session_open_stream(mode, flags | (mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0) |
 				 (mp_st.capture_no > 1 ? MP_HF_RESTARTED : 0), 0)) {
+		mp_st.capture_no--; /* (not started: its number is the next one's) */
 		r = -ECONNREFUSED;
 		goto out;
 	}
@@ -127,6 +129,7 @@ void mp_session_stop(void (*before)(void))
 		goto out;
 	w = mp_thread_ring();
 	mp_state = MP_STATE_OFF;
+	last_duration_us = mp_stream_since_start_us();
 	if (before)
 		before();
 	/* Nothing is written after the DETACH record but the last sample. */
@@ -210,7 +213,7 @@ int mp_session_forked(void)
 	return was;
 }
 
-int mp_session_snapshot(unsigned *number, char *path, size_t pathlen)
+int mp_session_snapshot(unsigned *number, const char *dest, char *path, size_t pathlen)
 {
 	int r = 0;
 	mp_in_hook++;
@@ -226,7 +229,7 @@ int mp_session_snapshot(unsigned *number, char *path, size_t pathlen)
 	*number = ++snapshots;
 	path[0] = '\0';
 	if (mp_cfg.direct) {
-		r = mp_direct_snapshot(*number, path, pathlen);
+		r = mp_direct_snapshot(*number, dest, path, pathlen);
 	} else {
 		/*
 		 * The collector writes it, from the events before this record:
@@ -242,4 +245,9 @@ out:
 	mp_unlock(&session_lock);
 	mp_in_hook--;
 	return r;
+}
+
+uint64_t mp_session_last_duration_us(void)
+{
+	return last_duration_us;
 }

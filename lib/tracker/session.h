@@ -51,6 +51,8 @@ const char *mp_session_live_path(void) MP_HIDDEN;
  * not shown). Returns whether it was.
  */
 int mp_session_forked(void) MP_HIDDEN;
+/* How long the last stream ran, from its start to its stop (0 before the first stop). */
+uint64_t mp_session_last_duration_us(void) MP_HIDDEN;
 /* A new stream: its own trace tree and modules; call before mp_session_open_stream(). */
 void mp_new_stream_state(void) MP_HIDDEN;
 /*
@@ -60,9 +62,10 @@ void mp_new_stream_state(void) MP_HIDDEN;
 int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
 /*
  * A snapshot of the capture so far, which goes on: written by us (its path in
- * path) or asked of the collector (path empty). 0 with its number in
- * *number, or -errno (-ENOENT: not tracking).
+ * path: dest, or when NULL the capture's with .snap.N) or asked of the
+ * collector (path empty; it names it). 0 with its number in *number, or
+ * -errno (-ENOENT: not tracking).
  */
-int mp_session_snapshot(unsigned *number, char *path, size_t pathlen) MP_HIDDEN;
+int mp_session_snapshot(unsigned *number, const char *dest, char *path, size_t pathlen) MP_HIDDEN;
 
 #endif

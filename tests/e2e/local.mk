@@ -1,5 +1,7 @@
 # tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error).
 E2E_TESTS = \
+	%reldir%/api-exact.sh \
+	%reldir%/api-threads.sh \
 	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
