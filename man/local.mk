@@ -20,3 +20,5 @@ dist_man1_MANS += \
 	%reldir%/memprof-table.1
 # end of dist_man1_MANS
 dist_man5_MANS = %reldir%/memprof-capture.5
+# the in-process API (include/memprof.h)
+dist_man3_MANS = %reldir%/memprof.3

@@ -2,6 +2,8 @@
 E2E_TESTS = \
 	%reldir%/api-exact.sh \
 	%reldir%/api-threads.sh \
+	%reldir%/python-examples.sh \
+	%reldir%/python-tracker.sh \
 	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
