@@ -20,6 +20,7 @@
 
 #include "include/memprof.h"
 #include "lib/tracker/pyalloc.h"
+#include "lib/tracker/api.h"
 #include "lib/tracker/attach.h"
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
@@ -35,7 +36,8 @@
 /* Serialises the calls (not a futex lock of ours: a snapshot may take long, signals stay on). */
 static pthread_mutex_t api_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	int on;            /* the capture recording (or that stopped by itself) is memprof_start's */
+	int on;            /* the capture recording (or that stopped by itself) is one mp_api_start() began */
+	int by_control;    /* memprof ctl's (or memprof serve's), not memprof_start's */
 	int patched;       /* its hooks are in the GOT slots: the tracker does not interpose them */
 	int overwrite;     /* its files may replace existing ones */
 	int pyalloc;       /* the Python allocators are wrapped (pyalloc.c) */
@@ -43,6 +45,8 @@ static struct {
 } api;
 /* The configuration the API's capture replaced, back at the stop. */
 static struct mp_config saved;
+/* The file of the last capture stopped, when the tracker knew it. */
+static char last_capture[4096];
 
 /* How long a collector may take to write a snapshot of a big capture. */
 #define SNAPSHOT_WAIT_MS (10u * 60 * 1000)
@@ -67,12 +71,13 @@ static int read_options(const struct memprof_options *in, struct memprof_options
 }
 
 /* What memprof_start says, over the configuration (whose destination and internals stay). */
-static void apply_options(const struct memprof_options *o)
+static void apply_options(struct mp_config *c, const void *arg)
 {
-	mp_cfg.interval_ms = o->memory_interval_ms ? o->memory_interval_ms : 10;
-	mp_cfg.max_depth = o->max_depth ? o->max_depth : 128;
-	mp_cfg.follow_fork = o->follow_fork != 0;
-	mp_cfg.python_frames = !o->no_python_frames;
+	const struct memprof_options *o = arg;
+	c->interval_ms = o->memory_interval_ms ? o->memory_interval_ms : 10;
+	c->max_depth = o->max_depth ? o->max_depth : 128;
+	c->follow_fork = o->follow_fork != 0;
+	c->python_frames = !o->no_python_frames;
 }
 
 /*
@@ -159,10 +164,11 @@ static void forked_child(void)
 	api.pid = getpid();
 }
 
-static int api_start(const char *path, const struct memprof_options *o)
+static int api_start(const char *path, unsigned flags, void (*set)(struct mp_config *, const void *),
+		     const void *arg)
 {
 	static int atfork_done;
-	unsigned flags = 0;
+	unsigned hflags = 0;
 	int r, hooked;
 	if (api.on || mp_state == MP_STATE_ON)
 		return -EBUSY;
@@ -177,42 +183,52 @@ static int api_start(const char *path, const struct memprof_options *o)
 	/* (Needed now only without a path; made anyway, for memprof ctl and memprof serve.) */
 	if ((r = default_destination()) && !path)
 		return r;
-	if (o->aggregate) {
+	if (flags & MP_API_AGGREGATE) {
 		/* The collector aggregates: a capture the tracker writes itself has every event. */
 		if (path || mp_cfg.direct)
 			return -ENOTSUP;
-		flags |= MP_HF_AGGREGATED;
+		hflags |= MP_HF_AGGREGATED;
 	}
 	hooked = interposed();
 	saved = mp_cfg;
 	if (path) {
-		if ((r = mp_direct_set_path(path, o->overwrite)))
+		if ((r = mp_direct_set_path(path, (flags & MP_API_OVERWRITE) != 0)))
 			return r;
 		mp_cfg.direct = 1;
 	}
-	apply_options(o);
-	/* What goes wrong is the caller's to hear, through errno and memprof_status(). */
-	mp_st.quiet = 1;
+	if (set)
+		set(&mp_cfg, arg);
+	/*
+	 * What goes wrong is memprof_start's caller's to hear, through errno and
+	 * memprof_status(); memprof ctl's hears it on the program's standard error.
+	 */
+	mp_st.quiet = !(flags & MP_API_CONTROL);
 	mp_py_setup();
-	if (o->trace_python_allocators && (r = mp_pyalloc_check())) {
+	if ((flags & MP_API_PYALLOC) && (r = mp_pyalloc_check())) {
 		restore();
 		return r;
 	}
 	mp_register_handlers();
-	r = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN, flags, &api_ops,
-			     mp_attach_record);
+	/*
+	 * The heap as the C library has it, first: the blocks from before the
+	 * start (memprof ctl's start of a tracker preloaded from the program's
+	 * start has always been without it).
+	 */
+	r = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN, hflags, &api_ops,
+			     (flags & MP_API_CONTROL) && hooked ? NULL : mp_attach_record);
 	if (r) {
 		int e = mp_cfg.direct ? mp_direct_open_error() : 0;
 		restore();
 		return r == -EALREADY || r == -EBUSY ? -EBUSY : e ? -e : -EIO;
 	}
 	api.on = 1;
+	api.by_control = (flags & MP_API_CONTROL) != 0;
 	api.pid = getpid();
-	api.overwrite = o->overwrite;
+	api.overwrite = (flags & MP_API_OVERWRITE) != 0;
 	api.patched = !hooked;
 	if (api.patched)
 		mp_got_patch();
-	if (o->trace_python_allocators)
+	if (flags & MP_API_PYALLOC)
 		api.pyalloc = mp_pyalloc_install() == 0;
 	/* memprof ctl and memprof serve reach the process from now on. */
 	mp_control_start();
@@ -230,6 +246,14 @@ static int api_stop(void)
 		return -ENOENT;
 	if (mp_state != MP_STATE_ON)
 		r = -EIO; /* it stopped by itself: the file could not be written */
+	/* (A capture the collector could not create, or a live view's, leaves the last one's.) */
+	if (mp_cfg.direct) {
+		snprintf(last_capture, sizeof(last_capture), "%s", mp_direct_path());
+	} else if (!mp_session_live_path()) {
+		char text[MP_REPLY_TEXT_MAX + 1];
+		if (mp_stream_capture_wait(0, text, sizeof(text)) == 1)
+			snprintf(last_capture, sizeof(last_capture), "%s", text);
+	}
 	mp_session_stop(unpatch);
 	if (r)
 		unpatch();
@@ -264,6 +288,12 @@ static int api_snapshot(const char *dest)
 
 /* ---- the exported functions ---- */
 
+static int stop_fn(const void *arg)
+{
+	(void)arg;
+	return api_stop();
+}
+
 /* Run fn under the API's mutex, unrecorded, errno set from its -errno; 0 or -1. */
 static int call(int (*fn)(const void *), const void *arg)
 {
@@ -281,26 +311,38 @@ static int call(int (*fn)(const void *), const void *arg)
 
 struct start_args {
 	const char *path;
-	const struct memprof_options *opts;
+	unsigned flags;
+	void (*set)(struct mp_config *, const void *);
+	const void *arg;
 };
 
 static int start_fn(const void *arg)
 {
 	const struct start_args *a = arg;
-	struct memprof_options o;
-	int r = read_options(a->opts, &o);
-	if (!r && a->path && !a->path[0])
-		r = -ENOENT;
-	if (!r && api.pid && api.pid != getpid())
+	if (a->path && !a->path[0])
+		return -ENOENT;
+	if (api.pid && api.pid != getpid())
 		forked_child();
-	return r ? r : api_start(a->path, &o);
+	return api_start(a->path, a->flags, a->set, a->arg);
 }
 
-static int stop_fn(const void *arg)
+int mp_api_start(const char *path, unsigned flags, void (*set)(struct mp_config *c, const void *arg),
+		 const void *arg)
 {
-	(void)arg;
-	return api_stop();
+	struct start_args a = { path, flags, set, arg };
+	return call(start_fn, &a) ? -errno : 0;
 }
+
+const char *mp_api_last_capture(void)
+{
+	return last_capture;
+}
+
+int mp_api_stop(void)
+{
+	return call(stop_fn, NULL) ? -errno : 0;
+}
+
 
 static int snapshot_fn(const void *arg)
 {
@@ -323,14 +365,16 @@ static int status_fn(const void *arg)
 	if (st->recording) {
 		st->by = mp_session_live_path() ? MEMPROF_BY_LIVE
 			 : mp_st.mode == MP_MODE_ATTACH ? MEMPROF_BY_ATTACH
-			 : api.on ? MEMPROF_BY_API : MEMPROF_BY_CONTROL;
+			 : api.on && !api.by_control ? MEMPROF_BY_API : MEMPROF_BY_CONTROL;
 		st->duration_us = mp_stream_since_start_us();
 	} else {
 		st->duration_us = mp_session_last_duration_us();
 	}
-	if (mp_cfg.direct || (!st->recording && mp_direct_path()[0]))
+	if (!st->recording)
+		path = last_capture;
+	else if (mp_cfg.direct)
 		path = mp_direct_path();
-	else if (st->recording && mp_stream_capture_wait(0, text, sizeof(text)) == 1)
+	else if (mp_stream_capture_wait(0, text, sizeof(text)) == 1)
 		path = text;
 	if (!mp_session_live_path())
 		snprintf(st->path, sizeof(st->path), "%s", path);
@@ -339,7 +383,16 @@ static int status_fn(const void *arg)
 
 MP_EXPORT int memprof_start(const char *path, const struct memprof_options *opts)
 {
-	struct start_args a = { path, opts };
+	struct memprof_options o;
+	int r = read_options(opts, &o);
+	struct start_args a = { path,
+				(o.overwrite ? MP_API_OVERWRITE : 0) | (o.aggregate ? MP_API_AGGREGATE : 0) |
+					(o.trace_python_allocators ? MP_API_PYALLOC : 0),
+				apply_options, &o };
+	if (r) {
+		errno = -r;
+		return -1;
+	}
 	return call(start_fn, &a);
 }
 

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -27,6 +28,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/tracker/api.h"
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
 #include "lib/tracker/direct.h"
@@ -116,6 +118,12 @@ static void status(char *r, size_t cap, size_t *n)
 	} else {
 		add(r, cap, n, "ok paused, ");
 		add_written(r, cap, n);
+		/* (What memprof serve reports on.) */
+		if (mp_api_last_capture()[0]) {
+			add(r, cap, n, ", the last into '");
+			add(r, cap, n, mp_api_last_capture());
+			add(r, cap, n, "'");
+		}
 	}
 	add(r, cap, n, "\n");
 }
@@ -161,6 +169,113 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
 }
 
 /*
+ * What "start" may say after the word: "aggregate", and settings for this
+ * capture, each NAME=VALUE as in the environment (memprof-run(1)):
+ * MEMPROF_INTERVAL_MS, MEMPROF_MAX_DEPTH, MEMPROF_FOLLOW_FORK and
+ * MEMPROF_PYTHON_FRAMES (memprof serve's start takes them).
+ */
+struct start_opts {
+	bool aggregate;
+	int nset;
+	struct {
+		size_t off;     /* of the setting (an int or unsigned) in struct mp_config */
+		unsigned value;
+	} set[8];
+};
+
+static const struct {
+	const char *name;
+	size_t off;
+	uint64_t lo, hi;
+} start_keys[] = {
+	{ "MEMPROF_INTERVAL_MS", offsetof(struct mp_config, interval_ms), 1, 3600 * 1000 },
+	{ "MEMPROF_MAX_DEPTH", offsetof(struct mp_config, max_depth), 1, MP_MAX_DEPTH_LIMIT },
+	{ "MEMPROF_FOLLOW_FORK", offsetof(struct mp_config, follow_fork), 0, 1 },
+	{ "MEMPROF_PYTHON_FRAMES", offsetof(struct mp_config, python_frames), 0, 1 },
+};
+
+/* The words of a start request into *o; NULL, or the word that is wrong. */
+static const char *start_words(char *words, struct start_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (char *w = strtok(words, " "); w; w = strtok(NULL, " ")) {
+		const char *eq = strchr(w, '=');
+		size_t k, nk = sizeof(start_keys) / sizeof(start_keys[0]);
+		uint64_t v;
+		if (!strcmp(w, "aggregate")) {
+			o->aggregate = true;
+			continue;
+		}
+		for (k = 0; eq && k < nk; k++)
+			if (strlen(start_keys[k].name) == (size_t)(eq - w) &&
+			    !strncmp(w, start_keys[k].name, (size_t)(eq - w)))
+				break;
+		if (!eq || k == nk || mp_dec_u64(eq + 1, &v) < 0 || v < start_keys[k].lo ||
+		    v > start_keys[k].hi || o->nset == (int)(sizeof(o->set) / sizeof(o->set[0])))
+			return w;
+		o->set[o->nset].off = start_keys[k].off;
+		o->set[o->nset++].value = (unsigned)v;
+	}
+	return NULL;
+}
+
+/* The settings of a start request over those of the tracker (mp_api_start()'s set). */
+static void start_set(struct mp_config *c, const void *arg)
+{
+	const struct start_opts *o = arg;
+	for (int i = 0; i < o->nset; i++)
+		*(unsigned *)(void *)((char *)c + o->set[i].off) = o->set[i].value;
+}
+
+/* "start [aggregate] [NAME=VALUE...]": a new capture, where the configuration says. */
+static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
+{
+	struct start_opts o;
+	const char *bad = start_words(words, &o);
+	int e;
+	if (bad) {
+		add(r, cap, n, "error invalid start option '");
+		add(r, cap, n, bad);
+		add(r, cap, n, "' (aggregate, or MEMPROF_INTERVAL_MS, MEMPROF_MAX_DEPTH, MEMPROF_FOLLOW_FORK, "
+			       "MEMPROF_PYTHON_FRAMES=VALUE within its bounds)\n");
+		return;
+	}
+	if (o.aggregate && mp_cfg.direct) {
+		add(r, cap, n, "error this tracker writes its own capture, with every event; "
+			       "aggregated captures are made by memprof run --paused or memprof "
+			       "attach, with --aggregate\n");
+		return;
+	}
+	e = mp_api_start(NULL, MP_API_CONTROL | (o.aggregate ? MP_API_AGGREGATE : 0), start_set, &o);
+	if (!e && !mp_cfg.direct && wait_ms) {
+		/* The collector names the file, and may fail to create it: its word first. */
+		char text[MP_REPLY_TEXT_MAX + 1];
+		if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
+			mp_api_stop();
+			not_created++;
+			add(r, cap, n, "error the collector cannot write capture ");
+			add_num(r, cap, n, mp_st.capture_no);
+			add(r, cap, n, ": ");
+			add(r, cap, n, text);
+			add(r, cap, n, "\n");
+			return;
+		}
+	}
+	if (!e) {
+		add(r, cap, n, "ok recording capture ");
+		add_num(r, cap, n, mp_st.capture_no);
+		add_sink(r, cap, n);
+		add(r, cap, n, "\n");
+	} else if (e == -EBUSY && mp_state == MP_STATE_ON) {
+		recording(r, cap, n);
+	} else {
+		add(r, cap, n, e == -EBUSY ? "error the last capture is still being finished\n"
+					   : "error the capture could not be started: see the "
+					     "program's standard error\n");
+	}
+}
+
+/*
  * "start" and "snapshot" may end with how long the asker waits (ms) for the
  * collector's word on the file: cut from req into *wait_ms. -1 when too long.
  */
@@ -198,42 +313,8 @@ static void serve(const char *request, char *r, size_t cap)
 	}
 	if (!strncmp(req, "stream ", 7)) {
 		stream(req + 7, r, cap, &n);
-	} else if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
-		bool aggregate = req[5] != '\0';
-		if (aggregate && mp_cfg.direct) {
-			add(r, cap, &n, "error this tracker writes its own capture, with every event; "
-					"aggregated captures are made by memprof run --paused or memprof "
-					"attach, with --aggregate\n");
-			return;
-		}
-		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
-				     aggregate ? MP_HF_AGGREGATED : 0, NULL, NULL);
-		if (!e && !mp_cfg.direct && wait_ms) {
-			/* The collector names the file, and may fail to create it: its word first. */
-			char text[MP_REPLY_TEXT_MAX + 1];
-			if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
-				mp_session_stop(NULL);
-				not_created++;
-				add(r, cap, &n, "error the collector cannot write capture ");
-				add_num(r, cap, &n, mp_st.capture_no);
-				add(r, cap, &n, ": ");
-				add(r, cap, &n, text);
-				add(r, cap, &n, "\n");
-				return;
-			}
-		}
-		if (!e) {
-			add(r, cap, &n, "ok recording capture ");
-			add_num(r, cap, &n, mp_st.capture_no);
-			add_sink(r, cap, &n);
-			add(r, cap, &n, "\n");
-		} else if (e == -EALREADY) {
-			recording(r, cap, &n);
-		} else {
-			add(r, cap, &n, e == -EBUSY ? "error the last capture is still being finished\n"
-						    : "error the capture could not be started: see the "
-						      "program's standard error\n");
-		}
+	} else if (!strcmp(req, "start") || !strncmp(req, "start ", 6)) {
+		start(req + 5, wait_ms, r, cap, &n);
 	} else if (!strcmp(req, "stop")) {
 		if (mp_state == MP_STATE_ON && mp_st.mode == MP_MODE_ATTACH) {
 			/* Its collector waits for the end it is told, with the GOT put back. */
@@ -247,7 +328,8 @@ static void serve(const char *request, char *r, size_t cap)
 			char path[4096] = "";
 			if (mp_cfg.direct)
 				strncpy(path, mp_direct_path(), sizeof(path) - 1);
-			mp_session_stop(NULL);
+			/* (As memprof_stop(): hooks put in the GOT come out, its settings go back.) */
+			mp_api_stop();
 			add(r, cap, &n, "ok stopped");
 			if (path[0]) {
 				add(r, cap, &n, ": '");

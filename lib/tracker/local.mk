@@ -2,7 +2,7 @@
 pkglib_LTLIBRARIES = libmemprof.la
 libmemprof_la_SOURCES = \
 	include/memprof.h \
-	%reldir%/api.c \
+	%reldir%/api.c %reldir%/api.h \
 	%reldir%/attach.c %reldir%/attach.h \
 	%reldir%/cfi.c %reldir%/cfi.h \
 	%reldir%/base.h \
