@@ -7,7 +7,8 @@ dist_man1_MANS = \
 	%reldir%/memprof-diff.1 \
 	%reldir%/memprof-live.1 \
 	%reldir%/memprof-parse.1 \
-	%reldir%/memprof-run.1
+	%reldir%/memprof-run.1 \
+	%reldir%/memprof-serve.1
 # the text reporters
 dist_man1_MANS += \
 	%reldir%/memprof-stats.1 \

@@ -194,6 +194,12 @@ void mp_exe_path(char *buf, size_t size) MP_HIDDEN;
 int mp_dec_u64(const char *v, uint64_t *out) MP_HIDDEN;
 uint64_t mp_env_u64(const char *name, uint64_t dflt) MP_HIDDEN;
 const char *mp_getenv(const char *name) MP_HIDDEN;
+/*
+ * This user's private directory, /tmp/memprof-UID (the control sockets'),
+ * made if it is not there, into dir: its length, or -1 when it is not a
+ * directory of this user's alone (mode 0700) or does not fit.
+ */
+int mp_user_dir(char *dir, size_t cap) MP_HIDDEN;
 /* Raw memory from the kernel, never from malloc. */
 void *mp_pages(size_t size) MP_HIDDEN;
 void mp_pages_free(void *p, size_t size) MP_HIDDEN;

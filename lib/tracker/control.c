@@ -28,7 +28,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "lib/tracker/api.h"
 #include "lib/tracker/config.h"
 #include "lib/tracker/control.h"
 #include "lib/tracker/direct.h"
@@ -119,9 +118,9 @@ static void status(char *r, size_t cap, size_t *n)
 		add(r, cap, n, "ok paused, ");
 		add_written(r, cap, n);
 		/* (What memprof serve reports on.) */
-		if (mp_api_last_capture()[0]) {
+		if (mp_inproc_last_capture()[0]) {
 			add(r, cap, n, ", the last into '");
-			add(r, cap, n, mp_api_last_capture());
+			add(r, cap, n, mp_inproc_last_capture());
 			add(r, cap, n, "'");
 		}
 	}
@@ -219,7 +218,7 @@ static const char *start_words(char *words, struct start_opts *o)
 	return NULL;
 }
 
-/* The settings of a start request over those of the tracker (mp_api_start()'s set). */
+/* The settings of a start request over those of the tracker (mp_inproc_start()'s set). */
 static void start_set(struct mp_config *c, const void *arg)
 {
 	const struct start_opts *o = arg;
@@ -246,12 +245,12 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 			       "attach, with --aggregate\n");
 		return;
 	}
-	e = mp_api_start(NULL, MP_API_CONTROL | (o.aggregate ? MP_API_AGGREGATE : 0), start_set, &o);
+	e = mp_inproc_start(NULL, MP_INPROC_CONTROL | (o.aggregate ? MP_INPROC_AGGREGATE : 0), start_set, &o);
 	if (!e && !mp_cfg.direct && wait_ms) {
 		/* The collector names the file, and may fail to create it: its word first. */
 		char text[MP_REPLY_TEXT_MAX + 1];
 		if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
-			mp_api_stop();
+			mp_inproc_stop();
 			not_created++;
 			add(r, cap, n, "error the collector cannot write capture ");
 			add_num(r, cap, n, mp_st.capture_no);
@@ -329,7 +328,7 @@ static void serve(const char *request, char *r, size_t cap)
 			if (mp_cfg.direct)
 				strncpy(path, mp_direct_path(), sizeof(path) - 1);
 			/* (As memprof_stop(): hooks put in the GOT come out, its settings go back.) */
-			mp_api_stop();
+			mp_inproc_stop();
 			add(r, cap, &n, "ok stopped");
 			if (path[0]) {
 				add(r, cap, &n, ": '");
@@ -463,29 +462,6 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* The socket's directory: ours, and nobody else's (mode 0700), or we do not use it. */
-static int own_dir(const char *dir)
-{
-	struct stat st;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -1;
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077))
-		return -1;
-	return 0;
-}
-
-int mp_control_dir(char *dir, size_t cap)
-{
-	char num[24];
-	size_t l = mp_u64_to_dec(num, geteuid());
-	if (13 + l + 1 > cap)
-		return -1;
-	memcpy(dir, "/tmp/memprof-", 13);
-	memcpy(dir + 13, num, l + 1);
-	return own_dir(dir) < 0 ? -1 : (int)(13 + l);
-}
-
 int mp_control_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -493,7 +469,7 @@ int mp_control_start(void)
 	int n, fd;
 	if (!mp_cfg.control || listen_fd >= 0)
 		return 0;
-	n = mp_control_dir(dir, sizeof(dir));
+	n = mp_user_dir(dir, sizeof(dir));
 	if (n < 0) {
 		/* (Not in a process memprof attach got into, nor by the API: its output is the program's alone.) */
 		if (mp_st.mode != MP_MODE_ATTACH && !mp_st.quiet)

@@ -13,12 +13,6 @@
  * is not safe to use).
  */
 int mp_control_start(void) MP_HIDDEN;
-/*
- * The directory of this user's control sockets, /tmp/memprof-UID, made if
- * it is not there, into dir: its length, or -1 when it is not a directory of
- * this user's alone (mode 0700) or does not fit.
- */
-int mp_control_dir(char *dir, size_t cap) MP_HIDDEN;
 /* Stop listening and remove the socket (at exit). */
 void mp_control_end(void) MP_HIDDEN;
 /*

@@ -2,8 +2,8 @@
 pkglib_LTLIBRARIES = libmemprof.la
 libmemprof_la_SOURCES = \
 	include/memprof.h \
-	%reldir%/api.c %reldir%/api.h \
-	%reldir%/attach.c %reldir%/attach.h \
+	%reldir%/api.c \
+	%reldir%/attach.c \
 	%reldir%/cfi.c %reldir%/cfi.h \
 	%reldir%/base.h \
 	%reldir%/config.c %reldir%/config.h \
@@ -13,6 +13,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/fds.c %reldir%/fds.h \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h \
+	%reldir%/inproc.c \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
 	%reldir%/keys.c %reldir%/keys.h \
 	%reldir%/modules.c %reldir%/modules.h \

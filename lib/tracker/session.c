@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -17,6 +18,42 @@
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 #include "lib/tracker/timer.h"
+
+struct mp_marker_baseline {
+	int valid;
+	uint64_t arena, in_use;
+};
+
+/* The C library's own view of its heap (mallinfo2), as the unattributed baseline at attach. */
+static void heap_baseline(struct mp_marker_baseline *b)
+{
+#ifdef HAVE_MALLINFO2
+	struct mallinfo2 mi = mallinfo2();
+	b->valid = 1;
+	b->arena = mi.arena + mi.hblkhd;
+	b->in_use = mi.uordblks + mi.hblkhd;
+#else
+	b->valid = 0;
+#endif
+}
+
+void mp_session_baseline(void)
+{
+	struct mp_marker_baseline base = { 0 };
+	uint8_t rec[128], *p;
+	struct mp_wring *w = mp_thread_ring();
+	heap_baseline(&base);
+	p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
+	p = mp_enc_field_uint(p, MP_M_TIME, 0);
+	p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
+	if (base.valid) {
+		p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
+		p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
+	}
+	p = mp_enc_sized_end(rec, p);
+	if (w)
+		mp_stream_put(w, rec, (size_t)(p - rec));
+}
 
 static int session_lock;
 static unsigned snapshots;

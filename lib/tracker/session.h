@@ -12,6 +12,8 @@
 #include "lib/tracker/base.h"
 #include <sys/types.h>
 
+#include "include/memprof.h"
+#include "lib/tracker/config.h"
 #include "lib/tracker/timer.h"
 
 /*
@@ -51,6 +53,12 @@ const char *mp_session_live_path(void) MP_HIDDEN;
  * not shown). Returns whether it was.
  */
 int mp_session_forked(void) MP_HIDDEN;
+/*
+ * The ATTACH record, first in a stream of a program that ran untracked
+ * until now (memprof attach, memprof_start): what the C library says its
+ * heap holds, before any event of ours. A session's prelude.
+ */
+void mp_session_baseline(void) MP_HIDDEN;
 /* How long the last stream ran, from its start to its stop (0 before the first stop). */
 uint64_t mp_session_last_duration_us(void) MP_HIDDEN;
 /* A new stream: its own trace tree and modules; call before mp_session_open_stream(). */
@@ -67,5 +75,37 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from) MP_
  * -errno (-ENOENT: not tracking).
  */
 int mp_session_snapshot(unsigned *number, const char *dest, char *path, size_t pathlen) MP_HIDDEN;
+
+/*
+ * ---- Starts and stops from inside the process (inproc.c) ----
+ * memprof_start() and memprof_stop() of include/memprof.h (api.c), and
+ * memprof ctl's start and stop (control.c), which take the same way so
+ * that a tracker loaded with dlopen puts its hooks in and out whoever asks.
+ * Each call is serialized with the others; each returns 0 or -errno, as
+ * its memprof.h counterpart says.
+ */
+enum {
+	MP_INPROC_OVERWRITE = 1 << 0, /* path may replace a file */
+	MP_INPROC_AGGREGATE = 1 << 1, /* an aggregated capture (a collector's) */
+	MP_INPROC_PYALLOC = 1 << 2,   /* trace the Python allocators */
+	MP_INPROC_CONTROL = 1 << 3,   /* memprof ctl's start: its errors said on standard error */
+};
+/*
+ * Start a capture into path (NULL: where the configuration says), with the
+ * settings set(c, arg) makes of the current ones (set NULL: as they are),
+ * for this capture only.
+ */
+int mp_inproc_start(const char *path, unsigned flags, void (*set)(struct mp_config *c, const void *arg),
+		    const void *arg) MP_HIDDEN;
+/* Stop the capture recording, whoever started it (but memprof attach). */
+int mp_inproc_stop(void) MP_HIDDEN;
+/* A snapshot of it at dest (NULL: the capture's path with .snap.N). */
+int mp_inproc_snapshot(const char *dest) MP_HIDDEN;
+/* What the tracker does, into *st (its size checked by the caller). */
+int mp_inproc_status(struct memprof_status *st) MP_HIDDEN;
+/* Whether a capture records. */
+int mp_inproc_recording(void) MP_HIDDEN;
+/* The file of the last capture stopped, "" when the tracker did not know it. */
+const char *mp_inproc_last_capture(void) MP_HIDDEN;
 
 #endif

@@ -2,13 +2,13 @@
 E2E_TESTS = \
 	%reldir%/api-exact.sh \
 	%reldir%/api-threads.sh \
-	%reldir%/python-examples.sh \
-	%reldir%/python-tracker.sh \
 	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-detach-now.sh \
 	%reldir%/attach-ctl.sh \
+	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
@@ -17,7 +17,9 @@ E2E_TESTS = \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-refusal.sh \
 	%reldir%/ctl-run.sh \
+	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
@@ -49,9 +51,12 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stdin.sh \
+	%reldir%/python-examples.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
+	%reldir%/python-tracker.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \
@@ -65,6 +70,7 @@ E2E_TESTS = \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
+	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
@@ -82,6 +88,8 @@ E2E_TESTS = \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
+	%reldir%/serve-api.sh \
+	%reldir%/serve.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \
