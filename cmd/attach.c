@@ -21,7 +21,6 @@
 #include "lib/process/attachctl.h"
 #include "lib/process/collect.h"
 #include "lib/process/inject.h"
-#include "lib/transport/merge.h"
 #include "lib/util/paths.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
@@ -162,19 +161,11 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	tracker = mp_tracker_path();
 	if (access(tracker, R_OK) < 0)
 		die("cannot find the tracker library '%s' (set MEMPROF_LIBDIR to its directory)", tracker);
-	strbuf_addf(&config, "socket=%s\ninterval=%u\ndepth=%u\nfollow=%d\n", sock, o->t.interval_ms,
-		    o->t.max_depth, o->t.follow_fork);
-	if (getenv("MEMPROF_UNWIND"))
-		strbuf_addf(&config, "unwind=%s\n", getenv("MEMPROF_UNWIND"));
-	/* As for memprof run: the time-stamp clock only where we can make the barrier it needs. */
-	if (!mp_merge_can_fence())
-		strbuf_addstr(&config, "clock=counter\n");
-	else if (getenv("MEMPROF_CLOCK"))
-		strbuf_addf(&config, "clock=%s\n", getenv("MEMPROF_CLOCK"));
-	if (getenv("MEMPROF_RING_KB"))
-		strbuf_addf(&config, "ring_kb=%s\n", getenv("MEMPROF_RING_KB"));
-	if (!o->t.python_frames)
-		strbuf_addstr(&config, "python=0\n");
+	{
+		struct mp_config cfg;
+		mp_track_settings(&o->t, sock, false, &cfg);
+		mp_track_attach_arg(&cfg, &config);
+	}
 	io.pid = pid;
 	io.library = tracker;
 	io.entry = "memprof_attach";

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "lib/process/track.h"
+
 struct mp_collector;
 struct mp_collect_observer;
 
@@ -76,12 +78,6 @@ int mp_opt_uint_check(const char *opt, const char *arg, uint64_t min, uint64_t m
  * The options every tracking command (run, attach) shares: their table
  * entries, their values and their parsing.
  */
-struct mp_track_opts {
-	const char *output;
-	bool force, quiet, follow_fork, symbols, keep_addresses, aggregate, python_frames;
-	unsigned interval_ms, max_depth;
-};
-#define MP_TRACK_OPTS_INIT { .symbols = true, .python_frames = true, .interval_ms = 10, .max_depth = 128 }
 enum { MP_OPT_FOLLOW_FORK = 256, MP_OPT_INTERVAL, MP_OPT_MAX_DEPTH, MP_OPT_NO_SYMBOLS,
        MP_OPT_KEEP_ADDRESSES, MP_OPT_AGGREGATE, MP_OPT_NO_PYTHON_FRAMES, MP_OPT_TRACK_END };
 #define MP_TRACK_OPT_ENTRIES(follow_fork_help) \

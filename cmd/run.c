@@ -24,7 +24,6 @@
 #include "lib/process/collect.h"
 #include "lib/util/paths.h"
 #include "lib/process/target.h"
-#include "lib/transport/merge.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
@@ -224,38 +223,19 @@ static void set_env(const struct run_opts *o, const char *sock)
 {
 	char *tracker = mp_tracker_path(), *pre;
 	const char *old = getenv("LD_PRELOAD");
+	struct mp_config cfg;
 	struct stat st;
-	char num[32];
 	if (stat(tracker, &st) < 0)
 		die("cannot find the tracker library '%s' (set MEMPROF_LIBDIR to its directory)",
 		    tracker);
 	/* Ours first, so the user's own preloaded allocator stays next in line. */
 	pre = old && *old ? xasprintf("%s:%s", tracker, old) : xstrdup(tracker);
 	setenv("LD_PRELOAD", pre, 1);
-	setenv("MEMPROF_SOCKET", sock, 1);
-	unsetenv("MEMPROF_OUTPUT");
-	snprintf(num, sizeof(num), "%u", o->t.interval_ms);
-	setenv("MEMPROF_INTERVAL_MS", num, 1);
-	snprintf(num, sizeof(num), "%u", o->t.max_depth);
-	setenv("MEMPROF_MAX_DEPTH", num, 1);
-	if (o->t.follow_fork)
-		setenv("MEMPROF_FOLLOW_FORK", "1", 1);
-	else
-		unsetenv("MEMPROF_FOLLOW_FORK");
-	if (o->paused)
-		setenv("MEMPROF_PAUSED", "1", 1);
-	else
-		unsetenv("MEMPROF_PAUSED");
-	if (!o->t.python_frames)
-		setenv("MEMPROF_PYTHON_FRAMES", "0", 1);
-	else
-		unsetenv("MEMPROF_PYTHON_FRAMES");
+	mp_track_settings(&o->t, sock, o->paused, &cfg);
+	mp_track_setenv(&cfg);
 	/* The interpreter's small-object allocator off: each object is a malloc of its own. */
 	if (o->python_allocators)
 		setenv("PYTHONMALLOC", "malloc", 1);
-	/* Records keyed by the time-stamp counter need a barrier only the collector can ask for. */
-	if (!mp_merge_can_fence())
-		setenv("MEMPROF_CLOCK", "counter", 1);
 	free(pre);
 	free(tracker);
 }
