@@ -62,10 +62,11 @@ int cmd_ctl(int argc, char **argv)
 		mp_usage_error(&spec, "--aggregate goes with start, not with %s", request);
 	if (aggregate)
 		request = "start aggregate";
-	if (!strcmp(request, "snapshot") || !strncmp(request, "start", 5)) {
+	if (strcmp(request, "status")) {
 		/*
 		 * A collector creates the capture's or the snapshot's file after
-		 * the tracker asked it: the tracker waits for its word, in our time.
+		 * the tracker asked it, and finishes the capture after it stopped:
+		 * the tracker waits for its word, in our time.
 		 */
 		unsigned ms = timeout * 1000, wait = ms > 2000 ? ms - 1000 : ms / 2;
 		snprintf(waiting, sizeof(waiting), "%s %u", request, wait);

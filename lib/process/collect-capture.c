@@ -52,6 +52,19 @@ static void reply(struct stream *s, uint8_t kind, uint64_t number, const char *t
 	mp_collect_flush_replies(s);
 }
 
+void mp_collect_tell_finished(struct stream *s)
+{
+	uint8_t buf[MP_REPLY_HEAD + MP_REPLY_TEXT_MAX];
+	char *full = mp_collect_whole_path(s->info.path);
+	size_t n = mp_reply(buf, MP_REPLY_CAPTURE_DONE, s->info.capture, full);
+	/* After what waits, if it can go now; the stream has ended, so nothing else will. */
+	mp_collect_flush_replies(s);
+	if (!s->replies.len && send(s->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* The tracker gave up waiting, or never waited: nothing to tell. */
+	}
+	free(full);
+}
+
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 {
 	struct mp_header h = s->dec.header;

@@ -112,6 +112,8 @@ char *mp_collect_path(struct mp_collector *c, struct stream *s);
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s);
 /* Send what of s's replies its socket has room for now. */
 void mp_collect_flush_replies(struct stream *s);
+/* Tell s's tracker, which ended its stream, that its capture is finished (its trailer written). */
+void mp_collect_tell_finished(struct stream *s);
 void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t number);
 void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
 /* path from the root (a new string): as it is when absolute, else below the working directory. */

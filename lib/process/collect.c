@@ -170,6 +170,9 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	c->streams[c->nstreams++] = s;
 	if (watch(c, fd, EPOLLIN, (uint64_t)(uintptr_t)s))
 		mp_collect_warn(c, "cannot watch a tracker's connection: %s", strerror(errno));
+	/* A tracker that connected after the detach was asked (it waited to be accepted) stops too. */
+	if (c->detaching && send(fd, (const char[]){ MP_REPLY_END }, 1, MSG_NOSIGNAL) < 0)
+		s->detach_failed = true;
 }
 
 void mp_collector_listen(struct mp_collector *c, int fd)
@@ -453,9 +456,14 @@ static void forget_control_socket(struct stream *s)
 	mp_ctl_forget(s->pid, s->peer_uid, s->pidfd);
 }
 
+static void finish_stream(struct mp_collector *c, struct stream *s);
+
 /*
  * The stream ended: the process is gone, replaced itself (exec), or its
- * tracker stopped (detach). Everything its rings hold goes to the capture.
+ * tracker stopped (detach). Everything its rings hold goes to the capture;
+ * one the tracker stopped (memprof ctl PID stop, a detach) is finished at
+ * once, its trailer written: the process runs on, and the capture's time
+ * is the time it recorded.
  */
 static void end_stream(struct mp_collector *c, struct stream *s)
 {
@@ -486,12 +494,15 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 			     "may be out of order", (int)s->pid);
 	}
 	forget_control_socket(s);
-	close_open(s->fd);
-	s->fd = -1;
 	close_open(s->pidfd);
 	s->pidfd = -1;
 	if (s->obs && c->opts.observer->ended)
 		c->opts.observer->ended(s->obs);
+	/* (Its tracker may wait, on the socket, to hear that it is finished.) */
+	if (s->detach_seen)
+		finish_stream(c, s);
+	close_open(s->fd);
+	s->fd = -1;
 }
 
 /* The tracker's hello: its version and the memfd of its rings. */
@@ -569,7 +580,9 @@ static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
 {
 	if (!s->drain || s->pidfd < 0 || s->detach_seen)
 		return false;
-	take(c, s, SIZE_MAX); /* what came before, a detach or an exit among it */
+	/* What came before, a detach or an exit among it: the drain may not have merged it yet. */
+	mp_drain_sync(s->drain);
+	take(c, s, SIZE_MAX);
 	if (s->detach_seen)
 		return false;
 	if (!rings_mapped(s))
@@ -728,6 +741,9 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 {
 	struct mp_trailer t = { 0 };
 	struct stat st;
+	if (s->finished)
+		return;
+	s->finished = true;
 	/* What the socket still holds (a header), then everything the rings hold. */
 	if (!s->eof && s->fd >= 0 && !s->have_header) {
 		set_nonblock(s->fd);
@@ -739,7 +755,6 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 		}
 	}
 	end_stream(c, s);
-	s->finished = true;
 	if (!s->w_open)
 		return;
 	if (s->sym)
@@ -758,6 +773,8 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	s->w_open = false;
 	if (s->info.path && stat(s->info.path, &st) == 0)
 		s->info.file_bytes = (uint64_t)st.st_size;
+	if (s->fd >= 0 && s->info.path && !s->info.failed)
+		mp_collect_tell_finished(s);
 	if (s->obs) {
 		c->opts.observer->close(s->obs, &s->info);
 		s->obs = NULL;

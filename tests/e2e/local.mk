@@ -5,6 +5,7 @@ E2E_TESTS = \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
 	%reldir%/attach-ctl.sh \
+	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
@@ -14,6 +15,7 @@ E2E_TESTS = \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
 	%reldir%/ctl-run.sh \
+	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
