@@ -12,9 +12,6 @@
 
 #include "lib/process/track.h"
 
-struct mp_collector;
-struct mp_collect_observer;
-
 struct strbuf;
 
 struct mp_opt {
@@ -93,25 +90,6 @@ enum { MP_OPT_FOLLOW_FORK = 256, MP_OPT_INTERVAL, MP_OPT_MAX_DEPTH, MP_OPT_NO_SY
 /* Apply option c (-o, -f, -q or one of the entries above); false when it is not one of them. */
 bool mp_track_option(const struct mp_cmd_spec *spec, int c, const char *arg,
 		     struct mp_track_opts *t);
-/*
- * The collector of a tracking command, as its options say: the main
- * process pid writes to output (already created as output_fd, or -1; NULL:
- * no capture), tracked processes connect to listen_fd, and observer (or
- * NULL) sees every record.
- */
-struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
-					int output_fd, pid_t pid, int listen_fd,
-					const struct mp_collect_observer *observer);
-
-struct mp_capture_info;
-/*
- * Finish a tracking command's collector: its warnings said and, unless
- * quiet, its notes (snapshots written); its captures in *infos (returns
- * how many), and in *written whether the main one was written whole.
- */
-size_t mp_track_finish(const struct mp_track_opts *t, struct mp_collector *c,
-		       const struct mp_capture_info **infos, bool *written);
-
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));
 

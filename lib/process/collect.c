@@ -72,6 +72,7 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const 
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
 	c->listen_fd = -1;
+	c->output_fd = -1;
 	c->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->epfd = c->notify_fd < 0 ? -1 : epoll_create1(EPOLL_CLOEXEC);
 	c->look_fd = c->epfd < 0 ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -89,7 +90,11 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const 
 		errno = err;
 		return NULL;
 	}
-	c->opts.output = opts->output ? xstrdup(opts->output) : NULL;
+	c->opts.capture = NULL;
+	c->output = opts->capture ? xstrdup(opts->capture->path) : NULL;
+	c->output_fd = opts->capture ? opts->capture->fd : -1;
+	if (opts->capture)
+		opts->capture->fd = -1; /* ours now */
 	if (opts->root)
 		c->opts.root = xstrdup(opts->root);
 	return c;
@@ -143,7 +148,8 @@ void mp_collector_free(struct mp_collector *c)
 	for (size_t i = 0; i < c->nundebugged; i++)
 		free(c->undebugged[i]);
 	free(c->undebugged);
-	free((char *)c->opts.output);
+	free(c->output);
+	close_open(c->output_fd);
 	free((char *)c->opts.root);
 	close(c->notify_fd);
 	close(c->epfd);
@@ -211,11 +217,6 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 
 
 /* ---- streams ---- */
-
-static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
-{
-	mp_writer_raw(ctx, rec, len);
-}
 
 /*
  * What one round of the collector's loop processes of a stream, at most (a
@@ -739,8 +740,6 @@ void mp_collector_main_exited(struct mp_collector *c, int wait_status)
 
 static void finish_stream(struct mp_collector *c, struct stream *s)
 {
-	struct mp_trailer t = { 0 };
-	struct stat st;
 	if (s->finished)
 		return;
 	s->finished = true;
@@ -755,30 +754,8 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 		}
 	}
 	end_stream(c, s);
-	if (!s->w_open)
-		return;
-	if (s->sym)
-		mp_collect_retry_pending(c, s);
-	if (s->agg) {
-		mp_analysis_finish(s->agg);
-		mp_aggregate_emit(s->agg, emit_raw, &s->w);
-	}
-	mp_collect_fill_trailer(c, s, &t, true);
-	mp_writer_trailer(&s->w, &t);
-	if (mp_writer_close(&s->w) < 0) {
-		mp_collect_warn(c, "cannot write '%s': %s; the capture is incomplete",
-				s->info.path ? s->info.path : "/dev/null", strerror(errno));
-		s->info.failed = true;
-	}
-	s->w_open = false;
-	if (s->info.path && stat(s->info.path, &st) == 0)
-		s->info.file_bytes = (uint64_t)st.st_size;
-	if (s->fd >= 0 && s->info.path && !s->info.failed)
-		mp_collect_tell_finished(s);
-	if (s->obs) {
-		c->opts.observer->close(s->obs, &s->info);
-		s->obs = NULL;
-	}
+	if (s->w_open)
+		mp_collect_end_capture(c, s);
 }
 
 /*

@@ -14,5 +14,6 @@ lib_libmp_a_SOURCES += \
 	%reldir%/procmaps.c %reldir%/procmaps.h \
 	%reldir%/remote.c %reldir%/remote.h \
 	%reldir%/target.c %reldir%/target.h \
-	%reldir%/track.c %reldir%/track.h
+	%reldir%/track.c %reldir%/track.h %reldir%/track-private.h \
+	%reldir%/track-run.c
 # end of lib_libmp_a_SOURCES for lib/process
