@@ -48,7 +48,7 @@ int cmd_detach(int argc, char **argv)
 	pid = strtol(argv[g.optind], &end, 10);
 	if (errno || *end || pid <= 0 || pid > INT_MAX)
 		mp_usage_error(&spec, "invalid process id '%s'", argv[g.optind]);
-	if (mp_attachctl_detach((pid_t)pid, timeout * 1000, &capture, &err) < 0)
+	if (mp_attachctl_detach((pid_t)pid, timeout * 1000, true, &capture, &err) < 0)
 		die("%s", err.buf);
 	if (!quiet)
 		fprintf(stderr, "memprof: detached from process %ld; capture in '%s'\n", pid, capture.buf);

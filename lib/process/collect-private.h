@@ -124,8 +124,6 @@ void mp_collect_end_capture(struct mp_collector *c, struct stream *s);
 void mp_collect_tell_finished(struct stream *s);
 void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t number);
 void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
-/* path from the root (a new string): as it is when absolute, else below the working directory. */
-char *mp_collect_whole_path(const char *path);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
 /*

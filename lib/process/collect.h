@@ -72,6 +72,8 @@ int mp_capture_file_create(struct mp_capture_file *f, const char *path, bool for
  * when cancel_fd (or -1) is readable: 0, or -1 with err.
  */
 int mp_capture_file_wait(struct mp_capture_file *f, int cancel_fd, struct strbuf *err);
+/* path from the root (a new string): as it is when absolute, else below the working directory. */
+char *mp_collect_whole_path(const char *path);
 /* Close f (if still open) and forget it; remove the file too when it was made and stayed empty. */
 void mp_capture_file_release(struct mp_capture_file *f, bool remove);
 

@@ -531,10 +531,14 @@ void mp_track_finish(struct mp_track *t, struct mp_track_result *r)
 	r->never_connected = t->never_connected;
 	r->unconfirmed = t->unconfirmed;
 	r->status = t->status;
-	/* Those who asked for the detach are told where the capture is. */
-	for (size_t i = 0; i < t->nrequesters; i++)
-		mp_attachctl_reply(t->requesters[i], t->out.path);
-	t->nrequesters = 0;
+	/* Those who asked for the detach are told where the capture is (from anywhere). */
+	if (t->nrequesters) {
+		char *whole = t->out.path ? mp_collect_whole_path(t->out.path) : NULL;
+		for (size_t i = 0; i < t->nrequesters; i++)
+			mp_attachctl_reply(t->requesters[i], whole);
+		t->nrequesters = 0;
+		free(whole);
+	}
 	/* A capture nothing was written into is not left behind. */
 	mp_capture_file_release(&t->out, true);
 	remove_socket(t);

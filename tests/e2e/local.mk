@@ -4,6 +4,7 @@ E2E_TESTS = \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-detach-now.sh \
 	%reldir%/attach-ctl.sh \
 	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
