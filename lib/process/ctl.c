@@ -42,6 +42,7 @@ static int dial(const char *path)
 int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];
+	struct strbuf why = STRBUF_INIT;
 	const char *path = here;
 	unsigned long uid = 0;
 	long nspid = pid;
@@ -76,7 +77,12 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 			unlink(path); /* (no process can listen on it: its pid is another's now) */
 			e = ENOENT;
 		}
-		if (e == ENOENT)
+		/* (A tracker that finds its directory unusable says so, and listens nowhere.) */
+		if ((e == ENOENT || e == EACCES || e == EPERM) && mp_ctl_dir_unusable(uid, &why))
+			strbuf_addf(err, "process %d has no memprof tracker listening: %s, where a tracker "
+				    "of user %lu would listen (it must be that user's directory, mode 0700)",
+				    (int)pid, why.buf, uid);
+		else if (e == ENOENT)
 			strbuf_addf(err, "process %d has no memprof tracker listening (preload it with "
 				    "MEMPROF_OUTPUT, or start the program with 'memprof run --paused')",
 				    (int)pid);
@@ -89,6 +95,7 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 		else
 			strbuf_addf(err, "cannot reach the tracker of process %d at '%s': %s", (int)pid,
 				    here, strerror(e));
+		strbuf_release(&why);
 		return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s\n", request);

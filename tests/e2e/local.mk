@@ -15,6 +15,7 @@ E2E_TESTS = \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-refusal.sh \
 	%reldir%/ctl-run.sh \
 	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
