@@ -49,6 +49,7 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stdin.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/reports-run.sh \

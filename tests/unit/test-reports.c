@@ -35,6 +35,11 @@ static void test_output_paths(void **state)
 		{ "/a/b/out", "/a/b/memprof-flamegraph-out.html" },
 		{ "memprof-", "memprof-flamegraph-memprof-.html" },
 		{ ".hidden", "memprof-flamegraph-.hidden.html" },
+		/* Read from standard input or another descriptor: here, never in /dev. */
+		{ "-", "memprof-flamegraph-stdin.html" },
+		{ "/dev/stdin", "memprof-flamegraph-stdin.html" },
+		{ "/proc/self/fd/0", "memprof-flamegraph-stdin.html" },
+		{ "/dev/fd/63", "memprof-flamegraph-63.html" },
 	};
 	char *p;
 	(void)state;
@@ -48,6 +53,12 @@ static void test_output_paths(void **state)
 	free(p);
 	p = mp_report_stats_path("memprof-x.bin");
 	assert_string_equal(p, "memprof-stats-memprof-x.bin.json");
+	free(p);
+	p = mp_report_stats_path("/dev/stdin");
+	assert_string_equal(p, "memprof-stats-stdin.json");
+	free(p);
+	p = mp_report_stats_path("-");
+	assert_string_equal(p, "memprof-stats-stdin.json");
 	free(p);
 }
 
