@@ -103,11 +103,13 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	struct mp_track_hooks hooks = { .say = say };
 	struct mp_target_info ti = { 0 };
 	struct mp_track_result r;
-	struct mp_track *t = mp_track_new(&o->t);
+	struct mp_track *t = mp_track_new(&o->t, &err);
 	struct timespec t0, t1;
 	int status = MP_EXIT_FAILURE;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!t)
+		die("%s", err.buf);
 	mp_track_set_hooks(t, &hooks);
 	/* First: a detach sent now waits for this session rather than finding nobody. */
 	if (mp_track_control(t, pid, &err) < 0 || mp_inject_check(pid, &err) < 0 ||

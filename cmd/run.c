@@ -196,7 +196,9 @@ static int run(struct run_opts *o, int argc, char **argv)
 			die("%s", err.buf);
 		hooks = mp_live_run_hooks(&view);
 	}
-	t = mp_track_new(&o->t);
+	t = mp_track_new(&o->t, &err);
+	if (!t)
+		die("%s", err.buf);
 	mp_track_set_hooks(t, &hooks);
 	if (start(o, t, o->live ? &view : NULL, &tg, argv[0], &code) < 0) {
 		if (o->live)

@@ -133,7 +133,11 @@ int mp_live_watch(pid_t pid, const struct mp_live_watch_opts *o, struct strbuf *
 	to.symbols = o->symbolize;
 	mp_live_init(&w.model, pid);
 	w.obs = mp_live_observer(&w.model);
-	w.t = mp_track_new(&to);
+	w.t = mp_track_new(&to, err);
+	if (!w.t) {
+		mp_live_release(&w.model);
+		return -1;
+	}
 	mp_track_set_hooks(w.t, &hooks);
 	if (mp_track_signals(w.t, taken, sizeof(taken) / sizeof(taken[0]), err) < 0)
 		goto out;

@@ -71,8 +71,12 @@ void mp_collect_end_capture(struct mp_collector *c, struct stream *s)
 	mp_collect_fill_trailer(c, s, &t, true);
 	mp_writer_trailer(&s->w, &t);
 	if (mp_writer_close(&s->w) < 0) {
-		mp_collect_warn(c, "cannot write '%s': %s; the capture is incomplete",
-				s->info.path ? s->info.path : "/dev/null", strerror(errno));
+		if (errno == ECANCELED)
+			mp_collect_warn(c, "gave up writing '%s', which took no more data when memprof "
+					"was told to stop; the capture is incomplete", s->info.path);
+		else
+			mp_collect_warn(c, "cannot write '%s': %s; the capture is incomplete",
+					s->info.path ? s->info.path : "/dev/null", strerror(errno));
 		s->info.failed = true;
 	}
 	s->w_open = false;
@@ -144,6 +148,7 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 	free(full);
 opened:
 	s->w_open = true;
+	s->w.cancel_fd = c->opts.cancel_fd;
 	if (c->opts.symbolize)
 		h.flags |= MP_HF_SYMBOLIZED;
 	if (c->opts.aggregate || (h.flags & MP_HF_AGGREGATED)) {

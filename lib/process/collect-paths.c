@@ -33,8 +33,10 @@ char *mp_capture_default_name(const char *prog, pid_t pid)
 /* Open path for writing without blocking (a FIFO with no reader: ENXIO): the fd, or -1. */
 static int open_output(const char *path, int flags)
 {
+	struct stat st;
 	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | flags, 0644);
-	if (fd >= 0)
+	/* Only what may keep memprof waiting stays non-blocking: the writer waits for it. */
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
 }

@@ -64,6 +64,9 @@ char *mp_capture_default_name(const char *prog, pid_t pid);
  * when force), without blocking: 0; 1 when path is a FIFO that no process
  * reads yet (mp_capture_file_wait() waits for one); -1 with one line in err
  * ("'PATH' exists (use -f to overwrite it)", "cannot create 'PATH': ...").
+ * An output that may keep memprof waiting (a FIFO, a device) stays
+ * non-blocking: the writer waits for it, as long as no stop is asked
+ * (mp_collect_opts.cancel_fd).
  */
 int mp_capture_file_create(struct mp_capture_file *f, const char *path, bool force,
 			   struct strbuf *err);
@@ -85,6 +88,11 @@ struct mp_collect_opts {
 	 */
 	struct mp_capture_file *capture;
 	bool force;              /* overwrite existing files */
+	/*
+	 * Readable when the session is asked to stop (or -1): a capture's
+	 * output that takes nothing then (a FIFO nobody reads) is given up.
+	 */
+	int cancel_fd;
 	bool symbolize;          /* write SYMBOL records */
 	pid_t main_pid;          /* the process whose stream is the main capture */
 	const char *root;        /* prefix for module paths (containers), or NULL */

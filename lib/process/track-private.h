@@ -25,9 +25,10 @@ struct mp_track {
 	int sfd, stop_sfd;           /* signalfds, or -1 */
 	sigset_t taken, old_mask;
 	bool masked;
-	int stop_fd;                 /* an eventfd: mp_track_stop() */
-	int stop_errno;              /* why there is none */
-	int cancel_fd;               /* an epoll set of stop_fd and stop_sfd: readable, a wait gives up */
+	int stop_fd;                 /* an eventfd: mp_track_stop() asks, the loop takes */
+	int stopped_fd;              /* an eventfd, readable once a stop came (never read) */
+	/* An epoll set of the three: readable, an output that would block is waited for no more. */
+	int cancel_fd;
 	/* The program the session started (memprof run). */
 	pid_t child;
 	const char *name;            /* its name, for messages */

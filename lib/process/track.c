@@ -52,18 +52,35 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-struct mp_track *mp_track_new(const struct mp_track_opts *o)
+/* Add fd to the epoll set epfd, for reading: 0, or -1 with errno. */
+static int watch_fd(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+struct mp_track *mp_track_new(const struct mp_track_opts *o, struct strbuf *err)
 {
 	struct mp_track *t = xcalloc(1, sizeof(*t));
+	const char *what;
 	t->o = o;
 	t->out = (struct mp_capture_file)MP_CAPTURE_FILE_INIT;
 	t->listen_fd = t->sfd = t->stop_sfd = t->ctl_fd = t->go_fd = t->err_fd = -1;
 	t->stop_wait_ms = STOP_WAIT_MS;
-	t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	t->stop_errno = errno;
-	t->cancel_fd = t->stop_fd;
 	sigemptyset(&t->taken);
-	return t;
+	/* A wait for an output gives up at a stop, whether a signal or mp_track_stop() asked it. */
+	t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	t->stopped_fd = t->stop_fd < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	t->cancel_fd = t->stopped_fd < 0 ? -1 : epoll_create1(EPOLL_CLOEXEC);
+	what = t->stopped_fd < 0 ? "an eventfd (eventfd2)"
+	       : t->cancel_fd < 0 ? "an epoll set (epoll_create1)"
+	       : watch_fd(t->cancel_fd, t->stop_fd) || watch_fd(t->cancel_fd, t->stopped_fd)
+		 ? "its epoll set (epoll_ctl)" : NULL;
+	if (!what)
+		return t;
+	strbuf_addf(err, "cannot set up the session: cannot make %s: %s", what, strerror(errno));
+	mp_track_free(t);
+	return NULL;
 }
 
 void mp_track_set_hooks(struct mp_track *t, const struct mp_track_hooks *hooks)
@@ -95,8 +112,8 @@ void mp_track_free(struct mp_track *t)
 	close_fd(&t->ctl_fd);
 	for (size_t i = 0; i < t->nrequesters; i++)
 		close(t->requesters[i]);
-	if (t->cancel_fd >= 0 && t->cancel_fd != t->stop_fd)
-		close(t->cancel_fd);
+	close_fd(&t->cancel_fd);
+	close_fd(&t->stopped_fd);
 	close_fd(&t->stop_fd);
 	if (t->masked) {
 		/* What came after the end is dropped, not delivered now with its default action. */
@@ -122,7 +139,6 @@ static bool stop_signal(int sig)
 int mp_track_signals(struct mp_track *t, const int *sigs, size_t n, struct strbuf *err)
 {
 	sigset_t stops, others;
-	const char *what;
 	sigemptyset(&stops);
 	sigemptyset(&others);
 	for (size_t i = 0; i < n; i++) {
@@ -133,22 +149,17 @@ int mp_track_signals(struct mp_track *t, const int *sigs, size_t n, struct strbu
 	t->masked = true;
 	t->sfd = signalfd(-1, &others, SFD_CLOEXEC | SFD_NONBLOCK);
 	t->stop_sfd = t->sfd < 0 ? -1 : signalfd(-1, &stops, SFD_CLOEXEC | SFD_NONBLOCK);
-	/* A wait for an output gives up at a stop, whether a signal or mp_track_stop() asked it. */
-	if (t->stop_sfd >= 0 && t->stop_fd >= 0)
-		t->cancel_fd = epoll_create1(EPOLL_CLOEXEC);
-	what = t->stop_sfd < 0 ? "a signalfd (signalfd4)"
-	       : t->stop_fd < 0 ? "an eventfd (eventfd2)"
-	       : t->cancel_fd < 0 ? "an epoll set (epoll_create1)"
-	       : epoll_ctl(t->cancel_fd, EPOLL_CTL_ADD, t->stop_fd, &(struct epoll_event){ .events = EPOLLIN }) ||
-			 epoll_ctl(t->cancel_fd, EPOLL_CTL_ADD, t->stop_sfd,
-				   &(struct epoll_event){ .events = EPOLLIN })
-		 ? "its epoll set (epoll_ctl)"
-		 : NULL;
-	if (!what)
-		return 0;
-	strbuf_addf(err, "cannot set up signal handling: cannot make %s: %s", what,
-		    strerror(t->stop_fd < 0 ? t->stop_errno : errno));
-	return -1;
+	if (t->stop_sfd < 0) {
+		strbuf_addf(err, "cannot set up signal handling: cannot make a signalfd (signalfd4): %s",
+			    strerror(errno));
+		return -1;
+	}
+	/* A stop signal not taken yet (the loop waits for an output) counts as a stop. */
+	if (watch_fd(t->cancel_fd, t->stop_sfd)) {
+		strbuf_addf(err, "cannot set up signal handling: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 const sigset_t *mp_track_old_mask(const struct mp_track *t)
@@ -268,6 +279,7 @@ int mp_track_collect(struct mp_track *t, pid_t pid, const struct mp_collect_obse
 	co.aggregate = t->o->aggregate;
 	co.main_pid = pid;
 	co.observer = observer;
+	co.cancel_fd = t->cancel_fd;
 	t->c = mp_collector_new(&co, &what);
 	if (!t->c) {
 		strbuf_addf(err, "cannot set up the collector: cannot make %s: %s", what, strerror(errno));
@@ -315,8 +327,18 @@ void mp_track_stop(struct mp_track *t)
 }
 
 /* A stop, in the loop: the trackers asked to end; a second one ends the session. */
+/* memprof was told to stop: from now on, an output that takes nothing for a while is given up. */
+static void latch_stop(struct mp_track *t)
+{
+	uint64_t one = 1;
+	if (write(t->stopped_fd, &one, sizeof(one)) < 0) {
+		/* (an eventfd below its maximum takes it) */
+	}
+}
+
 static void stop_now(struct mp_track *t)
 {
+	latch_stop(t);
 	if (t->stopping) {
 		t->finish_now = true;
 		return;
@@ -405,6 +427,8 @@ static void take_signals(struct mp_track *t, int fd)
 			mp_track_reap(t);
 			continue;
 		}
+		if (stop_signal(sig))
+			latch_stop(t);
 		if (t->h.signal)
 			t->h.signal(t->h.ctx, &si);
 		if (t->child > 0) {
@@ -557,7 +581,8 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 	if (r->nundebugged) {
 		/* One line however many modules: it is normal, and worth knowing. */
 		strbuf_addf(out, "%snote: no debug information for %zu module%s, shown with function "
-			    "names but no source lines:", prefix, r->nundebugged, r->nundebugged == 1 ? "" : "s");
+			    "names but no source lines:", prefix, r->nundebugged,
+			    r->nundebugged == 1 ? "" : "s");
 		for (size_t i = 0; i < r->nundebugged && i < 4; i++) {
 			const char *base = strrchr(r->undebugged[i], '/');
 			strbuf_addf(out, "%s %s", i ? "," : "", base ? base + 1 : r->undebugged[i]);
@@ -575,17 +600,20 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 		else if (ci->capture)
 			snprintf(what, sizeof(what), " (capture %u, from 'memprof ctl start')", ci->capture);
 		if (flags & MP_TRACK_SINCE_ATTACH)
-			strbuf_addf(out, "%swrote '%s'%s: %llu allocations and %llu frees since attach, "
-				    "%llu bytes on disk\n", prefix, ci->path, what, allocs, frees,
-				    (unsigned long long)ci->file_bytes);
+			strbuf_addf(out, "%swrote '%s'%s: %llu allocations and %llu frees since attach",
+				    prefix, ci->path, what, allocs, frees);
 		else
-			strbuf_addf(out, "%swrote '%s'%s: %llu allocations, %llu frees, %llu stacks, "
-				    "%llu bytes on disk\n", prefix, ci->path, what, allocs, frees,
-				    (unsigned long long)ci->traces, (unsigned long long)ci->file_bytes);
+			strbuf_addf(out, "%swrote '%s'%s: %llu allocations, %llu frees, %llu stacks", prefix,
+				    ci->path, what, allocs, frees, (unsigned long long)ci->traces);
+		/* (Not said of a FIFO or a device, which keep nothing.) */
+		if (ci->file_bytes)
+			strbuf_addf(out, ", %llu bytes on disk", (unsigned long long)ci->file_bytes);
+		strbuf_addch(out, '\n');
 		if (ci->lost)
 			strbuf_addf(out, "%swarning: '%s' misses %llu allocations and frees the tracker "
 				    "could not record (made in signal handlers that interrupted it); "
-				    "'memprof stats' counts them\n", prefix, ci->path, (unsigned long long)ci->lost);
+				    "'memprof stats' counts them\n", prefix, ci->path,
+				    (unsigned long long)ci->lost);
 		if (ci->exec_replaced)
 			strbuf_addf(out, "%snote: '%s' replaced itself with another program (exec), which "
 				    "was not tracked%s\n", prefix, prog,

@@ -4,7 +4,7 @@
  * their messages, and what a library caller does to start, stop and finish
  * a capture without them. In order:
  *
- *   t = mp_track_new(&opts);                  what to record, and how
+ *   t = mp_track_new(&opts, err);             what to record, and how
  *   mp_track_set_hooks(t, &hooks);            what the caller is told, and adds
  *   mp_track_signals(t, sigs, n, err);        signals the loop takes (a command's)
  *   mp_track_listen(t, base, name, uid, gid, err);   the socket trackers connect to
@@ -73,8 +73,8 @@ struct mp_track_hooks {
 
 struct mp_track;
 
-/* A session as o says (o must outlive it). */
-struct mp_track *mp_track_new(const struct mp_track_opts *o);
+/* A session as o says (o must outlive it); NULL with err when it cannot be set up. */
+struct mp_track *mp_track_new(const struct mp_track_opts *o, struct strbuf *err);
 /* Free t: the socket and its directory removed, and a capture nothing was written into. */
 void mp_track_free(struct mp_track *t);
 void mp_track_set_hooks(struct mp_track *t, const struct mp_track_hooks *hooks);
@@ -82,8 +82,10 @@ void mp_track_set_hooks(struct mp_track *t, const struct mp_track_hooks *hooks);
 /*
  * Take the signals sigs[0..n) in the loop (blocked, read from a signalfd)
  * until the session is freed; SIGINT, SIGTERM, SIGHUP and SIGQUIT among
- * them also give up waiting for an output that takes nothing (a FIFO no
- * process reads). A library caller leaves the process's signals alone.
+ * them are stops too, as mp_track_stop() is, for an output that takes
+ * nothing: a FIFO no process opened is waited for no more, and one whose
+ * reader took nothing for MP_WRITER_STALL_MS after a stop is given up. A
+ * library caller leaves the process's signals alone.
  */
 int mp_track_signals(struct mp_track *t, const int *sigs, size_t n, struct strbuf *err);
 /* The signal mask the session found (the program it starts gets it back). */

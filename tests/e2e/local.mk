@@ -65,6 +65,7 @@ E2E_TESTS = \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
+	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
