@@ -13,16 +13,10 @@
 #include "lib/format/reader.h"
 #include "lib/util/usage.h"
 
-static const struct mp_opt opts[] = {
-	{ 's', 's', "stacks", NULL, "append each allocation's call stack (functions, innermost first)" },
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "parse",
 	.synopsis = "[--stacks] FILE",
 	.summary = "Print every record of a capture as one line of text (FILE '-' reads standard input).",
-	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
@@ -49,23 +43,25 @@ static struct mp_stacks *load_stacks(int fd, const char *name)
 
 int cmd_parse(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
+	bool want_stacks = false;
+	const struct mp_opt opts[] = {
+		MP_OPT_BOOL('s', "stacks", &want_stacks,
+			    "append each allocation's call stack (functions, innermost first)"),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv), status = MP_EXIT_OK;
+	const char *path = argv[first];
 	struct mp_reader r;
 	struct mp_record rec;
 	struct strbuf line = STRBUF_INIT;
 	struct mp_stacks *stacks = NULL;
-	bool want_stacks = false;
-	int status = MP_EXIT_OK, c, fd = -1;
-	const char *name;
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	int fd = -1;
 
-	while ((c = mp_getopt(&spec, &g)) != -1)
-		if (c == 's')
-			want_stacks = true;
-	name = strcmp(argv[g.optind], "-") ? argv[g.optind] : "standard input";
 	if (want_stacks) {
 		/* A SYMBOL may follow the allocations that use it: read the capture twice. */
 		struct strbuf err = STRBUF_INIT;
-		fd = mp_reader_rewindable(argv[g.optind], &err);
+		fd = mp_reader_rewindable(path, &err);
 		if (fd < 0)
 			die("%s", err.buf);
 		stacks = load_stacks(fd, name);
@@ -74,7 +70,7 @@ int cmd_parse(int argc, char **argv)
 			return MP_EXIT_FAILURE;
 		}
 	}
-	if (fd >= 0 ? mp_reader_open_fd(&r, fd, name) < 0 : mp_reader_open(&r, argv[g.optind]) < 0) {
+	if (fd >= 0 ? mp_reader_open_fd(&r, fd, name) < 0 : mp_reader_open(&r, path) < 0) {
 		error("%s", r.err.buf);
 		mp_reader_release(&r);
 		return MP_EXIT_FAILURE;

@@ -45,6 +45,7 @@ struct mp_track {
 	long stream_by;              /* mp_track_expect_stream(): when no stream is a failure, or 0 */
 	unsigned stop_wait_ms;
 	bool stopping, ended, finish_now, never_connected, unconfirmed, finished;
+	char *hint;                  /* the result's (mp_collector_symbols_hint()) */
 };
 
 long mp_track_now_ms(void);

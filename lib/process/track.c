@@ -126,6 +126,7 @@ void mp_track_free(struct mp_track *t)
 	}
 	close_fd(&t->sfd);
 	close_fd(&t->stop_sfd);
+	free(t->hint);
 	free(t);
 }
 
@@ -550,7 +551,9 @@ void mp_track_finish(struct mp_track *t, struct mp_track_result *r)
 		r->tracked = mp_collector_streams(t->c) > 0;
 		r->nwarnings = mp_collector_warnings(t->c, &r->warnings);
 		r->nnotes = mp_collector_notes(t->c, &r->notes);
-		r->nundebugged = mp_collector_undebugged(t->c, &r->undebugged);
+		free(t->hint);
+		t->hint = mp_collector_symbols_hint(t->c);
+		r->hint = t->hint;
 	}
 	r->never_connected = t->never_connected;
 	r->unconfirmed = t->unconfirmed;
@@ -578,17 +581,9 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 		return;
 	for (size_t i = 0; i < r->nnotes; i++)
 		strbuf_addf(out, "%s%s\n", prefix, r->notes[i]);
-	if (r->nundebugged) {
-		/* One line however many modules: it is normal, and worth knowing. */
-		strbuf_addf(out, "%snote: no debug information for %zu module%s, shown with function "
-			    "names but no source lines:", prefix, r->nundebugged,
-			    r->nundebugged == 1 ? "" : "s");
-		for (size_t i = 0; i < r->nundebugged && i < 4; i++) {
-			const char *base = strrchr(r->undebugged[i], '/');
-			strbuf_addf(out, "%s %s", i ? "," : "", base ? base + 1 : r->undebugged[i]);
-		}
-		strbuf_addf(out, "%s\n", r->nundebugged > 4 ? ", ..." : "");
-	}
+	/* One line however many modules: it is normal, and worth knowing. */
+	if (r->hint)
+		strbuf_addf(out, "%snote: %s\n", prefix, r->hint);
 	for (size_t i = 0; i < r->ninfos; i++) {
 		const struct mp_capture_info *ci = &r->infos[i];
 		unsigned long long allocs = ci->allocs, frees = ci->frees;

@@ -197,8 +197,10 @@ struct mp_track_result {
 	bool never_connected;    /* mp_track_expect_stream()'s time ran out */
 	bool unconfirmed;        /* a stop that the trackers did not confirm in time */
 	int status;              /* the wait status of the program the session started */
-	const char **warnings, **notes, **undebugged;   /* the collector's (see collect.h) */
-	size_t nwarnings, nnotes, nundebugged;
+	const char **warnings, **notes;   /* the collector's (see collect.h) */
+	size_t nwarnings, nnotes;
+	/* The modules without debug information, what it costs and how to get it, or NULL. */
+	const char *hint;
 };
 /*
  * Finish: every capture's trailer written, files closed; the capture
@@ -208,7 +210,7 @@ void mp_track_finish(struct mp_track *t, struct mp_track_result *r);
 /*
  * What a command says of r, one line each, each after prefix: the
  * collector's warnings ("warning: ..."); unless MP_TRACK_QUIET, its notes,
- * the modules without debug information, each capture written ("wrote
+ * the hint on the modules without debug information, each capture written ("wrote
  * 'PATH': ...", its counts "since attach" with MP_TRACK_SINCE_ATTACH) and
  * what else is worth knowing of it. prog names the program.
  */
