@@ -21,6 +21,7 @@
 
 #include "lib/process/ctl.h"
 #include "lib/report/json.h"
+#include "lib/transport/settings.h"
 #include "lib/util/xalloc.h"
 
 #if MHD_VERSION < 0x00097500
@@ -62,7 +63,9 @@ static void reply_init(struct mp_serve_reply *r)
 static int ask(struct mp_serve *s, const char *request, struct strbuf *answer, struct mp_serve_reply *r)
 {
 	struct strbuf err = STRBUF_INIT;
-	int rc = mp_ctl_request(s->o.pid, request, s->o.timeout_ms, answer, &err);
+	/* (start, stop and snapshot wait for a collector's word on the file, in our time.) */
+	int rc = strcmp(request, "status") ? mp_ctl_ask(s->o.pid, request, s->o.timeout_ms, answer, &err)
+					   : mp_ctl_request(s->o.pid, request, s->o.timeout_ms, answer, &err);
 	if (rc < 0) {
 		mp_serve_fail(r, 502, err.buf);
 	} else if (rc > 0) {
@@ -74,13 +77,6 @@ static int ask(struct mp_serve *s, const char *request, struct strbuf *answer, s
 	}
 	strbuf_release(&err);
 	return rc ? -1 : 0;
-}
-
-/* A request that waits for the collector's word on a file: the time it may take. */
-static void add_wait(struct mp_serve *s, struct strbuf *req)
-{
-	unsigned ms = (unsigned)s->o.timeout_ms;
-	strbuf_addf(req, " %u", ms > 2000 ? ms - 1000 : ms / 2);
 }
 
 static void reply_ok(struct mp_serve_reply *r, const char *status, const char *message)
@@ -97,28 +93,28 @@ static void reply_ok(struct mp_serve_reply *r, const char *status, const char *m
 	strbuf_addch(&r->body, '\n');
 }
 
-/* The settings POST start takes, and the tracker's names for them. */
+/* The parameters POST start takes, and the tracker's settings they are (-1: aggregate). */
 static const struct {
-	const char *param, *setting;
-	unsigned long lo, hi;
+	const char *param;
+	int setting;
 } start_params[] = {
-	{ "memory_interval_ms", "MEMPROF_INTERVAL_MS", 1, 3600000 },
-	{ "max_depth", "MEMPROF_MAX_DEPTH", 1, 1024 },
-	{ "follow_fork", "MEMPROF_FOLLOW_FORK", 0, 1 },
-	{ "python_frames", "MEMPROF_PYTHON_FRAMES", 0, 1 },
-	{ "aggregate", NULL, 0, 1 },
+	{ "memory_interval_ms", MP_SET_INTERVAL_MS },
+	{ "max_depth", MP_SET_MAX_DEPTH },
+	{ "follow_fork", MP_SET_FOLLOW_FORK },
+	{ "python_frames", MP_SET_PYTHON_FRAMES },
+	{ "aggregate", -1 },
 };
 
+/* POST start: the parameters as the tracker's settings, checked with their bounds. */
 static void start(struct mp_serve *s, const struct mp_serve_param *p, size_t np,
 		  struct mp_serve_reply *r)
 {
-	struct strbuf req = STRBUF_INIT, answer = STRBUF_INIT, msg = STRBUF_INIT;
+	struct strbuf req = STRBUF_INIT, answer = STRBUF_INIT, msg = STRBUF_INIT, e = STRBUF_INIT;
 	strbuf_addstr(&req, "start");
 	for (size_t i = 0; i < np; i++) {
 		const char *v = p[i].value && *p[i].value ? p[i].value : "1";
 		size_t k, nk = sizeof(start_params) / sizeof(start_params[0]);
-		char *end;
-		unsigned long n;
+		uint32_t lo = 0, hi = 1;
 		for (k = 0; k < nk && strcmp(p[i].key, start_params[k].param); k++)
 			;
 		if (k == nk) {
@@ -127,32 +123,28 @@ static void start(struct mp_serve *s, const struct mp_serve_param *p, size_t np,
 			mp_serve_fail(r, 400, msg.buf);
 			goto out;
 		}
-		if (!strcmp(v, "true"))
-			v = "1";
-		else if (!strcmp(v, "false"))
-			v = "0";
-		errno = 0;
-		n = strtoul(v, &end, 10);
-		if (*end || errno || v[0] < '0' || v[0] > '9' || n < start_params[k].lo || n > start_params[k].hi) {
-			strbuf_addf(&msg, "invalid value '%s' for %s (%lu to %lu)", v, p[i].key,
-				    start_params[k].lo, start_params[k].hi);
+		v = !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
+		strbuf_reset(&e);
+		if (start_params[k].setting >= 0)
+			strbuf_addf(&e, "%s=%s", mp_settings_name((enum mp_setting)start_params[k].setting), v);
+		if ((start_params[k].setting >= 0 && mp_settings_check(e.buf, e.len, &lo, &hi)) ||
+		    (start_params[k].setting < 0 && strcmp(v, "0") && strcmp(v, "1")) || strchr(v, ' ')) {
+			strbuf_addf(&msg, "invalid value '%s' for %s (%u to %u)", v, p[i].key, lo, hi);
 			mp_serve_fail(r, 400, msg.buf);
 			goto out;
 		}
-		if (!start_params[k].setting) {
-			if (n)
-				strbuf_addstr(&req, " aggregate");
-		} else {
-			strbuf_addf(&req, " %s=%lu", start_params[k].setting, n);
-		}
+		if (start_params[k].setting >= 0)
+			strbuf_addf(&req, " %s", e.buf);
+		else if (!strcmp(v, "1"))
+			strbuf_addstr(&req, " aggregate");
 	}
-	add_wait(s, &req);
 	if (!ask(s, req.buf, &answer, r))
 		reply_ok(r, "recording", answer.buf);
 out:
 	strbuf_release(&req);
 	strbuf_release(&answer);
 	strbuf_release(&msg);
+	strbuf_release(&e);
 }
 
 /* POST stop and snapshot, GET status: the tracker's answer as JSON. */
@@ -160,8 +152,6 @@ static void simple(struct mp_serve *s, const char *what, struct mp_serve_reply *
 {
 	struct strbuf req = STRBUF_INIT, answer = STRBUF_INIT;
 	strbuf_addstr(&req, what);
-	if (!strcmp(what, "snapshot"))
-		add_wait(s, &req);
 	if (!ask(s, req.buf, &answer, r)) {
 		const char *status = !strcmp(what, "stop") ? "stopped"
 				     : !strcmp(what, "snapshot") ? "snapshot"

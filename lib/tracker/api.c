@@ -9,6 +9,8 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "include/memprof.h"
@@ -17,6 +19,32 @@
 #include "lib/tracker/session.h"
 
 /* ---- options ---- */
+
+/* Options given as the tracker's settings (lib/transport/settings.h), 0 being the default. */
+static const struct {
+	enum mp_setting key;
+	size_t off;     /* of the option (an unsigned or an int) in struct memprof_options */
+	int invert;     /* the option is the setting's opposite (no_python_frames) */
+} settings[] = {
+	{ MP_SET_INTERVAL_MS, offsetof(struct memprof_options, memory_interval_ms), 0 },
+	{ MP_SET_MAX_DEPTH, offsetof(struct memprof_options, max_depth), 0 },
+	{ MP_SET_FOLLOW_FORK, offsetof(struct memprof_options, follow_fork), 0 },
+	{ MP_SET_PYTHON_FRAMES, offsetof(struct memprof_options, no_python_frames), 1 },
+};
+
+/*
+ * The settings entry ("MEMPROF_MAX_DEPTH=64") for option i of o into buf,
+ * or 0 when the option is at its default (the setting's own then).
+ */
+static size_t entry(const struct memprof_options *o, size_t i, char *buf, size_t cap)
+{
+	unsigned v = *(const unsigned *)(const void *)((const char *)o + settings[i].off);
+	if (settings[i].invert)
+		v = !v;
+	else if (!v)
+		return 0;
+	return (size_t)snprintf(buf, cap, "%s=%u", mp_settings_name(settings[i].key), v);
+}
 
 static int read_options(const struct memprof_options *in, struct memprof_options *o)
 {
@@ -30,19 +58,36 @@ static int read_options(const struct memprof_options *in, struct memprof_options
 		if (((const unsigned char *)in)[i])
 			return -E2BIG;
 	memcpy(o, in, sizeof(*o));
-	if (o->memory_interval_ms > 3600u * 1000 || o->max_depth > MP_MAX_DEPTH_LIMIT)
-		return -EINVAL;
+	/* The bounds are the settings' (those of the environment and of memprof attach). */
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		char buf[64];
+		uint32_t lo, hi;
+		size_t n = entry(o, i, buf, sizeof(buf));
+		if (n && mp_settings_check(buf, n, &lo, &hi))
+			return -EINVAL;
+	}
 	return 0;
 }
 
-/* What memprof_start says, over the configuration (whose destination and internals stay). */
+/*
+ * What memprof_start says, over the configuration (whose destination and
+ * internals stay): each option, or its default.
+ */
 static void apply_options(struct mp_config *c, const void *arg)
 {
 	const struct memprof_options *o = arg;
-	c->interval_ms = o->memory_interval_ms ? o->memory_interval_ms : 10;
-	c->max_depth = o->max_depth ? o->max_depth : 128;
-	c->follow_fork = o->follow_fork != 0;
-	c->python_frames = !o->no_python_frames;
+	struct mp_config d;
+	mp_settings_defaults(&d);
+	c->interval_ms = d.interval_ms;
+	c->max_depth = d.max_depth;
+	c->follow_fork = d.follow_fork;
+	c->python_frames = d.python_frames;
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		char buf[64];
+		size_t n = entry(o, i, buf, sizeof(buf));
+		if (n)
+			mp_settings_set(c, buf, n);
+	}
 }
 
 /* 0, or -1 with errno from -r. */

@@ -17,7 +17,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -169,28 +168,18 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
 
 /*
  * What "start" may say after the word: "aggregate", and settings for this
- * capture, each NAME=VALUE as in the environment (memprof-run(1)):
- * MEMPROF_INTERVAL_MS, MEMPROF_MAX_DEPTH, MEMPROF_FOLLOW_FORK and
- * MEMPROF_PYTHON_FRAMES (memprof serve's start takes them).
+ * capture, each NAME=VALUE as in the environment (memprof-run(1),
+ * lib/transport/settings.h): those of a capture, not where it goes nor the
+ * tracker's own (memprof serve's start takes them).
  */
-struct start_opts {
-	bool aggregate;
-	int nset;
-	struct {
-		size_t off;     /* of the setting (an int or unsigned) in struct mp_config */
-		unsigned value;
-	} set[8];
+static const enum mp_setting start_settings[] = {
+	MP_SET_INTERVAL_MS, MP_SET_MAX_DEPTH, MP_SET_FOLLOW_FORK, MP_SET_PYTHON_FRAMES,
 };
 
-static const struct {
-	const char *name;
-	size_t off;
-	uint64_t lo, hi;
-} start_keys[] = {
-	{ "MEMPROF_INTERVAL_MS", offsetof(struct mp_config, interval_ms), 1, 3600 * 1000 },
-	{ "MEMPROF_MAX_DEPTH", offsetof(struct mp_config, max_depth), 1, MP_MAX_DEPTH_LIMIT },
-	{ "MEMPROF_FOLLOW_FORK", offsetof(struct mp_config, follow_fork), 0, 1 },
-	{ "MEMPROF_PYTHON_FRAMES", offsetof(struct mp_config, python_frames), 0, 1 },
+struct start_opts {
+	bool aggregate;
+	int n;
+	const char *entry[8];
 };
 
 /* The words of a start request into *o; NULL, or the word that is wrong. */
@@ -198,22 +187,19 @@ static const char *start_words(char *words, struct start_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	for (char *w = strtok(words, " "); w; w = strtok(NULL, " ")) {
-		const char *eq = strchr(w, '=');
-		size_t k, nk = sizeof(start_keys) / sizeof(start_keys[0]);
-		uint64_t v;
+		int k = mp_settings_key(w, strlen(w));
+		size_t i, ns = sizeof(start_settings) / sizeof(start_settings[0]);
+		uint32_t lo, hi;
 		if (!strcmp(w, "aggregate")) {
 			o->aggregate = true;
 			continue;
 		}
-		for (k = 0; eq && k < nk; k++)
-			if (strlen(start_keys[k].name) == (size_t)(eq - w) &&
-			    !strncmp(w, start_keys[k].name, (size_t)(eq - w)))
-				break;
-		if (!eq || k == nk || mp_dec_u64(eq + 1, &v) < 0 || v < start_keys[k].lo ||
-		    v > start_keys[k].hi || o->nset == (int)(sizeof(o->set) / sizeof(o->set[0])))
+		for (i = 0; i < ns && (int)start_settings[i] != k; i++)
+			;
+		if (i == ns || mp_settings_check(w, strlen(w), &lo, &hi) ||
+		    o->n == (int)(sizeof(o->entry) / sizeof(o->entry[0])))
 			return w;
-		o->set[o->nset].off = start_keys[k].off;
-		o->set[o->nset++].value = (unsigned)v;
+		o->entry[o->n++] = w;
 	}
 	return NULL;
 }
@@ -222,8 +208,8 @@ static const char *start_words(char *words, struct start_opts *o)
 static void start_set(struct mp_config *c, const void *arg)
 {
 	const struct start_opts *o = arg;
-	for (int i = 0; i < o->nset; i++)
-		*(unsigned *)(void *)((char *)c + o->set[i].off) = o->set[i].value;
+	for (int i = 0; i < o->n; i++)
+		mp_settings_set(c, o->entry[i], strlen(o->entry[i]));
 }
 
 /* "start [aggregate] [NAME=VALUE...]": a new capture, where the configuration says. */
@@ -250,7 +236,7 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 		/* The collector names the file, and may fail to create it: its word first. */
 		char text[MP_REPLY_TEXT_MAX + 1];
 		if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
-			mp_inproc_stop();
+			mp_inproc_stop_wait(0, NULL, 0);
 			not_created++;
 			add(r, cap, n, "error the collector cannot write capture ");
 			add_num(r, cap, n, mp_st.capture_no);
@@ -275,14 +261,16 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 }
 
 /*
- * "start" and "snapshot" may end with how long the asker waits (ms) for the
- * collector's word on the file: cut from req into *wait_ms. -1 when too long.
+ * "start", "snapshot" and "stop" may end with how long the asker waits (ms)
+ * for the collector's word on the file: cut from req into *wait_ms. -1 when
+ * too long.
  */
 static int cut_wait(char *req, uint64_t *wait_ms)
 {
 	char *sp = strrchr(req, ' ');
 	*wait_ms = 0;
-	if ((strncmp(req, "start", 5) && strncmp(req, "snapshot", 8)) || !sp || sp[1] < '0' || sp[1] > '9')
+	if ((strncmp(req, "start", 5) && strncmp(req, "snapshot", 8) && strncmp(req, "stop", 4)) || !sp ||
+	    sp[1] < '0' || sp[1] > '9')
 		return 0;
 	if (mp_dec_u64(sp + 1, wait_ms) < 0 || *wait_ms > 86400000)
 		return -1;
@@ -325,10 +313,17 @@ static void serve(const char *request, char *r, size_t cap)
 			add(r, cap, &n, "ok stopped streaming to the live view\n");
 		} else {
 			char path[4096] = "";
-			if (mp_cfg.direct)
+			/*
+			 * As memprof_stop(): hooks put in the GOT come out, the settings go
+			 * back. A collector's capture is named once it says it finished it
+			 * (in time); ours, when we wrote its trailer.
+			 */
+			if (mp_cfg.direct) {
 				strncpy(path, mp_direct_path(), sizeof(path) - 1);
-			/* (As memprof_stop(): hooks put in the GOT come out, its settings go back.) */
-			mp_inproc_stop();
+				mp_inproc_stop_wait(0, NULL, 0);
+			} else {
+				mp_inproc_stop_wait((unsigned)wait_ms, path, sizeof(path));
+			}
 			add(r, cap, &n, "ok stopped");
 			if (path[0]) {
 				add(r, cap, &n, ": '");

@@ -46,7 +46,7 @@ static struct mp_config saved;
 /* The file of the last capture stopped, when the tracker knew it. */
 static char last_capture[4096];
 
-/* How long a collector may take to write a snapshot of a big capture. */
+/* How long a collector may take to write a snapshot of a big capture, or to finish one. */
 #define SNAPSHOT_WAIT_MS (10u * 60 * 1000)
 
 /*
@@ -202,7 +202,12 @@ static int api_start(const char *path, unsigned flags, void (*set)(struct mp_con
 	return 0;
 }
 
-static int api_stop(void)
+/*
+ * Stop; a collector's capture is waited for, wait_ms at most, and named in
+ * path (cap bytes, "" when the collector did not say it finished it in
+ * time); path NULL: no wait (ours is complete when the stop returns).
+ */
+static int api_stop(unsigned wait_ms, char *path, size_t cap)
 {
 	int r = 0;
 	if (api.pid != getpid())
@@ -221,7 +226,13 @@ static int api_stop(void)
 		if (mp_stream_capture_wait(0, text, sizeof(text)) == 1)
 			snprintf(last_capture, sizeof(last_capture), "%s", text);
 	}
-	mp_session_stop(unpatch);
+	if (path && !mp_cfg.direct) {
+		path[0] = '\0';
+		if (mp_session_stop_finished(unpatch, wait_ms, path, cap) != 1)
+			path[0] = '\0';
+	} else {
+		mp_session_stop(unpatch);
+	}
 	if (r)
 		unpatch();
 	api.patched = 0;
@@ -255,13 +266,18 @@ static int api_snapshot(const char *dest)
 
 /* ---- the exported functions ---- */
 
+struct stop_args {
+	unsigned wait_ms;
+	char *path;
+	size_t cap;
+};
+
 static int stop_fn(const void *arg)
 {
-	(void)arg;
-	return api_stop();
+	const struct stop_args *a = arg;
+	return api_stop(a->wait_ms, a->path, a->cap);
 }
 
-/* Run fn under the API's mutex, unrecorded, errno set from its -errno; 0 or -1. */
 static int call(int (*fn)(const void *), const void *arg)
 {
 	int saved_errno = errno, cs, r;
@@ -312,7 +328,16 @@ int mp_inproc_recording(void)
 
 int mp_inproc_stop(void)
 {
-	return call(stop_fn, NULL) ? -errno : 0;
+	/* (memprof_stop() returns once the capture is complete, the collector's too.) */
+	char path[MP_REPLY_TEXT_MAX + 1];
+	struct stop_args a = { SNAPSHOT_WAIT_MS, path, sizeof(path) };
+	return call(stop_fn, &a) ? -errno : 0;
+}
+
+int mp_inproc_stop_wait(unsigned wait_ms, char *path, size_t cap)
+{
+	struct stop_args a = { wait_ms, path, cap };
+	return call(stop_fn, &a) ? -errno : 0;
 }
 
 

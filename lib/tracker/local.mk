@@ -35,7 +35,8 @@ libmemprof_la_SOURCES = \
 	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \
 	lib/transport/reply.h \
-	lib/transport/ring.h
+	lib/transport/ring.h \
+	lib/transport/settings.c lib/transport/settings.h
 # end of libmemprof_la_SOURCES
 # The in-process API's header, and its pkg-config file (man 3 memprof).
 include_HEADERS = include/memprof.h

@@ -36,6 +36,12 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
  */
 void mp_session_stop(void (*before)(void)) MP_HIDDEN;
 /*
+ * The same (memprof ctl PID stop; before as above), then, when a collector
+ * writes the capture, wait at most wait_ms for it to say it finished it: 1
+ * when it did, with the capture's path in path (cap bytes); else 0.
+ */
+int mp_session_stop_finished(void (*before)(void), unsigned wait_ms, char *path, size_t cap) MP_HIDDEN;
+/*
  * Start a live view's session (memprof live, through the control socket):
  * a stream to the collector listening at path (absolute), whatever mp_cfg
  * says, which is not a numbered capture; it ends when the collector asks
@@ -97,8 +103,14 @@ enum {
  */
 int mp_inproc_start(const char *path, unsigned flags, void (*set)(struct mp_config *c, const void *arg),
 		    const void *arg) MP_HIDDEN;
-/* Stop the capture recording, whoever started it (but memprof attach). */
+/* Stop the capture recording, whoever started it (but memprof attach), once it is complete. */
 int mp_inproc_stop(void) MP_HIDDEN;
+/*
+ * The same for memprof ctl: a collector's capture is waited for wait_ms at
+ * most and its path put in path (cap bytes; "" when the collector did not
+ * say it finished it in time); path NULL: no wait.
+ */
+int mp_inproc_stop_wait(unsigned wait_ms, char *path, size_t cap) MP_HIDDEN;
 /* A snapshot of it at dest (NULL: the capture's path with .snap.N). */
 int mp_inproc_snapshot(const char *dest) MP_HIDDEN;
 /* What the tracker does, into *st (its size checked by the caller). */
