@@ -30,6 +30,7 @@ MODE_LABEL = {
     "memprof-nopy": "--no-py-frames",
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
+    "loaded": "loaded, stopped",
 }
 ANALYSIS_LABEL = {"stats": "memprof stats", "flamegraph": "memprof flamegraph", "table": "memprof table",
                   "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
@@ -245,6 +246,9 @@ def workloads(cfg):
         Workload("prefork", "64 forked workers idle for %s ms (memprof run --follow-fork)" % idle_ms,
                  [prefork, "-c", "64", "-n", "100", "-m", idle_ms], prefork, ["native", "memprof"],
                  memprof_args=["--follow-fork"]),
+        # The in-process API's promise: a tracker in the process that records nothing costs nothing.
+        Workload("heavy-1t-idle", "heavy-1t with the tracker loaded and stopped (preloaded or linked, no capture)",
+                 [heavy, "-n", pairs, "-t", "1"], heavy, ["native", "loaded"], expect_counts=True),
         Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
                  [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
                  ["native", "memprof", "heaptrack"], expect_counts=True),
@@ -367,8 +371,13 @@ def run_mode(cfg, w, mode, rep):
     """One run of workload w in mode; returns the measurements and the capture."""
     tag = "%s.%s.%d" % (w.name, mode, rep)
     cap = None
+    env = w.env
     if mode == "native":
         argv = w.argv
+    elif mode == "loaded":
+        # Interposed as when linked with -lmemprof: every call goes through a hook that records nothing.
+        argv = w.argv
+        env = dict(w.env, LD_PRELOAD=os.path.join(cfg.builddir, ".libs", "libmemprof.so"))
     elif mode in ("memprof", "memprof-nopy"):
         cap = os.path.join(cfg.workdir, tag + ".mprof")
         argv = [cfg.memprof, "run", "-q", "-f"] + w.memprof_args + ["-o", cap] + w.argv
@@ -384,7 +393,7 @@ def run_mode(cfg, w, mode, rep):
         argv = ["heaptrack", "-o", base] + w.argv
     if cap:
         remove_captures(cap)
-    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=w.env,
+    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=env,
                limit_mb=HEAPTRACK_LIMIT_MB if mode == "heaptrack" else None)
     m["capture"] = cap
     m["capture_bytes"] = os.path.getsize(cap) if cap and os.path.exists(cap) else None
@@ -571,6 +580,11 @@ def bench_workload(cfg, w, log):
             this[mode] = m
         native = this["native"]
         runs["native"].append(native)
+        if "loaded" in this:
+            if open(this["loaded"]["out"], "rb").read() != open(native["out"], "rb").read():
+                raise BenchError("%s: the output with the tracker loaded differs from the untracked run's"
+                                 % w.name)
+            runs["loaded"].append(this["loaded"])
         for mode in [x for x in ("memprof", "memprof-nopy", "heaptrack-raw", "heaptrack") if x in this]:
             m = this[mode]
             if mode in ("memprof", "memprof-nopy"):
@@ -674,6 +688,10 @@ def summarize(results):
                                               for m in runs["heaptrack-raw"]])
         s["rss_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "target_rss_mb"))
         s["cpu_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "cpu_s"))
+    runs, _, _ = get("heavy-1t-idle")
+    if runs.get("loaded") and runs.get("native"):
+        s["idle_loaded"] = med(ratios(runs["loaded"], runs["native"], "wall_s"))
+        s["idle_loaded_cpu"] = med(ratios(runs["loaded"], runs["native"], "target_cpu_s"))
     runs, _, _ = get("heavy-2t")
     if runs.get("memprof") and runs.get("native"):
         s["overhead_2t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
@@ -957,7 +975,8 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "py_frames_dicts", "py_frames_deep", "py_frames_malloc", "py_frames_dicts_cpu",
                 "py_frames_deep_cpu", "py_frames_malloc_cpu",
                 "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max",
-                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s"]
+                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s",
+                "idle_loaded", "idle_loaded_cpu"]
 
 
 def report(info, reps, quick, elapsed, wls, results, scale=None):
