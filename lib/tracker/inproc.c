@@ -48,6 +48,8 @@ static char last_capture[4096];
 
 /* How long a collector may take to write a snapshot of a big capture, or to finish one. */
 #define SNAPSHOT_WAIT_MS (10u * 60 * 1000)
+/* How long it may take to create a capture's file. */
+#define COLLECTOR_WAIT_MS (30u * 1000)
 
 /*
  * A tracker without a destination (loaded by the API, not by memprof run or
@@ -189,6 +191,18 @@ static int api_start(const char *path, unsigned flags, void (*set)(struct mp_con
 		int e = mp_cfg.direct ? mp_direct_open_error() : 0;
 		restore();
 		return r == -EALREADY || r == -EBUSY ? -EBUSY : e ? -e : -EIO;
+	}
+	/*
+	 * The collector names the file, and may fail to create it: memprof_start()
+	 * waits for its word (memprof ctl's start does, in the asker's time).
+	 */
+	if (!mp_cfg.direct && !(flags & MP_INPROC_CONTROL)) {
+		char text[MP_REPLY_TEXT_MAX + 1];
+		if (mp_stream_capture_wait(COLLECTOR_WAIT_MS, text, sizeof(text)) == 0) {
+			mp_session_stop(NULL);
+			restore();
+			return strstr(text, strerror(EEXIST)) ? -EEXIST : -EIO;
+		}
 	}
 	api.on = 1;
 	api.by_control = (flags & MP_INPROC_CONTROL) != 0;
