@@ -157,6 +157,7 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 	s->thread = thread;
 	s->kind = kind;
 	s->site = MP_NONE;
+	s->process = MP_NONE;
 	/* It did not exist at the last peak: its value there was zero. */
 	s->epoch_ = a->p->epoch;
 	mp_idxset_add(&p->slotset, h, idx);
@@ -554,6 +555,11 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 		break;
 	case MP_REC_FORK:
 		a->n_forks++;
+		if (rec->u.marker.has & MP_HAS_CHILD_PID) {
+			ALLOC_GROW(a->forks, a->nforks + 1, a->forks_alloc);
+			a->forks[a->nforks++] = (struct mp_fork){
+				0, rec->u.marker.child_pid, (a->header.flags & MP_HF_FOLLOW_FORK) != 0 };
+		}
 		seen_time(a, &rec->u.marker);
 		break;
 	case MP_REC_MESSAGE: case MP_REC_SNAPSHOT:
@@ -566,6 +572,19 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 	case MP_REC_SWITCH:
 		break;
 	}
+}
+
+/* For family.c: a block of a process that ended, taken off the heap but leaked. */
+void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
+		      bool count, uint64_t event)
+{
+	struct mp_thread *t = &a->threads[thread];
+	heap_release(a, slot, thread, bytes, count, event);
+	/* What a thread left live at its end is its leak. */
+	t->live.bytes += bytes;
+	t->live.count += count ? 1 : 0;
+	a->p->exited[slot].bytes += bytes;
+	a->p->exited[slot].count += count ? 1 : 0;
 }
 
 /* For aggregate.c: the pass's own lookups. */
