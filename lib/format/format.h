@@ -15,7 +15,7 @@
  * keys and trailing fields; anything else needs a major bump.
  */
 #define MP_FORMAT_MAJOR 4
-#define MP_FORMAT_MINOR 0
+#define MP_FORMAT_MINOR 1
 /*
  * The oldest major version readers still read: 2.0 only added to 1.0,
  * 3.0 changed STRING and SYMBOL records, which readers decode by the file's

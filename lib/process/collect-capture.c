@@ -10,9 +10,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/format/writer.h"
@@ -50,6 +52,40 @@ static void reply(struct stream *s, uint8_t kind, uint64_t number, const char *t
 		return;
 	strbuf_add(&s->replies, buf, n);
 	mp_collect_flush_replies(s);
+}
+
+/* An id of this collector's captures: its family (memprof-capture(5), header key 18). */
+static uint64_t family_id(struct mp_collector *c)
+{
+	if (!c->family) {
+		struct timespec ts;
+		uint64_t id = 0;
+		if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id)) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			     ((uint64_t)getpid() << 40);
+		}
+		c->family = id ? id : 1;
+	}
+	return c->family;
+}
+
+/* The file name of the capture of the process s was forked from, or NULL. */
+static const char *parent_capture(const struct mp_collector *c, const struct stream *s)
+{
+	const char *name = NULL;
+	uint64_t parent = s->dec.header.forked_from;
+	if (!parent)
+		return NULL;
+	/* Its latest capture (a pid may have had several: exec, or a reused pid). */
+	for (size_t i = 0; i < c->nstreams; i++) {
+		const struct stream *p = c->streams[i];
+		if (p != s && p->info.path && p->have_header && p->dec.header.pid == parent) {
+			const char *slash = strrchr(p->info.path, '/');
+			name = slash ? slash + 1 : p->info.path;
+		}
+	}
+	return name;
 }
 
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
@@ -99,6 +135,9 @@ opened:
 	s->w_open = true;
 	if (c->opts.symbolize)
 		h.flags |= MP_HF_SYMBOLIZED;
+	/* Its family: the captures of this run, and the one of its parent. */
+	h.family = family_id(c);
+	h.parent_capture = (char *)parent_capture(c, s);
 	if (c->opts.aggregate || (h.flags & MP_HF_AGGREGATED)) {
 		/* The analysis reads the events as a capture without the flag would hold them. */
 		struct mp_analysis_opts ao = MP_ANALYSIS_OPTS_INIT;
