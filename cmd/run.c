@@ -279,11 +279,17 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)
 			continue;
-		char what[64] = " (a child process)";
+		char what[160] = " (a child process)";
 		if (ci->main || ci->capture == 1)
 			what[0] = '\0';
 		else if (ci->capture)
 			snprintf(what, sizeof(what), " (capture %u, from 'memprof ctl start')", ci->capture);
+		/* A process tree: each capture's process by its command and pid. */
+		if (o->t.follow_fork && !ci->capture)
+			snprintf(what, sizeof(what), " (%s, pid %d, a child process)", ci->command,
+				 (int)ci->pid);
+		else if (o->t.follow_fork && ci->capture == 1)
+			snprintf(what, sizeof(what), " (%s, pid %d)", ci->command, (int)ci->pid);
 		fprintf(stderr, "memprof: wrote '%s'%s: %llu allocations, %llu frees, %llu stacks, %llu bytes on disk\n",
 			ci->path, what, (unsigned long long)ci->allocs,
 			(unsigned long long)ci->frees, (unsigned long long)ci->traces,
@@ -299,7 +305,8 @@ static bool report(const struct run_opts *o, struct mp_collector *c, const char 
 	}
 	for (size_t i = 0; i < n; i++)
 		if (infos[i].main && !infos[i].failed && !o->reporter)
-			fprintf(stderr, "memprof: next: memprof flamegraph %s\n", infos[i].path);
+			fprintf(stderr, "memprof: next: memprof flamegraph %s%s\n",
+				o->t.follow_fork && n > 1 ? "--children " : "", infos[i].path);
 	return written;
 }
 
@@ -314,9 +321,15 @@ static int run_reporter(struct run_opts *o, bool written, const char *capture, i
 	if (!written) {
 		error("no %s report: the capture '%s' was not written", o->reporter->name, capture);
 	} else {
-		o->rargv[o->rargc + 1] = (char *)capture;
-		o->rargv[o->rargc + 2] = NULL;
-		rs = o->reporter->run(o->rargc + 2, o->rargv, o->t.quiet ? NULL : stderr);
+		/* After --follow-fork: the report of the whole process tree. */
+		char **argv = xcalloc((size_t)o->rargc + 4, sizeof(*argv));
+		int argc = o->rargc + 1;
+		memcpy(argv, o->rargv, (size_t)argc * sizeof(*argv));
+		if (o->t.follow_fork)
+			argv[argc++] = (char *)"--children";
+		argv[argc++] = (char *)capture;
+		rs = o->reporter->run(argc, argv, o->t.quiet ? NULL : stderr);
+		free(argv);
 	}
 	if (rs != MP_EXIT_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return W_EXITCODE(MP_EXIT_FAILURE, 0);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -107,6 +108,12 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 	}
 	s->info.pid = s->pid;
 	s->info.main = s->main;
+	{
+		struct strbuf name = STRBUF_INIT;
+		mp_process_command_name(h.argv, h.argc, h.exe, &name);
+		snprintf(s->info.command, sizeof(s->info.command), "%s", name.buf);
+		strbuf_release(&name);
+	}
 	if (!c->opts.output) {
 		/* No capture: the records go through the writer, as ever, to nowhere. */
 		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
