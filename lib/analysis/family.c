@@ -54,6 +54,8 @@ struct source {
 	struct mp_record *ev;           /* events waiting for the end of their chunk */
 	size_t nev, ev_alloc;
 	struct mp_record point;         /* the tick or marker that ends the chunk */
+	struct mp_record *win;          /* the reader's latest window, read up to wpos */
+	size_t wpos, wn;
 	uint64_t key;                   /* when the chunk ends (epoch microseconds) */
 	bool have_point, at_end;
 	uint32_t *mods;                 /* the modules of its MODULE records */
@@ -161,6 +163,7 @@ void mp_family_free(struct mp_family *f)
 			saved_release(&s->st);
 		free(s->nodes);
 		free(s->ev);
+		free(s->win);
 		free(s->mods);
 		free(s->mods_loaded);
 	}
@@ -410,6 +413,7 @@ static int open_source(struct mp_analysis *a, size_t i, struct strbuf *err)
 		return -1;
 	}
 	s->open = true;
+	s->win = xcalloc(WINDOW, sizeof(*s->win));
 	swap_in(a, i);
 	mp_analysis_header(a, mp_reader_header(&s->r));
 	if (a->opts.flags & MP_ANALYSIS_SPLIT_PROCESSES)
@@ -451,13 +455,18 @@ static void flush_events(struct mp_analysis *a, struct source *s)
  */
 static void read_chunk(struct mp_analysis *a, struct source *s)
 {
-	struct mp_record win[WINDOW];
-	size_t n;
 	uint64_t t;
 	s->have_point = false;
-	while (!s->have_point && (n = mp_reader_read(&s->r, win, WINDOW))) {
-		for (size_t k = 0; k < n; k++) {
-			const struct mp_record *rec = &win[k];
+	while (!s->have_point) {
+		/* (What a window holds past a moment waits there for the next chunk.) */
+		if (s->wpos == s->wn) {
+			s->wpos = 0;
+			s->wn = mp_reader_read(&s->r, s->win, WINDOW);
+			if (!s->wn)
+				break;
+		}
+		while (s->wpos < s->wn && !s->have_point) {
+			const struct mp_record *rec = &s->win[s->wpos++];
 			if (rec->type == MP_REC_ALLOC || rec->type == MP_REC_FREE) {
 				ALLOC_GROW(s->ev, s->nev + 1, s->ev_alloc);
 				s->ev[s->nev++] = *rec;

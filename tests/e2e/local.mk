@@ -61,6 +61,7 @@ E2E_TESTS = \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
 	%reldir%/run-fork.sh \
+	%reldir%/family-shell.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
 	%reldir%/run-kill.sh \
