@@ -62,6 +62,8 @@ E2E_TESTS = \
 	%reldir%/run-exec.sh \
 	%reldir%/run-fork.sh \
 	%reldir%/family-shell.sh \
+	%reldir%/family-python.sh \
+	%reldir%/family-errors.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
 	%reldir%/run-kill.sh \
