@@ -69,15 +69,15 @@ static const char *start_error(long r)
 static bool report(const struct attach_opts *o, struct mp_collector *c)
 {
 	const struct mp_capture_info *infos;
-	const char **undebugged;
 	bool written;
 	size_t n = mp_track_finish(&o->t, c, &infos, &written);
-	size_t nu = mp_collector_undebugged(c, &undebugged);
+	char *hint;
 	if (o->t.quiet)
 		return written;
-	if (nu)
-		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
-				"but no source lines)\n", nu, nu == 1 ? "" : "s");
+	hint = mp_collector_symbols_hint(c);
+	if (hint)
+		fprintf(stderr, "memprof: note: %s\n", hint);
+	free(hint);
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)

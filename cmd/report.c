@@ -117,18 +117,14 @@ static void symbolizer_warning(const char *line)
 	int plen = e ? (int)(e - q - 1) : 0;
 	const char *path = q ? q + 1 : "";
 #define ENDS(s) (len >= strlen(s) && !strcmp(line + len - strlen(s), s))
-	if (!e)
+	if (!e && !strncmp(line, "no debuginfod server", 20))
+		warning("%s", line);
+	else if (!e)
 		warning("capture has no symbols: %s", line);
 	else if (!strncmp(line, "cannot find '", 13) && ENDS(": no symbols") &&
 		 line + 13 + plen + 1 == line + len - strlen(": no symbols"))
 		warning("capture has no symbols and '%.*s' cannot be read here: showing module+offset",
 			plen, path);
-	else if (!strncmp(line, "no debug information or symbol table", 36))
-		warning("capture has no symbols and '%.*s' has no symbol table here: showing "
-			"module+offset", plen, path);
-	else if (!strncmp(line, "no debug information", 20))
-		warning("capture has no symbols and '%.*s' has no debug information here: "
-			"function names only, no source lines", plen, path);
 	else if (ENDS(": no symbols"))
 		warning("capture has no symbols and '%.*s' cannot be read here: showing "
 			"module+offset (%.*s)", plen, path, (int)(len - strlen(": no symbols")), line);
@@ -306,8 +302,12 @@ bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t 
 	if (z.sym) {
 		const char **lines;
 		size_t nlines = mp_symbols_warnings(z.sym, &lines);
+		char *hint = mp_symbols_hint(z.sym);
 		for (size_t i = 0; i < nlines; i++)
 			symbolizer_warning(lines[i]);
+		if (hint)
+			warning("capture has no symbols and %s", hint);
+		free(hint);
 		mp_symbols_free(z.sym);
 	}
 	mp_intmap_release(&z.added);

@@ -259,22 +259,16 @@ static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
 static bool report(const struct run_opts *o, struct mp_collector *c, const char *prog)
 {
 	const struct mp_capture_info *infos;
-	const char **undebugged;
 	bool written;
 	size_t n = mp_track_finish(&o->t, c, &infos, &written);
-	size_t nu = mp_collector_undebugged(c, &undebugged);
+	char *hint;
 	if (o->t.quiet)
 		return written;
-	if (nu) {
-		/* One line however many modules: it is normal, and worth knowing. */
-		fprintf(stderr, "memprof: note: no debug information for %zu module%s, shown with "
-				"function names but no source lines:", nu, nu == 1 ? "" : "s");
-		for (size_t i = 0; i < nu && i < 4; i++) {
-			const char *base = strrchr(undebugged[i], '/');
-			fprintf(stderr, "%s %s", i ? "," : "", base ? base + 1 : undebugged[i]);
-		}
-		fprintf(stderr, "%s\n", nu > 4 ? ", ..." : "");
-	}
+	hint = mp_collector_symbols_hint(c);
+	/* One line however many modules: it is normal, and worth knowing. */
+	if (hint)
+		fprintf(stderr, "memprof: note: %s\n", hint);
+	free(hint);
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)
