@@ -289,7 +289,7 @@ def workloads(cfg):
     ]
     if cfg.only:
         names = cfg.only.split(",")
-        unknown = [n for n in names if n not in [x.name for x in w]]
+        unknown = [n for n in names if n not in [x.name for x in w] + ["merge"]]
         if unknown:
             die("unknown workload '%s' (have: %s)" % (unknown[0], ", ".join(x.name for x in w)))
         w = [x for x in w if x.name in names]
