@@ -65,6 +65,7 @@ E2E_TESTS = \
 	%reldir%/family-shell.sh \
 	%reldir%/family-python.sh \
 	%reldir%/family-errors.sh \
+	%reldir%/family-clock.sh \
 	%reldir%/html-processes.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
