@@ -9,7 +9,7 @@ expect_err "parse"
 
 mp --version
 expect_rc 0 --version
-expect_out "memprof 0.1.0 (capture format 4.1)"
+expect_out "memprof 0.1.0 (capture format 4.0)"
 
 mp --help
 expect_rc 0 --help
