@@ -115,6 +115,9 @@ struct mp_analysis_private {
 void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah, uint32_t fh,
 			      uint64_t bytes, uint64_t count);
 void mp_analysis_flush_pending(struct mp_analysis *a, uint32_t fh);
+/* Every interval changed by map (its slot or halves), those made equal merged. */
+void mp_analysis_remap_intervals(struct mp_analysis *a,
+				 void (*map)(void *ctx, struct mp_interval *iv), void *ctx);
 uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event);
 
 /*

@@ -2,6 +2,7 @@
 #include <config.h>
 #include "lib/analysis/analysis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/analysis/analysis-private.h"
@@ -224,6 +225,23 @@ void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah,
 		return; /* never live at a high-water mark */
 	iv_add(&a->intervals, &a->nintervals, &a->p->intervals_alloc, &a->p->ivset, slot, ah, fh,
 	       bytes, count);
+}
+
+void mp_analysis_remap_intervals(struct mp_analysis *a,
+				 void (*map)(void *ctx, struct mp_interval *iv), void *ctx)
+{
+	struct mp_interval *old = a->intervals;
+	size_t n = a->nintervals;
+	a->intervals = NULL;
+	a->nintervals = 0;
+	a->p->intervals_alloc = 0;
+	mp_idxset_release(&a->p->ivset);
+	for (size_t i = 0; i < n; i++) {
+		map(ctx, &old[i]);
+		mp_analysis_add_interval(a, old[i].slot, old[i].alloc, old[i].free, old[i].c.bytes,
+					 old[i].c.count);
+	}
+	free(old);
 }
 
 /* The current bucket's pending frees all get the free half fh. */

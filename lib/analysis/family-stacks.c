@@ -93,18 +93,10 @@ static uint32_t *merge_slots(struct mp_analysis *a, const uint32_t *canon, const
 	return map;
 }
 
-static void remap_intervals(struct mp_analysis *a, const uint32_t *slot_map)
+static void new_slot(void *ctx, struct mp_interval *iv)
 {
-	struct mp_interval *old = a->intervals;
-	size_t n = a->nintervals;
-	a->intervals = NULL;
-	a->nintervals = 0;
-	a->p->intervals_alloc = 0;
-	mp_idxset_release(&a->p->ivset);
-	for (size_t i = 0; i < n; i++)
-		mp_analysis_add_interval(a, slot_map[old[i].slot], old[i].alloc, old[i].free,
-					 old[i].c.bytes, old[i].c.count);
-	free(old);
+	const uint32_t *slot_map = ctx;
+	iv->slot = slot_map[iv->slot];
 }
 
 void mp_family_finish(struct mp_analysis *a)
@@ -156,7 +148,7 @@ void mp_family_finish(struct mp_analysis *a)
 	}
 	mp_idxset_release(&set);
 	slot_map = merge_slots(a, canon, mp_family_node_process(p->family));
-	remap_intervals(a, slot_map);
+	mp_analysis_remap_intervals(a, new_slot, slot_map);
 	free(p->traces);
 	p->traces = nt;
 	p->traces_alloc = n + a->nprocesses + 1;

@@ -7,19 +7,10 @@
 # with B (2 x 200000 B, gone before C starts). Also --reporter after
 # --follow-fork, and --children's family against the captures named by hand.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/family-lib.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
-mkfifo ready go || framework_failure_ "mkfifo"
-cat > family.sh <<'SH'
-"$1" hold 3 100000 &
-read -r line < ready
-"$1" once 2 200000
-"$1" once 1 500000
-echo go > go
-wait
-SH
-W=$WORKLOADS/family
-mp run --follow-fork --memory-interval-ms 2 -o s.bin --reporter table bash family.sh "$W"
+family_run s.bin --reporter table
 expect_rc 0 "run --follow-fork bash family.sh"
 # Each capture's process named in the closing lines, and the report of the whole tree.
 for pid in $(ls s.bin.* | sed -n 's/^s\.bin\.\([0-9]*\)\.2$/\1/p'); do

@@ -4,17 +4,9 @@
 # process selector and the apart/merged toggle (tests/browser/check_processes.py).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/family-lib.sh"
 
-mkfifo ready go || framework_failure_ "mkfifo"
-cat > family.sh <<'SH'
-"$1" hold 3 100000 &
-read -r line < ready
-"$1" once 2 200000
-"$1" once 1 500000
-echo go > go
-wait
-SH
-mp run -q --follow-fork --memory-interval-ms 2 -o s.bin bash family.sh "$WORKLOADS/family"
+family_run s.bin -q
 expect_rc 0 "run --follow-fork bash family.sh"
 mp flamegraph -o fg.html --children s.bin
 expect_rc 0 "flamegraph --children"

@@ -106,6 +106,7 @@ E2E_TESTS = \
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
 	%reldir%/debuginfod-lib.sh \
+	%reldir%/family-lib.sh \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
