@@ -42,6 +42,12 @@ mp stats --children f.bin
 expect_rc 0 "--children"
 expect_no_err "--children"
 
+# diff: each side with its family (the parent's 300 B and the child's 1000 B at the peak).
+mp diff --children f.bin f.bin
+expect_rc 0 "diff --children"
+grep -qx "Peak memory: 1.270 KiB in 8 allocations -> 1.270 KiB in 8 allocations (0 B, 0)" out ||
+	fail_ "diff --children: $(cat out)"
+
 mp run -q --aggregate -o agg.bin "$WORKLOADS/forks"
 expect_rc 0 "run --aggregate"
 mp stats --merge agg.bin f.bin
