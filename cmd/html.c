@@ -77,6 +77,11 @@ int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *ca
 	full[1] = (char *)(capture ? capture : "CAPTURE");
 	memcpy(full + 2, argv + 1, (size_t)(argc - 1) * sizeof(*full));
 	ret = parse(argc + 1, full, &args, err);
+	/* The capture is run's: another one among the arguments is a mistake. */
+	if (!ret && args.ncaptures > 1) {
+		strbuf_addf(err, "unexpected argument '%s'", args.captures[1]);
+		ret = -1;
+	}
 	/* What mp_report_load() refuses for an aggregated capture. */
 	*needs_events = NULL;
 	if (!ret && args.view.view == MP_VIEW_TEMPORARY)
