@@ -4,7 +4,9 @@ E2E_TESTS = \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-detach-now.sh \
 	%reldir%/attach-ctl.sh \
+	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
@@ -13,7 +15,9 @@ E2E_TESTS = \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-refusal.sh \
 	%reldir%/ctl-run.sh \
+	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
@@ -45,6 +49,7 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stdin.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
@@ -61,6 +66,7 @@ E2E_TESTS = \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
+	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
 	%reldir%/family-shell.sh \
 	%reldir%/family-python.sh \
