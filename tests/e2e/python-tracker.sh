@@ -63,6 +63,17 @@ print(task.last.capture)
 print(task.last.report)
 
 
+# follow_fork: a forked child's allocations go to its own capture, the name with .<pid>.
+with memprof.Tracker("forks.bin", follow_fork=True):
+    child = os.fork()
+    if child == 0:
+        keep.append(bytearray(123455))
+        os._exit(0)
+    os.waitpid(child, 0)
+    keep.append(bytearray(54320))
+print("forked", child)
+
+
 @memprof.profile
 def bare():
     return "bare"
@@ -75,7 +86,7 @@ small_line=$(grep -n 'return \[(i, str(i))' job.py | cut -d: -f1)
 task_line=$(grep -n 'keep.extend' job.py | cut -d: -f1)
 
 for py in $pythons; do
-	rm -rf ./*.bin ./*.snap bin memprof_bin
+	rm -rf ./*.bin ./*.bin.* ./*.snap bin memprof_bin
 	run "$py" job.py
 	expect_rc 0 "$py job.py"
 	[ ! -s err ] || fail_ "$py: stderr: $(cat err)"
@@ -87,9 +98,14 @@ nested True
 stop: none
 task 20 True True
 EOF
-	grep -v '^/' out | grep -v '^bare' > got
+	grep -v '^/' out | grep -v '^bare\|^forked' > got
 	match_diff want got
 	grep -qx 'bare bare True' out || fail_ "$py: the bare decorator: $(cat out)"
+	child=$(sed -n 's/^forked //p' out)
+	"$MEMPROF" parse forks.bin | grep -q '^ALLOC .* size=54321 ' || fail_ "$py: forks.bin lacks the parent's block"
+	! "$MEMPROF" parse forks.bin | grep -q '^ALLOC .* size=123456 ' || fail_ "$py: forks.bin has the child's block"
+	"$MEMPROF" parse "forks.bin.$child" | grep -q '^ALLOC .* size=123456 ' || fail_ "$py: forks.bin.$child lacks the child's block"
+	"$MEMPROF" parse "forks.bin.$child" | grep -q '^TRAILER .* end=exit' || fail_ "$py: the child's capture is not complete"
 
 	# The top location by size is the script's line.
 	"$MEMPROF" stats --json -o - job.bin > s.json 2> /dev/null || fail_ "$py: stats job.bin"
