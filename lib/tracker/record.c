@@ -142,10 +142,13 @@ static inline int stack_cap(void)
 	return (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1;
 }
 
+uint64_t mp_libunwind_walks;
+
 /* The caller's stack from libunwind into ts->scratch; returns its depth. */
 static int libunwind_stack(struct mp_tstate *ts)
 {
 	int n;
+	__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
 	/* libunwind takes locks of its own and the loader's (base.h, mp_sig_block()). */
 	mp_sig_block();
 	n = unw_backtrace(ts->raw, stack_cap());
@@ -179,7 +182,9 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 		m = mp_py_splice(b, &site->frames[0].ra, stride, site->n, ts->raw, cap);
 		mp_unwind_forget(ts->uw);
 	} else {
-		int n = mp_py_unwind(b, cap);
+		int n;
+		__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
+		n = mp_py_unwind(b, cap);
 		if (!mp_py_match(b, b->sp, 1, n)) {
 			for (m = 0; m < n; m++)
 				ts->raw[m] = (void *)(uintptr_t)b->nip[m];
