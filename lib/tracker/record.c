@@ -149,10 +149,10 @@ static int libunwind_stack(struct mp_tstate *ts)
 {
 	int n;
 	__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
-	/* libunwind takes locks of its own and the loader's (base.h, mp_sig_block()). */
-	mp_sig_block();
+	/* libunwind takes locks of its own and the loader's (base.h, mp_cs). */
+	mp_cs_enter();
 	n = unw_backtrace(ts->raw, stack_cap());
-	mp_sig_unblock();
+	mp_cs_leave();
 	return mp_stack_from_ips(ts, n, 0);
 }
 
@@ -184,7 +184,9 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 	} else {
 		int n;
 		__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
+		mp_cs_enter();
 		n = mp_py_unwind(b, cap);
+		mp_cs_leave();
 		if (!mp_py_match(b, b->sp, 1, n)) {
 			for (m = 0; m < n; m++)
 				ts->raw[m] = (void *)(uintptr_t)b->nip[m];

@@ -73,6 +73,7 @@ E2E_TESTS = \
 	%reldir%/run-rust.sh \
 	%reldir%/run-sandbox.sh \
 	%reldir%/run-serials.sh \
+	%reldir%/run-sigactions.sh \
 	%reldir%/run-signals.sh \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
