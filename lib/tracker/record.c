@@ -217,6 +217,9 @@ int mp_hook_abandoned(uintptr_t sp)
 	mp_unwinder_recover(ts->uw);
 	/* Last, in one store: left again before it, it is found again. */
 	mp_hook_sp = 0;
+	/* Signals deferred that a handler leaving by siglongjmp left behind: theirs now. */
+	if (!mp_cs && mp_sig_deferred)
+		mp_sig_replay();
 	return 1;
 }
 

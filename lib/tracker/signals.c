@@ -164,8 +164,18 @@ static int defer(int sig, siginfo_t *info, ucontext_t *uc)
 			return -1;
 		pending = d;
 	}
-	if (__atomic_load_n(&mp_sig_deferred, __ATOMIC_RELAXED) & b || d->n == NSIGS)
-		return -1; /* (one more of a number with SA_NODEFER, that came just now) */
+	if (__atomic_load_n(&mp_sig_deferred, __ATOMIC_RELAXED) & b) {
+		/*
+		 * One of this number is deferred already (it came with SA_NODEFER, or
+		 * a handler replayed before left by siglongjmp): this one waits in the
+		 * kernel's queue, blocked, after it.
+		 */
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &b, NULL, sizeof(b));
+		if (requeue(sig, info))
+			return -1;
+		uc->uc_sigmask.__val[0] |= b;
+		return 0;
+	}
 	d->info[sig] = *info;
 	d->order[d->n] = (uint8_t)sig;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -392,6 +402,25 @@ static void *real_of(const char *name)
 	p = mp_next_symbol(name);
 	mp_in_hook--;
 	return p;
+}
+
+void mp_signals_unwrap(void)
+{
+	if (!__atomic_load_n(&wrapping, __ATOMIC_ACQUIRE))
+		return;
+	lock();
+	__atomic_store_n(&wrapping, 0, __ATOMIC_RELEASE);
+	for (int sig = 1; sig < NSIGS; sig++) {
+		struct sigaction k;
+		struct action a;
+		if (!wrappable(sig) || real_sigaction(sig, NULL, &k) || k.sa_sigaction != trampoline)
+			continue;
+		a = act_get(sig);
+		k.sa_sigaction = (handler_fn)a.fn;
+		k.sa_flags = a.flags;
+		real_sigaction(sig, &k, NULL);
+	}
+	unlock();
 }
 
 void mp_signals_wrap(void)

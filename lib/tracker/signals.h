@@ -15,5 +15,10 @@
  * variants, sigset). Once per process; a forked child keeps them.
  */
 void mp_signals_wrap(void) MP_HIDDEN;
+/*
+ * No more: the program's handlers given back to the kernel as they are
+ * (an attached tracker's hooks are gone; a later attach wraps them again).
+ */
+void mp_signals_unwrap(void) MP_HIDDEN;
 
 #endif

@@ -10,6 +10,7 @@ E2E_TESTS = \
 	%reldir%/attach-gdb.sh \
 	%reldir%/attach-pidns.sh \
 	%reldir%/attach-real.sh \
+	%reldir%/attach-signals.sh \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \

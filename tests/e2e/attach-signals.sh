@@ -1,0 +1,31 @@
+#!/bin/bash
+# The program's signal handlers across attach and detach: the tracker enters them through a
+# trampoline of its own while it is attached (so that a signal that comes while a thread
+# holds a lock of the tracker's waits for its release), the program reads back its own
+# handler all along, the handler runs, and after the detach the kernel has the program's
+# handler again.
+. "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+
+state() { # the attachee's answer to "sig"
+	send_cmd sig
+	grep '^handler ' target.out | tail -1
+}
+start_target
+[ "$(state)" = "handler own=1 kernel=1 seen=1" ] || framework_failure_ "untracked: $(state)"
+attach_bg a.bin $TARGET_PID
+s=$(state)
+[ "$s" = "handler own=1 kernel=0 seen=2" ] || fail_ "attached: $s"
+"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
+wait $ATTACH_PID || fail_ "attach exited $?: $(cat attach.err)"
+s=$(state)
+[ "$s" = "handler own=1 kernel=1 seen=3" ] || fail_ "after the detach: $s"
+# Attached again: wrapped again.
+attach_bg b.bin $TARGET_PID
+s=$(state)
+[ "$s" = "handler own=1 kernel=0 seen=4" ] || fail_ "attached again: $s"
+"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
+wait $ATTACH_PID || fail_ "attach exited $?: $(cat attach.err)"
+send_cmd "exit 0"
+wait $TARGET_PID || fail_ "the target exited $?"
+exit 0
