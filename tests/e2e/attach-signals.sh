@@ -13,19 +13,16 @@ state() { # the attachee's answer to "sig"
 }
 start_target
 [ "$(state)" = "handler own=1 kernel=1 seen=1" ] || framework_failure_ "untracked: $(state)"
-attach_bg a.bin $TARGET_PID
-s=$(state)
-[ "$s" = "handler own=1 kernel=0 seen=2" ] || fail_ "attached: $s"
-"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
-wait $ATTACH_PID || fail_ "attach exited $?: $(cat attach.err)"
-s=$(state)
-[ "$s" = "handler own=1 kernel=1 seen=3" ] || fail_ "after the detach: $s"
-# Attached again: wrapped again.
-attach_bg b.bin $TARGET_PID
-s=$(state)
-[ "$s" = "handler own=1 kernel=0 seen=4" ] || fail_ "attached again: $s"
-"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
-wait $ATTACH_PID || fail_ "attach exited $?: $(cat attach.err)"
+# Attached twice: wrapped each time, given back at each detach.
+for round in 1 2; do
+	attach_bg a$round.bin $TARGET_PID
+	s=$(state)
+	[ "$s" = "handler own=1 kernel=0 seen=$((2 * round))" ] || fail_ "attached ($round): $s"
+	"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
+	wait $ATTACH_PID || fail_ "attach exited $?: $(cat attach.err)"
+	s=$(state)
+	[ "$s" = "handler own=1 kernel=1 seen=$((2 * round + 1))" ] || fail_ "after the detach ($round): $s"
+done
 send_cmd "exit 0"
 wait $TARGET_PID || fail_ "the target exited $?"
 exit 0

@@ -5,9 +5,9 @@
 #    event, the collector (and a thread taking over the order counter) must
 #    not wait for that event: the thread is asleep there, so the others are
 #    merged past it. Where its thread held a lock of the tracker's, the signal
-#    waits for the lock's release (treelock: a thread that holds the trace
-#    tree's lock for most of its allocations; it hangs when the tracker's
-#    trampoline does not hold the signal back). Before, the other thread's
+#    waits for the lock's release (with new stacks all the time, its thread
+#    holds the trace tree's lock for most of its allocations: it hangs when
+#    the tracker's trampoline does not hold the signal back). Before, the other thread's
 #    ring filled and both waited for good.
 # 2. One that never returns: it leaves by siglongjmp whenever the interrupted
 #    instruction is the tracker's (never the C library's, which would be
@@ -49,6 +49,10 @@ cat > blocker.c <<'C'
  * allocates all along, so the handler interrupts it anywhere, the tracker
  * included. Untracked this is well defined (read and write are
  * async-signal-safe, and each thread allocates from its own arena).
+ * With DEPTH (argv[3]), both threads allocate from stacks never seen before
+ * (random paths DEPTH and DEPTH - 2 calls deep, steps.h: millions), so the
+ * tracker's tree lock is taken for most allocations, and the other thread
+ * needs it while the handler waits.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -58,10 +62,12 @@ cat > blocker.c <<'C'
 #include <string.h>
 #include <unistd.h>
 #include <errno.h>
+#include "steps.h"
 
 static int entered[2], release[2];
 static volatile int done;
 static long rounds, per_round;
+static int depth;
 
 static void on_usr1(int sig)
 {
@@ -82,7 +88,9 @@ static void *other(void *arg)
 		if (read(entered[0], &c, 1) != 1)
 			_exit(4);
 		for (long i = 0; i < per_round; i++) {
-			void *volatile p = malloc(24 + i % 200);
+			unsigned path = (unsigned)(r * per_round + i) * 2654435761u;
+			void *volatile p = depth ? steps[path & 3](path >> 2, depth - 2, 24 + i % 200)
+						 : malloc(24 + i % 200);
 			free(p);
 		}
 		if (write(release[1], &c, 1) != 1)
@@ -98,8 +106,10 @@ int main(int argc, char **argv)
 	pthread_t t, self = pthread_self();
 	sigset_t usr1, old;
 	long calls = 0;
+	unsigned long long seed = 1;
 	rounds = argc > 1 ? atol(argv[1]) : 50;
 	per_round = argc > 2 ? atol(argv[2]) : 40000;
+	depth = argc > 3 ? atoi(argv[3]) : 0;
 	if (pipe(entered) || pipe(release))
 		return 2;
 	memset(&sa, 0, sizeof(sa));
@@ -112,7 +122,10 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, other, &self);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (!done) {
-		void *volatile p = malloc(1000 + calls % 50);
+		void *volatile p;
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		p = depth ? steps[seed >> 62]((unsigned)(seed >> 20), depth, 1000 + calls % 50)
+			  : malloc(1000 + calls % 50);
 		free(p);
 		calls++;
 	}
@@ -221,108 +234,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cat > treelock.c <<'C'
-/*
- * The blocker's handler, on a thread that holds the tracker's locks often:
- * both threads allocate from stacks never seen before (random paths
- * through four functions, 11 and 9 calls deep: millions of them), so the
- * tree's lock is taken for most allocations, and the other thread needs it
- * while the handler waits for it.
- */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <errno.h>
-
-static int entered[2], release[2];
-static volatile int done;
-static long rounds, per_round;
-void *volatile sink;
-typedef void step_fn(unsigned, int, unsigned);
-static step_fn s0, s1, s2, s3;
-static step_fn *const steps[4] = { s0, s1, s2, s3 };
-__attribute__((noipa)) static void leaf(unsigned path, unsigned size)
-{
-	sink = malloc(size);
-	free(sink);
-	(void)path;
-}
-#define STEP(name) \
-	__attribute__((noipa)) static void name(unsigned path, int d, unsigned size) \
-	{ \
-		if (d == 0) \
-			leaf(path, size); \
-		else \
-			steps[path & 3](path >> 2, d - 1, size); \
-		__asm__ volatile("" ::: "memory"); \
-	}
-STEP(s0) STEP(s1) STEP(s2) STEP(s3)
-
-static void on_usr1(int sig)
-{
-	char c = 1;
-	int saved = errno;
-	(void)sig;
-	if (write(entered[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
-		_exit(3);
-	errno = saved;
-}
-
-static void *other(void *arg)
-{
-	pthread_t main_thread = *(pthread_t *)arg;
-	char c = 0;
-	for (long r = 0; r < rounds; r++) {
-		pthread_kill(main_thread, SIGUSR1);
-		if (read(entered[0], &c, 1) != 1)
-			_exit(4);
-		for (long i = 0; i < per_round; i++) {
-			unsigned path = (unsigned)(r * per_round + i) * 2654435761u;
-			steps[path & 3](path >> 2, 9, 24 + (unsigned)(i % 200));
-		}
-		if (write(release[1], &c, 1) != 1)
-			_exit(5);
-	}
-	done = 1;
-	return NULL;
-}
-
-int main(int argc, char **argv)
-{
-	struct sigaction sa;
-	pthread_t t, self = pthread_self();
-	sigset_t usr1, old;
-	unsigned long long seed = 1;
-	long calls = 0;
-	rounds = argc > 1 ? atol(argv[1]) : 50;
-	per_round = argc > 2 ? atol(argv[2]) : 2000;
-	if (pipe(entered) || pipe(release))
-		return 2;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &usr1, &old); /* the other thread never takes it */
-	pthread_create(&t, NULL, other, &self);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	while (!done) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		steps[seed >> 62]((unsigned)(seed >> 20), 11, 1000 + (unsigned)(calls % 50));
-		calls++;
-	}
-	pthread_join(t, NULL);
-	printf("%ld\n", calls);
-	return 0;
-}
-C
-cc -g -O1 -fno-builtin -pthread -o blocker blocker.c || framework_failure_ "cc blocker"
-cc -g -O1 -fno-builtin -pthread -o treelock treelock.c || framework_failure_ "cc treelock"
+cc -g -O1 -fno-builtin -pthread -I"$WORKLOAD_SRC" -o blocker blocker.c || framework_failure_ "cc blocker"
 cc -g -O1 -fno-builtin -pthread -o jumper jumper.c || framework_failure_ "cc jumper"
 
 # 1. Untracked it is well defined: it ends, and prints how many times it allocated.
@@ -343,13 +255,13 @@ for mode in run direct; do
 done
 
 # The same where the handler mostly interrupts its thread holding the trace tree's lock.
-timeout 60 ./treelock 20 2000 > out 2> err || framework_failure_ "treelock, untracked: status $?"
-timeout 120 "$MEMPROF" run -q -f -o t.bin ./treelock 100 2000 > out 2> err
+timeout 60 ./blocker 20 2000 11 > out 2> err || framework_failure_ "blocker, new stacks, untracked: status $?"
+timeout 120 "$MEMPROF" run -q -f -o t.bin ./blocker 100 2000 11 > out 2> err
 rc=$?
-[ $rc -eq 0 ] || fail_ "treelock: status $rc (124: it hung): $(head -c 600 err)"
+[ $rc -eq 0 ] || fail_ "blocker, new stacks: status $rc (124: it hung): $(head -c 600 err)"
 calls=$(cat out)
-"$MEMPROF" parse t.bin > p || fail_ "treelock: parse: $(head -3 p)"
-counts p "$calls" 200000 0 0 > bad || fail_ "treelock: $(cat bad)"
+"$MEMPROF" parse t.bin > p || fail_ "blocker, new stacks: parse: $(head -3 p)"
+counts p "$calls" 200000 0 0 > bad || fail_ "blocker, new stacks: $(cat bad)"
 
 # 2.
 timeout 60 ./jumper 100 300000 > out 2> err || framework_failure_ "jumper, untracked: status $?"

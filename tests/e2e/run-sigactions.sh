@@ -24,22 +24,7 @@ cat > sigs.c <<'C'
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-void *volatile sink;
-typedef void step_fn(unsigned, int);
-static step_fn s0, s1, s2, s3;
-static step_fn *const steps[4] = { s0, s1, s2, s3 };
-__attribute__((noipa)) static void leaf(unsigned path) { sink = malloc(16 + path % 500); free(sink); }
-#define STEP(name) \
-	__attribute__((noipa)) static void name(unsigned path, int d) \
-	{ \
-		if (d == 0) \
-			leaf(path); \
-		else \
-			steps[path & 3](path >> 2, d - 1); \
-		__asm__ volatile("" ::: "memory"); \
-	}
-STEP(s0) STEP(s1) STEP(s2) STEP(s3)
+#include "steps.h"
 
 #define N 3000
 static volatile int got[N], ngot, bad_info, once_runs, plain_runs;
@@ -122,7 +107,7 @@ int main(void)
 	pthread_sigmask(SIG_SETMASK, &prev, NULL);
 	while (!sent_all || ngot < N) {
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		steps[seed >> 62]((unsigned)(seed >> 20), 12);
+		free(steps[seed >> 62]((unsigned)(seed >> 20), 12, 16 + (seed >> 8) % 500));
 	}
 	pthread_join(t, NULL);
 	for (int i = 0; i < N; i++)
@@ -167,7 +152,7 @@ int main(void)
 	return 0;
 }
 C
-cc -g -O1 -fno-builtin -pthread -o sigs sigs.c || framework_failure_ "cc sigs"
+cc -g -O1 -fno-builtin -pthread -I"$WORKLOAD_SRC" -o sigs sigs.c || framework_failure_ "cc sigs"
 cc -shared -fPIC -o libearly.so early.c && cc -o early-main early-main.c -L. -learly -Wl,-rpath,"$T" ||
 	framework_failure_ "cc early"
 

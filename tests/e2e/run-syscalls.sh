@@ -15,25 +15,14 @@ strace -f -qq -o /dev/null true 2> /dev/null || skip_ "strace cannot trace here"
 
 cat > heavy.c <<'C'
 /*
- * Two threads allocate and free through 4^DEPTH call paths (256 by default;
- * with DEPTH 10 nearly every allocation has a stack never seen before),
+ * Two threads allocate and free through 4^DEPTH call paths (steps.h; 256
+ * by default, with DEPTH 10 nearly every allocation has a stack never seen before),
  * sizes 8 B to 8 KiB, 256 blocks live each.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-typedef void *step_fn(unsigned, int, size_t);
-static step_fn s0, s1, s2, s3;
-static step_fn *const steps[4] = { s0, s1, s2, s3 };
-__attribute__((noipa)) static void *leaf(unsigned path, size_t size) { (void)path; return malloc(size); }
-#define STEP(name) \
-	__attribute__((noipa)) static void *name(unsigned path, int d, size_t size) \
-	{ \
-		void *p = d ? steps[path & 3](path >> 2, d - 1, size) : leaf(path, size); \
-		__asm__ volatile("" ::: "memory"); \
-		return p; \
-	}
-STEP(s0) STEP(s1) STEP(s2) STEP(s3)
+#include "steps.h"
 static long pairs;
 static int depth;
 static void *work(void *arg)
@@ -97,7 +86,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -g -O2 -pthread -o heavy heavy.c || framework_failure_ "cc heavy"
+cc -g -O2 -pthread -I"$WORKLOAD_SRC" -o heavy heavy.c || framework_failure_ "cc heavy"
 have_cxx=0
 if command -v c++ > /dev/null; then
 	c++ -g -O2 -o strmap strmap.cc || framework_failure_ "c++ strmap"
