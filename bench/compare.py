@@ -19,6 +19,8 @@ WORSE = 0.10
 NOT_OURS = ("heaptrack_overhead", "heaptrack_overhead_4t", "heaptrack_bytes_per_event")
 # Per-workload figures whose workload has fewer events are noise (or meaningless, e.g. gzip's).
 MIN_EVENTS = 100000
+# The collector's per-event CPU of a smaller workload is mostly its fixed costs (symbols).
+COLLECTOR_MIN_EVENTS = 1000000
 
 # Issue 28's targets: (figure, most it may be, what it says).
 TARGETS = [
@@ -66,8 +68,9 @@ def figures(results, summary):
         if runs.get("heaptrack-raw"):
             f[name + ".vs_heaptrack_raw"] = _med(_ratios(mem, runs["heaptrack-raw"], "wall_s"))
             f[name + ".cpu_vs_heaptrack_raw"] = _med(_ratios(mem, runs["heaptrack-raw"], "cpu_s"))
-        if events and events >= MIN_EVENTS:
+        if events and events >= COLLECTOR_MIN_EVENTS:
             f[name + ".collector_ns_per_event"] = _med([collector_ns(m) for m in mem])
+        if events and events >= MIN_EVENTS:
             f[name + ".bytes_per_event"] = _med([m["capture_bytes"] / m["events"] for m in mem
                                                  if m.get("capture_bytes") and m.get("events")])
             for rep in ("stats", "flamegraph", "table", "pprof"):
@@ -103,7 +106,7 @@ def add_summary(results, s):
     worst = []
     for name, (runs, _, _) in results.items():
         mem = runs.get("memprof")
-        if mem and (_med([m.get("events") for m in mem]) or 0) >= MIN_EVENTS:
+        if mem and (_med([m.get("events") for m in mem]) or 0) >= COLLECTOR_MIN_EVENTS:
             worst.append(_med([collector_ns(m) for m in mem]))
     worst = [x for x in worst if x is not None]
     s["collector_ns_per_event_max"] = max(worst) if worst else None
@@ -113,7 +116,7 @@ def print_collector(results, p):
     """The collector's CPU per event, workload by workload."""
     p()
     p("The collector's CPU per event (cpu s of the run less the program's own, over its events; "
-      "medians [min-max], ns)")
+      "medians [min-max], ns; below a million events, its fixed costs show: not in the targets)")
     for name, (runs, _, _) in results.items():
         mem = runs.get("memprof")
         if not mem:
@@ -160,7 +163,8 @@ def print_comparison(figs, quick, path, p):
             change = figs[k] / old[k] - 1
             if change > WORSE:
                 worse.append((k, old[k], figs[k], change))
-    src = "'%s' (%s, %s)" % (path, base.get("commit", "?"), base.get("date", "?"))
+    src = "'%s' (%s, %s, load %s)" % (path, base.get("commit", "?"), base.get("date", "?"),
+                                      (base.get("machine") or {}).get("load_at_start", "?"))
     if not worse:
         p("No figure is more than %d%% worse than the baseline %s: %d compared."
           % (WORSE * 100, src, compared))
