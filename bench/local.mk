@@ -27,6 +27,7 @@ EXTRA_DIST += \
 	%reldir%/baseline.json \
 	%reldir%/compare.py \
 	%reldir%/html_scale.py \
+	%reldir%/merge_scale.py \
 	%reldir%/run.py
 CLEANFILES += $(BENCH_BINARIES)
 BENCH_RUN = python3 $(srcdir)/%reldir%/run.py --builddir $(abs_top_builddir) --json bench-work/results.json
