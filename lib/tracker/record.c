@@ -21,10 +21,13 @@
 /*
  * Start an event in ts's ring: room (waiting for the collector if the ring
  * is full), the busy flag and the key. Returns where the event's bytes go,
- * with the record's start in *start, or NULL when it must not be written.
+ * with the record's start in *start, or NULL when it must not be written:
+ * also, with *stale set, when gens (if not NULL: the nodes' and the
+ * stream's generations the event's node was found in) are not those of now.
  */
-static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tstate *ts,
-								   uint8_t **start)
+static inline __attribute__((always_inline)) uint8_t *event_begin_at(struct mp_tstate *ts,
+								      uint8_t **start, const uint32_t *gens,
+								      int *stale)
 {
 	struct mp_wring *w = &ts->ring;
 	uint64_t key;
@@ -42,8 +45,22 @@ static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tsta
 		mp_wring_abandon(w);
 		return NULL;
 	}
+	/* (Before the key is framed: the ring's delta base stays the last record's.) */
+	if (gens && unlikely(gens[0] != __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE) ||
+			     gens[1] != __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE))) {
+		mp_wring_abandon(w);
+		*stale = 1;
+		return NULL;
+	}
 	*start = p;
 	return mp_wring_frame(w, p, key);
+}
+
+/* The same for an event that names no node. */
+static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tstate *ts,
+								   uint8_t **start)
+{
+	return event_begin_at(ts, start, NULL, NULL);
 }
 
 void mp_record_nested_lost(struct mp_wring *w)
@@ -142,14 +159,17 @@ static inline int stack_cap(void)
 	return (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1;
 }
 
+uint64_t mp_libunwind_walks;
+
 /* The caller's stack from libunwind into ts->scratch; returns its depth. */
 static int libunwind_stack(struct mp_tstate *ts)
 {
 	int n;
-	/* libunwind takes locks of its own and the loader's (base.h, mp_sig_block()). */
-	mp_sig_block();
+	__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
+	/* libunwind takes locks of its own and the loader's (base.h, mp_cs). */
+	mp_cs_enter();
 	n = unw_backtrace(ts->raw, stack_cap());
-	mp_sig_unblock();
+	mp_cs_leave();
 	return mp_stack_from_ips(ts, n, 0);
 }
 
@@ -179,7 +199,11 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 		m = mp_py_splice(b, &site->frames[0].ra, stride, site->n, ts->raw, cap);
 		mp_unwind_forget(ts->uw);
 	} else {
-		int n = mp_py_unwind(b, cap);
+		int n;
+		__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
+		mp_cs_enter();
+		n = mp_py_unwind(b, cap);
+		mp_cs_leave();
 		if (!mp_py_match(b, b->sp, 1, n)) {
 			for (m = 0; m < n; m++)
 				ts->raw[m] = (void *)(uintptr_t)b->nip[m];
@@ -210,6 +234,9 @@ int mp_hook_abandoned(uintptr_t sp)
 	mp_unwinder_recover(ts->uw);
 	/* Last, in one store: left again before it, it is found again. */
 	mp_hook_sp = 0;
+	/* Signals deferred that a handler leaving by siglongjmp left behind: theirs now. */
+	if (!mp_cs && mp_sig_deferred)
+		mp_sig_replay();
 	return 1;
 }
 
@@ -349,6 +376,8 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		node = mp_slow_stack_node(ts, site->depth, site->k);
 	}
 	for (int tries = 0;; tries++) {
+		uint32_t gens[2] = { gen, sgen };
+		int stale = 0;
 		if (unlikely(!node))
 			goto out;
 		/*
@@ -358,24 +387,20 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		 */
 		if (unlikely(mp_modules_dirty()))
 			mp_modules_refresh(0);
-		p = event_begin(ts, &start);
-		if (unlikely(!p))
-			goto out;
 		/*
 		 * The stream we write into is the one whose nodes these are, and
 		 * the one their TRACE records went to: a stop and a start
 		 * (memprof_start() in a loop) may both have come since the node was
 		 * found, this thread not yet in its event; the new stream numbers
 		 * its nodes afresh, and the thread's ring was the old one's. Then
-		 * the node is found again, in the new stream (event_begin() put the
-		 * thread there).
+		 * the node is found again, in the new stream (event_begin_at() put
+		 * the thread there).
 		 */
-		if (likely(gen == __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE) &&
-			   sgen == __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE)))
+		p = event_begin_at(ts, &start, gens, &stale);
+		if (likely(p != NULL))
 			break;
-		mp_wring_abandon(&ts->ring);
-		if (tries == 3)
-			goto out; /* (streams that come and go faster than a stack is walked) */
+		if (!stale || tries == 3)
+			goto out; /* (or streams that come and go faster than a stack is walked) */
 		sgen = __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE);
 		gen = __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE);
 		{
