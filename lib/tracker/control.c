@@ -225,12 +225,6 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 			       "MEMPROF_PYTHON_FRAMES=VALUE within its bounds)\n");
 		return;
 	}
-	if (o.aggregate && mp_cfg.direct) {
-		add(r, cap, n, "error this tracker writes its own capture, with every event; "
-			       "aggregated captures are made by memprof run --paused or memprof "
-			       "attach, with --aggregate\n");
-		return;
-	}
 	e = mp_inproc_start(NULL, MP_INPROC_CONTROL | (o.aggregate ? MP_INPROC_AGGREGATE : 0), start_set, &o);
 	if (!e && !mp_cfg.direct && wait_ms) {
 		/* The collector names the file, and may fail to create it: its word first. */

@@ -154,12 +154,9 @@ static int api_start(const char *path, unsigned flags, void (*set)(struct mp_con
 	/* (Needed now only without a path; made anyway, for memprof ctl and memprof serve.) */
 	if ((r = default_destination()) && !path)
 		return r;
-	if (flags & MP_INPROC_AGGREGATE) {
-		/* The collector aggregates: a capture the tracker writes itself has every event. */
-		if (path || mp_cfg.direct)
-			return -ENOTSUP;
+	/* A collector aggregates the events it is sent; a capture of ours, our fold (direct.c). */
+	if (flags & MP_INPROC_AGGREGATE)
 		hflags |= MP_HF_AGGREGATED;
-	}
 	hooked = interposed();
 	saved = mp_cfg;
 	if (path) {

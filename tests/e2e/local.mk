@@ -1,5 +1,6 @@
 # tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error).
 E2E_TESTS = \
+	%reldir%/api-aggregate.sh \
 	%reldir%/api-collector.sh \
 	%reldir%/api-exact.sh \
 	%reldir%/api-threads.sh \
