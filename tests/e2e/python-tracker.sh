@@ -4,6 +4,7 @@
 # line; memray's refusals (a second Tracker, an existing file); status; snapshot;
 # trace_python_allocators records the objects pymalloc would have served; the decorator
 # writes the capture and the flame graph with --leaks, its call's value passing through;
+# aggregate=True when the tracker writes the file itself gives what the full capture gives;
 # each CPython 3.11 to 3.13 the machine has.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
@@ -20,6 +21,11 @@ keep = []
 def leak_some():
     for _ in range(40):
         keep.append(bytearray(100000))
+
+
+def into(out):
+    for _ in range(40):
+        out.append(bytearray(100000))
 
 
 def small_objects():
@@ -50,6 +56,11 @@ try:
     memprof.stop()
 except FileNotFoundError:
     print("stop: none")
+# Aggregated by the tracker itself (no collector), then the same in full.
+with memprof.Tracker("agg.bin", aggregate=True):
+    into([])
+with memprof.Tracker("aggfull.bin"):
+    into([])
 
 
 @memprof.profile(reporter="flamegraph", reporter_args=["--leaks"], output_dir="bin")
@@ -115,6 +126,21 @@ top = json.load(open("s.json"))["top_allocations_by_size"][0]
 want = f"leak_some:{sys.argv[1]}:{sys.argv[2]}"
 sys.exit(0 if top["location"] == want and top["size"] >= 40 * 100000 else f"{top} != {want}")
 PY
+	# aggregate=True: no events in the file, and the top location as in the full capture.
+	"$MEMPROF" parse agg.bin > p || fail_ "$py: parse agg.bin"
+	grep -q '^HEADER .*flags=[a-z,]*aggregated' p || fail_ "$py: agg.bin is not aggregated: $(grep ^HEADER p)"
+	expect_count 0 '^(ALLOC|FREE|TICK) ' p
+	for f in agg aggfull; do
+		"$MEMPROF" stats --json -o - $f.bin 2> /dev/null > $f.json || fail_ "$py: stats $f.bin"
+	done
+	"$py" - "$T/job.py" "$(grep -n 'out.append(bytearray(100000))' job.py | cut -d: -f1)" <<'PY' ||
+import json, sys
+a, f = (json.load(open(n))["top_allocations_by_size"][0] for n in ("agg.json", "aggfull.json"))
+want = f"into:{sys.argv[1]}:{sys.argv[2]}"
+sys.exit(0 if a == f and a["location"] == want and a["count"] >= 40 and a["size"] >= 40 * 100000
+         else f"{a} (aggregated) != {f} (full), at {want}")
+PY
+		fail_ "$py: the top location of agg.bin"
 	# The snapshot is a complete capture of the outer tracker's, at the time it was taken.
 	"$MEMPROF" parse outer.snap | grep -q '^TRAILER .* end=snapshot' || fail_ "$py: outer.snap's trailer"
 	"$MEMPROF" parse outer.bin | grep -q '^TRAILER .* end=detach' || fail_ "$py: outer.bin's trailer"
