@@ -61,6 +61,15 @@ with memprof.Tracker("agg.bin", aggregate=True):
     into([])
 with memprof.Tracker("aggfull.bin"):
     into([])
+# A followed child of an aggregated capture: its own capture, aggregated too.
+with memprof.Tracker("aggforks.bin", aggregate=True, follow_fork=True):
+    aggchild = os.fork()
+    if aggchild == 0:
+        keep.append(bytearray(123455))
+        os._exit(0)
+    os.waitpid(aggchild, 0)
+    keep.append(bytearray(54320))
+print("aggforked", aggchild)
 
 
 @memprof.profile(reporter="flamegraph", reporter_args=["--leaks"], output_dir="bin")
@@ -109,7 +118,7 @@ nested True
 stop: none
 task 20 True True
 EOF
-	grep -v '^/' out | grep -v '^bare\|^forked' > got
+	grep -v '^/' out | grep -v '^bare\|^forked\|^aggforked' > got
 	match_diff want got
 	grep -qx 'bare bare True' out || fail_ "$py: the bare decorator: $(cat out)"
 	child=$(sed -n 's/^forked //p' out)
@@ -141,6 +150,14 @@ sys.exit(0 if a == f and a["location"] == want and a["count"] >= 40 and a["size"
          else f"{a} (aggregated) != {f} (full), at {want}")
 PY
 		fail_ "$py: the top location of agg.bin"
+	child=$(sed -n 's/^aggforked //p' out)
+	for f in aggforks.bin:54321 "aggforks.bin.$child:123456"; do
+		"$MEMPROF" parse "${f%:*}" > p || fail_ "$py: parse ${f%:*}"
+		grep -q '^HEADER .*aggregated' p || fail_ "$py: ${f%:*} is not aggregated"
+		expect_count 0 '^(ALLOC|FREE|TICK) ' p
+		"$MEMPROF" transform folded --leaks -o - "${f%:*}" 2> /dev/null | grep -q " ${f#*:}\$" ||
+			fail_ "$py: ${f%:*} does not hold the block of ${f#*:} bytes"
+	done
 	# The snapshot is a complete capture of the outer tracker's, at the time it was taken.
 	"$MEMPROF" parse outer.snap | grep -q '^TRAILER .* end=snapshot' || fail_ "$py: outer.snap's trailer"
 	"$MEMPROF" parse outer.bin | grep -q '^TRAILER .* end=detach' || fail_ "$py: outer.bin's trailer"
