@@ -61,15 +61,6 @@ with memprof.Tracker("agg.bin", aggregate=True):
     into([])
 with memprof.Tracker("aggfull.bin"):
     into([])
-# A followed child of an aggregated capture: its own capture, aggregated too.
-with memprof.Tracker("aggforks.bin", aggregate=True, follow_fork=True):
-    aggchild = os.fork()
-    if aggchild == 0:
-        keep.append(bytearray(123455))
-        os._exit(0)
-    os.waitpid(aggchild, 0)
-    keep.append(bytearray(54320))
-print("aggforked", aggchild)
 
 
 @memprof.profile(reporter="flamegraph", reporter_args=["--leaks"], output_dir="bin")
@@ -83,15 +74,21 @@ print(task.last.capture)
 print(task.last.report)
 
 
-# follow_fork: a forked child's allocations go to its own capture, the name with .<pid>.
-with memprof.Tracker("forks.bin", follow_fork=True):
-    child = os.fork()
-    if child == 0:
-        keep.append(bytearray(123455))
-        os._exit(0)
-    os.waitpid(child, 0)
-    keep.append(bytearray(54320))
-print("forked", child)
+# follow_fork: a forked child's allocations go to its own capture, the name with .<pid>
+# (aggregated too when the parent's is).
+def forked(name, **kwargs):
+    with memprof.Tracker(name, follow_fork=True, **kwargs):
+        child = os.fork()
+        if child == 0:
+            keep.append(bytearray(123455))
+            os._exit(0)
+        os.waitpid(child, 0)
+        keep.append(bytearray(54320))
+    return child
+
+
+print("forked", forked("forks.bin"))
+print("aggforked", forked("aggforks.bin", aggregate=True))
 
 
 @memprof.profile
