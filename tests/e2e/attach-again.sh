@@ -1,7 +1,7 @@
 #!/bin/bash
 # attach, detach, attach again: each capture holds what happened while attached, nothing else.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg one.bin -q $TARGET_PID

@@ -2,7 +2,7 @@
 # memprof attach --aggregate: an aggregated capture of what happened between attach and detach,
 # with the commanded allocations exactly, and the process runs on untouched.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg a.bin --aggregate $TARGET_PID

@@ -2,7 +2,7 @@
 # attach to a multi-threaded process, run known allocations, detach: exact counts and
 # stacks since attach; the process runs on with its own output and status.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg a.bin $TARGET_PID

@@ -3,7 +3,7 @@
 # (the attach collector writes them next to its capture); stop and start are memprof
 # attach's and detach's to do; after the detach nothing listens, until the next attach.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 sock=/tmp/memprof-$(id -u)/ctl.$TARGET_PID

@@ -1,7 +1,7 @@
 #!/bin/bash
 # 100 attach/detach cycles on a process that allocates in three threads all the time.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 for i in $(seq 100); do

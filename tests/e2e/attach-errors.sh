@@ -1,7 +1,7 @@
 #!/bin/bash
 # Refused attaches: one-line errors naming the cause; the target never left stopped or changed.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 mp attach 99999999999
 expect_rc 2 "a pid out of range"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # An attached process that forks: the child is not tracked, unless --follow-fork.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg f.bin -q $TARGET_PID

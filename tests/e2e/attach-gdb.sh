@@ -1,7 +1,7 @@
 #!/bin/bash
 # attach --method gdb: the same tracking through gdb.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 command -v gdb > /dev/null || skip_ "gdb is not installed"
 
 start_target

@@ -5,7 +5,7 @@
 # (FILE.1, FILE left empty, status 1), and a collector that fell behind for 50 ms stopped
 # tracking for good: its pid, looked up inside the namespace, was no process there.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_ "needs root for a pid namespace"
 command -v unshare > /dev/null || skip_ "needs unshare"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # attach to programs we did not write: a Python loop and sqlite3 under load.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 checked=0
 
 if [ -x /usr/bin/python3 ]; then

@@ -2,7 +2,7 @@
 # memprof ctl's errors: usage, no such process, a process without a tracker, another user's
 # tracker; each one line and a non-zero status, and the process is left as it was.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 mp ctl
 expect_rc 2 "no arguments"

@@ -3,7 +3,7 @@
 # start/stop/start writes numbered captures with exactly the allocations made while started,
 # a snapshot is a complete capture of that moment, and %n numbers the files where asked.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
 # sizes FILE: "countxsize" of the commanded allocations (raw captures have no function names:

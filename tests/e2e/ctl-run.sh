@@ -3,7 +3,7 @@
 # allocations made while started, a snapshot mid-run is a complete capture, and the program's
 # output and status stay its own.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
 # sizes FILE: "count size" of the commanded allocations (sizes other than the churn's 64).

@@ -3,7 +3,7 @@
 # dumpable, as a hardened service or a default container makes it) still starts and stops
 # captures with memprof ctl, each with exactly the allocations made while started.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 if [ "$(id -u)" -eq 0 ]; then
 	command -v setpriv > /dev/null || skip_ "running as root without setpriv to drop privileges"

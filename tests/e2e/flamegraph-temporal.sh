@@ -3,7 +3,7 @@
 # timeline gives the peak (or the leaks) of any time window; in the browser
 # the full range shows phase B and a window over phase A shows phase A.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 mp run -q --memory-interval-ms 5 -o ph.bin "$WORKLOADS/phases"
 expect_rc 0 "run phases"

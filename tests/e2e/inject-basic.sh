@@ -3,7 +3,7 @@
 # our argument and returns 42, and the target carries on unharmed: its interrupted read()
 # and nanosleep() restart, its allocating threads see no corruption, same output and status.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
-. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/lib-inject.sh"
 
 for order in rs sr; do
 	start_target "$order"

@@ -2,7 +2,7 @@
 # lib/process/inject, ptrace method: each failure names its cause and fix, and leaves the
 # target running, untraced and unharmed.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
-. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/lib-inject.sh"
 
 # expect_fail MESSAGE ARGS...: the injection fails with exactly "inject-tool: MESSAGE".
 expect_fail() {

@@ -4,7 +4,7 @@
 # no allocation at all) explained from gdb's output, the target left running or its exit
 # reported.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
-. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/lib-inject.sh"
 command -v gdb >/dev/null || skip_ "gdb is not installed (tools/setup.sh check installs it)"
 
 start_target rs

@@ -4,8 +4,8 @@
 # pressed, filters by thread, and q leaves the service running, paused, its captures
 # untouched (the next 'ctl start' writes capture 1 with exactly what came after).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/d.%p.bin" LD_PRELOAD="$TRACKER_LIB"
 P=$TARGET_PID

@@ -3,7 +3,7 @@
 # leaked) once it ended, until q; the program's terminal output goes to a file named at the
 # end, its exit status stays memprof's, and a capture is written only with -o.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 # The allocs workload leaks 10 blocks from make_kept (10045 bytes), calloc's 1000 bytes in main
 # and strdup's 17 bytes in copy; churn made 1000 allocations, all freed.

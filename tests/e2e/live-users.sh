@@ -3,8 +3,8 @@
 # (not dumpable) still watches it live; root watches another user's service (the view's
 # socket is given to that user); any other user is refused in one line.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 if [ "$(id -u)" -eq 0 ]; then
 	command -v setpriv > /dev/null || skip_ "running as root without setpriv to drop privileges"

@@ -3,7 +3,7 @@
 # errors, exit 1 (failure) or 2 (usage), nothing left behind; a cut capture
 # is exported up to the damage with a warning.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 for f in pprof speedscope folded csv; do
 	bad_inputs transform "$f"

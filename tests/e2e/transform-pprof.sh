@@ -4,7 +4,7 @@
 # top function), its functions with files and lines, its mappings with
 # build-ids, inlined frames as lines of one location, and threads as labels.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 command -v go >/dev/null || skip_ "go is not installed (apt-get install golang-go)"
 go tool pprof -h >/dev/null 2>&1 || skip_ "'go tool pprof' does not run"

@@ -4,7 +4,7 @@ why=$("$INJECT_TOOL" --probe); st=$?
 [ $st -eq 77 ] && skip_ "$why"
 [ $st -eq 0 ] || framework_failure_ "inject-tool --probe failed with status $st"
 
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 # attach_bg CAPTURE ARGS...: start memprof attach -o CAPTURE ARGS in the background and
 # wait until the capture has its ATTACH record (the tracker runs in the target).
 attach_bg() {
