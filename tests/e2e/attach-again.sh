@@ -6,13 +6,11 @@
 start_target
 attach_bg one.bin -q $TARGET_PID
 send_cmd "alloc 10 111"
-"$MEMPROF" detach -q $TARGET_PID || fail_ "first detach"
-wait $ATTACH_PID || fail_ "first attach"
+detach_wait "first detach"
 send_cmd "alloc 10 222"
 attach_bg two.bin -q $TARGET_PID
 send_cmd "alloc 10 333"
-"$MEMPROF" detach -q $TARGET_PID || fail_ "second detach"
-wait $ATTACH_PID || fail_ "second attach"
+detach_wait "second detach"
 running $TARGET_PID
 send_cmd "exit 0"
 wait $TARGET_PID || fail_ "the target failed"
@@ -28,7 +26,8 @@ start=$(date +%s%N)
 # (--duration counts from the moment tracking starts: attach_bg waits for that moment.)
 attach_bg d.bin -q --duration 1 $TARGET_PID
 send_cmd "alloc 7 777"
-wait $ATTACH_PID || fail_ "attach --duration: $(cat attach.err)"
+reap $ATTACH_PID
+expect_rc 0 "attach --duration"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$ms" -ge 1000 ] && [ "$ms" -lt 10000 ] || fail_ "--duration 1 took $ms ms"
 running $TARGET_PID
@@ -43,7 +42,8 @@ start_target
 attach_bg c.bin -q $TARGET_PID
 send_cmd "alloc 3 999"
 kill -INT $ATTACH_PID
-wait $ATTACH_PID || fail_ "attach after SIGINT"
+reap $ATTACH_PID
+expect_rc 0 "attach after SIGINT"
 running $TARGET_PID
 "$MEMPROF" parse c.bin > p
 expect_count 3 '^ALLOC .*size=999 ' p
@@ -58,7 +58,8 @@ send_cmd "alloc 4 888"
 send_cmd "exit 6"
 wait $TARGET_PID; st=$?
 [ "$st" -eq 6 ] || fail_ "the target exited $st"
-wait $ATTACH_PID || fail_ "attach when the target exits"
+reap $ATTACH_PID
+expect_rc 0 "attach when the target exits"
 t=$("$MEMPROF" parse e.bin | grep ^TRAILER)
 [ "$(field end "$t")" = exit ] && [ "$(field exit_code "$t")" = 6 ] || fail_ "trailer: $t"
 exit 0

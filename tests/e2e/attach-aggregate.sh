@@ -9,8 +9,10 @@ attach_bg a.bin --aggregate $TARGET_PID
 send_cmd "alloc 100 1000"
 send_cmd "free"
 send_cmd "alloc 5 4321"
-"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
-wait $ATTACH_PID || fail_ "attach failed: $(cat attach.err)"
+keep -n detach "$MEMPROF" detach $TARGET_PID
+expect_rc 0 "detach"
+reap $ATTACH_PID
+expect_rc 0 "attach"
 running $TARGET_PID
 send_cmd "alloc 7 777"
 send_cmd "exit 3"

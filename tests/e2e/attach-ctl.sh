@@ -34,8 +34,7 @@ expect_rc 1 "start"
 expect_err "already recording into '$T/a.bin'"
 send_cmd "alloc 3 777"
 
-"$MEMPROF" detach -q $TARGET_PID || fail_ "detach"
-wait $ATTACH_PID || fail_ "memprof attach failed: $(cat attach.err)"
+detach_wait "detach"
 [ ! -e "$sock" ] || fail_ "the control socket outlived the detach"
 mp ctl $TARGET_PID status
 expect_rc 1 "status after the detach"
@@ -65,7 +64,7 @@ attach_bg b.bin -q $TARGET_PID
 mp ctl $TARGET_PID status
 expect_rc 0 "status in the second attach"
 expect_out "recording (memprof attach) into '$T/b.bin'"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "second detach"
+detach_wait "second detach"
 [ ! -e "$sock" ] || fail_ "the control socket outlived the second detach"
 
 running $TARGET_PID

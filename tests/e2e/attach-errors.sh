@@ -25,7 +25,7 @@ expect_rc 1 "a second attach"
 expect_err "memprof: process $TARGET_PID is already tracked by 'memprof attach' (pid $ATTACH_PID); run 'memprof detach $TARGET_PID' first"
 expect_one_line_err
 [ ! -e b.bin ] || fail_ "the refused attach left b.bin"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "detach"
+detach_wait "detach"
 running $TARGET_PID
 mp detach $TARGET_PID
 expect_rc 1 "detach without a session"
@@ -36,7 +36,7 @@ expect_rc 1 "an existing capture"
 expect_err "memprof: 'a.bin' exists (use -f to overwrite it)"
 running $TARGET_PID
 # The tracker library is missing.
-MEMPROF_LIBDIR=$T/nowhere "$MEMPROF" attach -o m.bin $TARGET_PID > out 2> err; rc=$?
+MEMPROF_LIBDIR=$T/nowhere mp attach -o m.bin $TARGET_PID
 expect_rc 1 "a missing tracker library"
 expect_err "cannot find the tracker library '$T/nowhere/libmemprof.so'"
 [ ! -e m.bin ] || fail_ "a missing tracker library: the empty capture m.bin was left"
@@ -65,7 +65,7 @@ wait $mrun || fail_ "memprof run of the attachee"
 # Another user's process, from a third user without privileges.
 if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
 	start_target setpriv --reuid=nobody --regid=nogroup --clear-groups
-	setpriv --reuid=65533 --regid=65533 --clear-groups "$MEMPROF" attach -o "$T/u.bin" $TARGET_PID > out 2> err; rc=$?
+	run setpriv --reuid=65533 --regid=65533 --clear-groups "$MEMPROF" attach -o "$T/u.bin" $TARGET_PID
 	expect_rc 1 "another user's process"
 	expect_err "cannot attach to $TARGET_PID"
 	expect_one_line_err

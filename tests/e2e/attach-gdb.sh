@@ -7,7 +7,7 @@ command -v gdb > /dev/null || skip_ "gdb is not installed"
 start_target
 attach_bg g.bin --method gdb $TARGET_PID
 send_cmd "alloc 20 2020"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "detach"
+detach_wait "detach"
 running $TARGET_PID
 "$MEMPROF" parse --stacks g.bin > p
 expect_count 20 '^ALLOC .*size=2020 .*frames=\["command_alloc","main"' p

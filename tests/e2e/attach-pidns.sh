@@ -27,9 +27,7 @@ kill -CONT $collector
 send_cmd "alloc 10 1000"
 send_cmd "fork"
 send_cmd "free"
-"$MEMPROF" detach -q $TARGET_PID || fail_ "memprof detach $TARGET_PID (the pid here)"
-wait $ATTACH_PID; rc=$?
-[ "$rc" -eq 0 ] || fail_ "memprof attach: status $rc: $(cat attach.err)"
+detach_wait "memprof detach $TARGET_PID (the pid here)"
 ! grep -q "tracking stopped" target.err || fail_ "tracking stopped in the target: $(cat target.err)"
 [ ! -s attach.err ] || fail_ "memprof attach said: $(cat attach.err)"
 "$MEMPROF" parse --stacks n.bin > p || fail_ "parse n.bin"

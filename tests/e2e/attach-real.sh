@@ -25,7 +25,7 @@ sys.exit(4)' "$T/py.ctl" > py.out 2>&1 & py=$!
 	attach_bg py.bin -q $py
 	echo work >&7
 	for i in $(seq 200); do grep -q worked py.out && break; sleep 0.05; done
-	"$MEMPROF" detach -q $py && wait $ATTACH_PID || fail_ "detach python3"
+	detach_wait $py "detach python3"
 	echo quit >&7
 	exec 7>&-
 	wait $py; st=$?
@@ -58,7 +58,7 @@ if command -v sqlite3 > /dev/null; then
 	  echo "select 'count', count(*) from t;"; } >&8
 	for i in $(seq 400); do grep -q 'count|2000' sql.out && break; sleep 0.05; done
 	grep -q 'count|2000' sql.out || fail_ "sqlite3 did not finish: $(tail -2 sql.out)"
-	"$MEMPROF" detach -q $sq && wait $ATTACH_PID || fail_ "detach sqlite3"
+	detach_wait $sq "detach sqlite3"
 	echo ".quit" >&8
 	exec 8>&-
 	wait $sq || fail_ "sqlite3 failed"

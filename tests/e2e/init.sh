@@ -21,31 +21,76 @@ cleanup_() {
 trap cleanup_ EXIT
 cd "$T" || framework_failure_ "cd $T"
 
+# keep [-o FILE] [-e FILE] [-n NAME] CMD...: run CMD with its standard output in FILE (-o),
+# its standard error in FILE (-e), or both in NAME.out and NAME.err (-n); ./out and ./err
+# unless told. Its status is in $rc, and the files in $RUN_OUT and $RUN_ERR, which the
+# expect_* helpers below read (until the next keep, mp or run). Standard input and the
+# environment are the caller's: `VAR=1 keep -n x CMD < IN`.
+RUN_OUT=out RUN_ERR=err
+keep_files_() {
+	RUN_OUT=out RUN_ERR=err KEEP_SHIFT_=0
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-o) RUN_OUT=$2 ;;
+		-e) RUN_ERR=$2 ;;
+		-n) RUN_OUT=$2.out RUN_ERR=$2.err ;;
+		--) KEEP_SHIFT_=$((KEEP_SHIFT_ + 1)); break ;;
+		*) break ;;
+		esac
+		shift 2 || framework_failure_ "keep: $1 needs a value"
+		KEEP_SHIFT_=$((KEEP_SHIFT_ + 2))
+	done
+}
+keep() {
+	keep_files_ "$@"
+	shift $KEEP_SHIFT_
+	[ $# -gt 0 ] || framework_failure_ "keep: no command"
+	"$@" >"$RUN_OUT" 2>"$RUN_ERR"
+	rc=$?
+}
+# keep_bg [-o|-e|-n ...] CMD...: keep CMD in the background, its pid in $!; the expect_*
+# helpers read its files meanwhile. reap PID: wait for it; its status in $rc, and the
+# expect_* helpers read its files again.
+BG_OUT_=() BG_ERR_=()
+keep_bg() {
+	keep_files_ "$@"
+	shift $KEEP_SHIFT_
+	[ $# -gt 0 ] || framework_failure_ "keep_bg: no command"
+	"$@" >"$RUN_OUT" 2>"$RUN_ERR" &
+	BG_OUT_[$!]=$RUN_OUT BG_ERR_[$!]=$RUN_ERR
+}
+reap() {
+	[ -n "${BG_OUT_[$1]:-}" ] || framework_failure_ "reap: $1 was not started by keep_bg"
+	wait "$1"
+	rc=$?
+	RUN_OUT=${BG_OUT_[$1]} RUN_ERR=${BG_ERR_[$1]}
+}
 # mp ARGS...: run memprof; stdout in ./out, stderr in ./err, status in $rc.
-mp() { "$MEMPROF" "$@" >out 2>err; rc=$?; }
+mp() { keep -- "$MEMPROF" "$@"; }
 # run CMD...: the same for any command.
-run() { "$@" >out 2>err; rc=$?; }
+run() { keep -- "$@"; }
 
 expect_rc() {
-	[ "$rc" -eq "$1" ] || { sed 's/^/  stderr: /' err >&2; fail_ "${2:-command}: exit status $rc, expected $1"; }
+	[ "$rc" -eq "$1" ] || { show_err_; fail_ "${2:-command}: exit status $rc, expected $1"; }
 }
 expect_err() {
-	grep -qF -- "$1" err || { sed 's/^/  stderr: /' err >&2; fail_ "stderr lacks '$1'"; }
+	grep -qF -- "$1" "$RUN_ERR" || { show_err_; fail_ "stderr lacks '$1'"; }
 }
 expect_no_err() {
-	[ ! -s err ] || { sed 's/^/  stderr: /' err >&2; fail_ "${1:-command}: unexpected output on stderr"; }
+	[ ! -s "$RUN_ERR" ] || { show_err_; fail_ "${1:-command}: unexpected output on stderr"; }
 }
 expect_out() {
-	grep -qF -- "$1" out || { head -50 out | sed 's/^/  stdout: /' >&2; fail_ "stdout lacks '$1'"; }
+	grep -qF -- "$1" "$RUN_OUT" || { head -50 "$RUN_OUT" | sed 's/^/  stdout: /' >&2; fail_ "stdout lacks '$1'"; }
 }
 expect_not_out() {
-	! grep -qF -- "$1" out || fail_ "stdout has '$1'"
+	! grep -qF -- "$1" "$RUN_OUT" || fail_ "stdout has '$1'"
 }
 # One line on stderr, as every error must be.
 expect_one_line_err() {
-	n=$(wc -l < err)
-	[ "$n" -eq 1 ] || { sed 's/^/  stderr: /' err >&2; fail_ "${1:-error}: $n lines on stderr, expected one"; }
+	n=$(wc -l < "$RUN_ERR")
+	[ "$n" -eq 1 ] || { show_err_; fail_ "${1:-error}: $n lines on stderr, expected one"; }
 }
+show_err_() { sed 's/^/  stderr: /' "$RUN_ERR" >&2; }
 match_diff() { diff -u "$1" "$2" >&2 || fail_ "'$2' differs from '$1'"; }
 
 # site NAME FILE: the line number of the "SITE:NAME" marker in a workload source.

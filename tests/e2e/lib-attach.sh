@@ -5,15 +5,16 @@ why=$("$INJECT_TOOL" --probe); st=$?
 [ $st -eq 0 ] || framework_failure_ "inject-tool --probe failed with status $st"
 
 . "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
-# attach_bg CAPTURE ARGS...: start memprof attach -o CAPTURE ARGS in the background and
-# wait until the capture has its ATTACH record (the tracker runs in the target).
+# attach_bg CAPTURE ARGS...: start memprof attach -o CAPTURE ARGS in the background (its
+# output in attach.out and attach.err; reap $ATTACH_PID waits for it) and wait until the
+# capture has its ATTACH record (the tracker runs in the target).
 attach_bg() {
 	local out=$1; shift
 	# The wait below ends at the first ATTACH record in $out: a capture left there by an
 	# earlier attach would end it before this one has started tracking.
 	! "$MEMPROF" parse "$out" 2>/dev/null | grep -q '^ATTACH' ||
 		framework_failure_ "attach_bg: $out already holds a capture with an ATTACH record"
-	"$MEMPROF" attach -o "$out" "$@" > attach.out 2> attach.err &
+	keep_bg -n attach "$MEMPROF" attach -o "$out" "$@"
 	ATTACH_PID=$!
 	for i in $(seq 200); do
 		"$MEMPROF" parse "$out" 2>/dev/null | grep -q '^ATTACH' && return 0
@@ -21,4 +22,14 @@ attach_bg() {
 		sleep 0.025
 	done
 	fail_ "memprof attach did not start tracking: $(cat attach.err)"
+}
+# detach_wait [PID] WHAT: memprof detach -q PID ($TARGET_PID), then the end of the attach_bg's
+# memprof attach; both must succeed.
+detach_wait() {
+	local pid=$TARGET_PID
+	[ $# -lt 2 ] || { pid=$1; shift; }
+	keep -n detach "$MEMPROF" detach -q "$pid"
+	expect_rc 0 "$1: memprof detach"
+	reap "$ATTACH_PID"
+	expect_rc 0 "$1: memprof attach"
 }
