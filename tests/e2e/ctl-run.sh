@@ -5,7 +5,7 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
-ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$TARGET_PID" "$@"; }
 # sizes FILE: "count size" of the commanded allocations (sizes other than the churn's 64).
 sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 start_target "$MEMPROF" run --paused -o c.bin
@@ -109,8 +109,10 @@ grep -q '^HEADER .*flags=[a-z,]*restarted' p2 || fail_ "c.bin.3 is not marked re
 [ "$(field main_tid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.3's main_tid: $(grep ^HEADER p2)"
 # Every reporter reads each; the snapshot's leaks are the 10 blocks live at that moment.
 for f in c.bin c.bin.3 c.bin.snap.1; do
-	"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats $f: $(cat err)"
-	"$MEMPROF" flamegraph -f -o "$f.html" --leaks "$f" > /dev/null 2> err || fail_ "flamegraph $f: $(cat err)"
+	mp stats "$f"
+	expect_rc 0 "stats $f"
+	mp flamegraph -f -o "$f.html" --leaks "$f"
+	expect_rc 0 "flamegraph $f"
 done
 # leaked FILE: the bytes leaked from command_alloc, from the folded stacks of the leaks.
 leaked() { "$MEMPROF" transform folded --leaks -o - "$1" | awk '/;command_alloc /{n += $NF} END {print n + 0}'; }

@@ -13,14 +13,14 @@ else
 	ASUSER=()
 fi
 asuser() { "${ASUSER[@]}" "$@"; }
-ctl() { asuser "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+ctl() { run asuser "$MEMPROF" ctl "$TARGET_PID" "$@"; }
 sizes() { "$MEMPROF" parse "$1" | sed -n 's/^ALLOC .* size=\(1000\|333\|777\) .*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 
 # (Not through the function: start_target needs the pid of what it starts.)
 start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$TRACKER_LIB"
 send_cmd nodump
 # ptrace is refused to this user: memprof attach cannot work here.
-asuser "$MEMPROF" attach -o "$T/shared/a.bin" "$TARGET_PID" > out 2> err; rc=$?
+run asuser "$MEMPROF" attach -o "$T/shared/a.bin" "$TARGET_PID"
 [ "$rc" -ne 0 ] || skip_ "this machine lets an unprivileged user ptrace a non-dumpable process"
 expect_one_line_err
 expect_err "cannot attach to $TARGET_PID"
@@ -47,7 +47,8 @@ wait $TARGET_PID || fail_ "the service failed"
 [ "$(sizes "$D.2")" = "3x333 " ] || fail_ "the second capture holds $(sizes "$D.2")"
 for f in "$D" "$D.2"; do
 	[ "$(stat -c %u "$f")" = "$(asuser id -u)" ] || fail_ "'$f' is not the service user's"
-	"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats '$f': $(cat err)"
+	mp stats "$f"
+	expect_rc 0 "stats '$f'"
 	[ "$(field end "$("$MEMPROF" parse "$f" | grep ^TRAILER)")" = detach ] || fail_ "'$f' did not end by the stop"
 done
 exit 0

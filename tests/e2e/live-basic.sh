@@ -77,10 +77,12 @@ running "$P"
 paused "$P"
 send_cmd "alloc 2 2222"
 # The live view was no capture: the next start is capture 1, with only what follows it.
-"$MEMPROF" ctl "$P" start > out 2> err || fail_ "ctl start after the view: $(cat err)"
+mp ctl "$P" start
+expect_rc 0 "ctl start after the view"
 [ "$(cat out)" = "process $P: recording capture 1 into '$T/d.$P.bin'" ] || fail_ "start: $(cat out)"
 send_cmd "alloc 3 333"
-"$MEMPROF" ctl "$P" stop > out 2> err || fail_ "ctl stop: $(cat err)"
+mp ctl "$P" stop
+expect_rc 0 "ctl stop"
 "$MEMPROF" parse "$T/d.$P.bin" | sed -n 's/^ALLOC .* size=\(333\|2222\) .*/\1/p' | sort | uniq -c |
 	awk '{print $1 "x" $2}' > sizes
 [ "$(cat sizes)" = "3x333" ] || fail_ "capture 1 holds $(tr '\n' ' ' < sizes)"

@@ -31,7 +31,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	# Root watches it too: the view's socket is in a directory given to the service's user.
 	view_start r "$MEMPROF" live "$P"
 	wait_screen r has r "  running [0-9.]+ s$"
-	"$MEMPROF" ctl "$P" status > out 2> err || fail_ "status: $(cat err)"
+	mp ctl "$P" status
+	expect_rc 0 "status"
 	dir=$(sed -n "s|.* at '\(/tmp/memprof-live-[^/]*\)/stream' .*|\1|p" out)
 	[ -n "$dir" ] || fail_ "status while root watches: $(cat out)"
 	[ "$(stat -c %U "$dir")" = nobody ] || fail_ "'$dir' is not the service user's"
