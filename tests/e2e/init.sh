@@ -23,9 +23,10 @@ cd "$T" || framework_failure_ "cd $T"
 
 # keep [-o FILE] [-e FILE] [-n NAME] CMD...: run CMD with its standard output in FILE (-o),
 # its standard error in FILE (-e), or both in NAME.out and NAME.err (-n); ./out and ./err
-# unless told. Its status is in $rc, and the files in $RUN_OUT and $RUN_ERR, which the
-# expect_* helpers below read (until the next keep, mp or run). Standard input and the
-# environment are the caller's: `VAR=1 keep -n x CMD < IN`.
+# unless told; FILE - leaves the stream as the caller's (`keep -o - CMD >&-`). Its status is
+# in $rc, and the files in $RUN_OUT and $RUN_ERR, which the expect_* helpers below read
+# (until the next keep, mp or run). Standard input and the environment are the caller's:
+# `VAR=1 keep -n x CMD < IN`.
 RUN_OUT=out RUN_ERR=err
 keep_files_() {
 	RUN_OUT=out RUN_ERR=err KEEP_SHIFT_=0
@@ -41,11 +42,18 @@ keep_files_() {
 		KEEP_SHIFT_=$((KEEP_SHIFT_ + 2))
 	done
 }
+keep_run_() {
+	if [ "$RUN_OUT" = - ] && [ "$RUN_ERR" = - ]; then "$@"
+	elif [ "$RUN_OUT" = - ]; then "$@" 2>"$RUN_ERR"
+	elif [ "$RUN_ERR" = - ]; then "$@" >"$RUN_OUT"
+	else "$@" >"$RUN_OUT" 2>"$RUN_ERR"
+	fi
+}
 keep() {
 	keep_files_ "$@"
 	shift $KEEP_SHIFT_
 	[ $# -gt 0 ] || framework_failure_ "keep: no command"
-	"$@" >"$RUN_OUT" 2>"$RUN_ERR"
+	keep_run_ "$@"
 	rc=$?
 }
 # keep_bg [-o|-e|-n ...] CMD...: keep CMD in the background, its pid in $!; the expect_*
@@ -56,7 +64,12 @@ keep_bg() {
 	keep_files_ "$@"
 	shift $KEEP_SHIFT_
 	[ $# -gt 0 ] || framework_failure_ "keep_bg: no command"
-	"$@" >"$RUN_OUT" 2>"$RUN_ERR" &
+	# (Each branch starts CMD itself, so that $! is CMD's pid, not a subshell's.)
+	if [ "$RUN_OUT" = - ] && [ "$RUN_ERR" = - ]; then "$@" &
+	elif [ "$RUN_OUT" = - ]; then "$@" 2>"$RUN_ERR" &
+	elif [ "$RUN_ERR" = - ]; then "$@" >"$RUN_OUT" &
+	else "$@" >"$RUN_OUT" 2>"$RUN_ERR" &
+	fi
 	BG_OUT_[$!]=$RUN_OUT BG_ERR_[$!]=$RUN_ERR
 }
 reap() {
