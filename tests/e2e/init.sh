@@ -55,12 +55,15 @@ keep() {
 	[ $# -gt 0 ] || framework_failure_ "keep: no command"
 	keep_run_ "$@"
 	rc=$?
+	keep_none_
 }
-# keep_bg [-o|-e|-n ...] CMD...: keep CMD in the background, its pid in $!; the expect_*
-# helpers read its files meanwhile. reap PID: wait for it; its status in $rc, and the
-# expect_* helpers read its files again.
+# (What was not kept, the expect_* helpers find empty.)
+keep_none_() { [ "$RUN_OUT" != - ] || RUN_OUT=/dev/null; [ "$RUN_ERR" != - ] || RUN_ERR=/dev/null; }
+# keep_bg [-o|-e|-n ...] CMD...: keep CMD in the background, its pid in $!. reap PID: wait
+# for it; its status in $rc, and from then on the expect_* helpers read its files.
 BG_OUT_=() BG_ERR_=()
 keep_bg() {
+	local out=$RUN_OUT err=$RUN_ERR
 	keep_files_ "$@"
 	shift $KEEP_SHIFT_
 	[ $# -gt 0 ] || framework_failure_ "keep_bg: no command"
@@ -70,7 +73,9 @@ keep_bg() {
 	elif [ "$RUN_ERR" = - ]; then "$@" >"$RUN_OUT" &
 	else "$@" >"$RUN_OUT" 2>"$RUN_ERR" &
 	fi
+	keep_none_
 	BG_OUT_[$!]=$RUN_OUT BG_ERR_[$!]=$RUN_ERR
+	RUN_OUT=$out RUN_ERR=$err
 }
 reap() {
 	[ -n "${BG_OUT_[$1]:-}" ] || framework_failure_ "reap: $1 was not started by keep_bg"

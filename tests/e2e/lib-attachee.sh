@@ -1,14 +1,15 @@
 # Sourced by the attach and ctl tests after init.sh: the attachee workload, driven
 # through a FIFO (see tests/workloads/attachee.c).
 TARGET_PID=
-# start_target [PREFIX...]: run the attachee (PREFIX: e.g. setpriv) with its FIFO and output.
+# start_target [PREFIX...]: run the attachee (PREFIX: e.g. setpriv) with its FIFO, its output
+# in target.out and target.err; TARGET_PID is its pid (reap $TARGET_PID waits for it).
 start_target() {
 	rm -f cmds target.out
 	# A directory any user may use: the target may run as another user (setpriv).
 	mkdir -p -m 1777 "$T/shared" && chmod 711 "$T" || framework_failure_ "mkdir"
 	rm -f "$T/shared/cmds"
 	mkfifo -m 666 "$T/shared/cmds" && ln -sf "$T/shared/cmds" cmds || framework_failure_ "mkfifo"
-	"$@" "$WORKLOADS/attachee" "$T/shared/cmds" > target.out 2> target.err &
+	keep_bg -n target "$@" "$WORKLOADS/attachee" "$T/shared/cmds"
 	TARGET_PID=$!
 	for i in $(seq 200); do grep -qs '^ok started' target.out && break; sleep 0.05; done
 	grep -q '^ok started' target.out || framework_failure_ "the attachee did not start"

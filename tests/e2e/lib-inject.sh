@@ -47,7 +47,7 @@ start_target() {
 	rm -f fifo
 	mkfifo fifo || framework_failure_ "mkfifo"
 	exec 3<>fifo
-	"$INJECT_TARGET" run fifo "$EXPECTED" 25 "$1" >target.out 2>target.err 3>&- &
+	keep_bg -n target "$INJECT_TARGET" run fifo "$EXPECTED" 25 "$1" 3>&-
 	TPID=$!
 	MP_PIDS="$MP_PIDS $TPID"
 	wait_for grep -q ready target.out || framework_failure_ "the target did not start"

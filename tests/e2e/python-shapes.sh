@@ -92,8 +92,8 @@ for py in $pythons; do
 	mp run -q -f --follow-fork --memory-interval-ms 1 -o s$v.bin "$py" shapes.py 20
 	expect_rc 0 "python $v shapes.py"
 	expect_out "done"
-	"$MEMPROF" transform -f -o s$v.folded folded --leaks s$v.bin > /dev/null 2>&1 ||
-		fail_ "$v: transform folded"
+	mp transform -f -o s$v.folded folded --leaks s$v.bin
+	expect_rc 0 "$v: transform folded"
 	f=s$v.folded
 	# Each shape's allocation has its Python callers, innermost last, and
 	# no evaluation-loop frame is left anywhere.

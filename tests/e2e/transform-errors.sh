@@ -54,7 +54,7 @@ if [ -w /dev/full ]; then
 fi
 # A write error on standard output too.
 if [ -w /dev/full ]; then
-	"$MEMPROF" transform -o - folded app.mprof > /dev/full 2> err; rc=$?
+	keep -o /dev/full "$MEMPROF" transform -o - folded app.mprof
 	expect_rc 1 "-o - to a full disk"
 	expect_err "memprof: cannot write to standard output: No space left on device"
 	expect_one_line_err

@@ -9,7 +9,7 @@
 command -v go >/dev/null || skip_ "go is not installed (apt-get install golang-go)"
 go tool pprof -h >/dev/null 2>&1 || skip_ "'go tool pprof' does not run"
 export PPROF_TMPDIR=$T HOME=$T GOCACHE=$T/gocache GOFLAGS=-mod=mod
-pprof() { go tool pprof "$@" 2> pprof.err || { cat pprof.err >&2; fail_ "go tool pprof $* failed"; }; }
+pprof() { keep -o - -e pprof.err go tool pprof "$@"; expect_rc 0 "go tool pprof $*"; }
 # sums FILE: the sums of the four value columns of pprof -raw's samples.
 sums() {
 	pprof -raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
