@@ -19,6 +19,8 @@ cleanup_() {
 	if [ $st -eq 0 ] || [ $st -eq 77 ]; then rm -rf "$T"; else warn_ "$ME_: scratch files kept in $T"; fi
 }
 trap cleanup_ EXIT
+# The time limit (tests/tools/time-limit) sends SIGTERM: fail, and clean up as a failure.
+trap 'fail_ "stopped by SIGTERM (the time limit?)"' TERM
 cd "$T" || framework_failure_ "cd $T"
 
 # keep [-o FILE] [-e FILE] [-n NAME] CMD...: run CMD with its standard output in FILE (-o),
