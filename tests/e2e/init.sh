@@ -61,14 +61,19 @@ keep() {
 }
 # (What was not kept, the expect_* helpers find empty.)
 keep_none_() { [ "$RUN_OUT" != - ] || RUN_OUT=/dev/null; [ "$RUN_ERR" != - ] || RUN_ERR=/dev/null; }
-# keep_bg [-o|-e|-n ...] CMD...: keep CMD in the background, its pid in $!. reap PID: wait
-# for it; its status in $rc, and from then on the expect_* helpers read its files.
+# keep_bg [-o|-e|-n ...] CMD...: keep CMD in the background, its pid in $!; its files are
+# empty when keep_bg returns (a wait for a line in them never sees an earlier command's).
+# reap PID: wait for it; its status in $rc, and from then on the expect_* helpers read its
+# files.
 BG_OUT_=() BG_ERR_=()
 keep_bg() {
-	local out=$RUN_OUT err=$RUN_ERR
+	local out=$RUN_OUT err=$RUN_ERR f
 	keep_files_ "$@"
 	shift $KEEP_SHIFT_
 	[ $# -gt 0 ] || framework_failure_ "keep_bg: no command"
+	for f in "$RUN_OUT" "$RUN_ERR"; do
+		[ "$f" = - ] || { [ -e "$f" ] && [ ! -f "$f" ]; } || : > "$f" || framework_failure_ "keep_bg: cannot write '$f'"
+	done
 	# (Each branch starts CMD itself, so that $! is CMD's pid, not a subshell's.)
 	if [ "$RUN_OUT" = - ] && [ "$RUN_ERR" = - ]; then "$@" &
 	elif [ "$RUN_OUT" = - ]; then "$@" 2>"$RUN_ERR" &
