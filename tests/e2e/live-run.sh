@@ -9,7 +9,8 @@
 # and strdup's 17 bytes in copy; churn made 1000 allocations, all freed.
 view_start r sh -c 'exec "$0" run --live "$1" 2> run.err' "$MEMPROF" "$WORKLOADS/allocs"
 wait_screen r has r "  exited with status 0 after [0-9.]+ s$"
-has r "^memprof live  pid [0-9]+  .*/allocs " || fail_ "the title: $(line r 1)"
+pid=$(sed -n 's/^memprof live  pid \([0-9]*\) .*/\1/p' r.screen)
+title_is r "memprof live  pid $pid  $WORKLOADS/allocs" || fail_ "the title: $(line r 1)"
 row_is r 1 "^ *9\.81 KiB +[0-9.]+% +9\.81 KiB +[0-9.]+% +10 +10  make_kept at allocs\.c *$" ||
 	fail_ "row 1: $(line r 5)"
 row_is r 2 "^ *0\.98 KiB .* +1 +1  main at allocs\.c *$" || fail_ "row 2: $(line r 6)"
