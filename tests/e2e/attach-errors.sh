@@ -65,7 +65,11 @@ wait $mrun || fail_ "memprof run of the attachee"
 # Another user's process, from a third user without privileges.
 if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
 	start_target setpriv --reuid=nobody --regid=nogroup --clear-groups
-	run setpriv --reuid=65533 --regid=65533 --clear-groups "$MEMPROF" attach -o "$T/u.bin" $TARGET_PID
+	# (Copies the other user may run: see share in init.sh.)
+	share memprof "$MEMPROF"
+	share tracker "$TRACKER_LIB"
+	run setpriv --reuid=65533 --regid=65533 --clear-groups env MEMPROF_LIBDIR="$SHARED_BIN" \
+		"$memprof" attach -o "$T/u.bin" $TARGET_PID
 	expect_rc 1 "another user's process"
 	expect_err "cannot attach to $TARGET_PID"
 	expect_one_line_err

@@ -12,7 +12,7 @@ start_target "$MEMPROF" run --paused -o c.bin
 RUN_PID=$TARGET_PID
 TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused; 'memprof ctl \1 start' starts a capture into 'c.bin'$/\1/p" target.err)
 [ -n "$TARGET_PID" ] || fail_ "memprof run --paused did not say the program's pid: $(cat target.err)"
-[ "$(readlink /proc/$TARGET_PID/exe)" = "$(readlink -f "$WORKLOADS/attachee")" ] || fail_ "pid $TARGET_PID is not the attachee"
+[ "$(readlink /proc/$TARGET_PID/exe)" = "$(readlink -f "$ATTACHEE")" ] || fail_ "pid $TARGET_PID is not the attachee"
 
 ctl status
 expect_rc 0 status

@@ -13,14 +13,17 @@ else
 	ASUSER=()
 fi
 asuser() { "${ASUSER[@]}" "$@"; }
-ctl() { run asuser "$MEMPROF" ctl "$TARGET_PID" "$@"; }
+# (Copies the service's user may run: see share in init.sh.)
+share memprof "$MEMPROF"
+share tracker "$TRACKER_LIB"
+ctl() { run asuser "$memprof" ctl "$TARGET_PID" "$@"; }
 sizes() { "$MEMPROF" parse "$1" | sed -n 's/^ALLOC .* size=\(1000\|333\|777\) .*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 
 # (Not through the function: start_target needs the pid of what it starts.)
-start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$TRACKER_LIB"
+start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$tracker"
 send_cmd nodump
 # ptrace is refused to this user: memprof attach cannot work here.
-run asuser "$MEMPROF" attach -o "$T/shared/a.bin" "$TARGET_PID"
+run asuser env MEMPROF_LIBDIR="$SHARED_BIN" "$memprof" attach -o "$T/shared/a.bin" "$TARGET_PID"
 [ "$rc" -ne 0 ] || skip_ "this machine lets an unprivileged user ptrace a non-dumpable process"
 expect_one_line_err
 expect_err "cannot attach to $TARGET_PID"

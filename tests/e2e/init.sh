@@ -134,3 +134,20 @@ expect_count() {
 # field NAME LINE: the value of NAME=... in a parse line.
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 TRACKER_LIB=$MEMPROF_BUILDDIR/.libs/libmemprof.so
+
+# share VAR FILE: VAR is the path of a copy of FILE (a program or library of the build) that
+# every user may read and run, in $SHARED_BIN. What a test runs as another user must be such
+# a copy: the tree may lie in a directory closed to other users (a home, or /root: mode
+# 0700). $T/shared, beside it, is a directory every user may write in. The copy of memprof
+# finds the tracker's copy with MEMPROF_LIBDIR=$SHARED_BIN.
+SHARED_BIN=$T/shared/bin
+share() {
+	local to=$SHARED_BIN/${2##*/}
+	if [ ! -d "$SHARED_BIN" ]; then
+		chmod go+x "$T" && mkdir -p -m 1777 "$T/shared" && mkdir -m 755 "$SHARED_BIN" ||
+			framework_failure_ "share: cannot make '$SHARED_BIN'"
+	fi
+	# (Copied once: a copy that runs cannot be written again.)
+	[ -e "$to" ] || { cp "$2" "$to" && chmod 755 "$to"; } || framework_failure_ "share: cannot copy '$2'"
+	printf -v "$1" %s "$to"
+}

@@ -2,14 +2,14 @@
 # through a FIFO (see tests/workloads/attachee.c).
 TARGET_PID=
 # start_target [PREFIX...]: run the attachee (PREFIX: e.g. setpriv) with its FIFO, its output
-# in target.out and target.err; TARGET_PID is its pid (reap $TARGET_PID waits for it).
+# in target.out and target.err; TARGET_PID is its pid (reap $TARGET_PID waits for it). The
+# attachee is $ATTACHEE, a copy any user may run (share, in init.sh): the target may run as
+# another user (setpriv); its FIFO is in $T/shared, where any user may write.
+share ATTACHEE "$WORKLOADS/attachee"
 start_target() {
-	rm -f cmds target.out
-	# A directory any user may use: the target may run as another user (setpriv).
-	mkdir -p -m 1777 "$T/shared" && chmod 711 "$T" || framework_failure_ "mkdir"
-	rm -f "$T/shared/cmds"
+	rm -f cmds target.out "$T/shared/cmds"
 	mkfifo -m 666 "$T/shared/cmds" && ln -sf "$T/shared/cmds" cmds || framework_failure_ "mkfifo"
-	keep_bg -n target "$@" "$WORKLOADS/attachee" "$T/shared/cmds"
+	keep_bg -n target "$@" "$ATTACHEE" "$T/shared/cmds"
 	TARGET_PID=$!
 	for i in $(seq 200); do grep -qs '^ok started' target.out && break; sleep 0.05; done
 	grep -q '^ok started' target.out || framework_failure_ "the attachee did not start"

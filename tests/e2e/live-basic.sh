@@ -15,7 +15,7 @@ words=$(PATH="$(dirname "$MEMPROF"):$PATH" bash -c '. "$1"; COMP_WORDS=(memprof 
 grep -qx "$P" <<< "$words" || fail_ "bash completion of 'memprof live' does not offer $P: $words"
 view_start v "$MEMPROF" live "$P"
 wait_screen v has v "  running [0-9.]+ s$"
-title_is v "memprof live  pid $P  $WORKLOADS/attachee $T/shared/cmds" || fail_ "the title: $(line v 1)"
+title_is v "memprof live  pid $P  $ATTACHEE $T/shared/cmds" || fail_ "the title: $(line v 1)"
 has v "^ +<Own> +Own% +Total +Total% +Allocs +Blocks  Location *$" || fail_ "no table heading"
 has v "^q quit  o/t/a/b sort" || fail_ "no line of keys"
 

@@ -13,12 +13,15 @@ else
 	ASUSER=()
 fi
 
-start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$TRACKER_LIB"
+# (Copies the other users may run: see share in init.sh.)
+share memprof "$MEMPROF"
+share tracker "$TRACKER_LIB"
+start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$tracker"
 P=$TARGET_PID
 send_cmd nodump
 
 # The service's own user, who may not ptrace it.
-view_start u "${ASUSER[@]}" "$MEMPROF" live "$P"
+view_start u "${ASUSER[@]}" "$memprof" live "$P"
 wait_screen u has u "  running [0-9.]+ s$"
 send_cmd "alloc 10 1000"
 wait_screen u row_is u 1 " +10 +10  command_alloc at attachee\.c *$"
@@ -46,7 +49,7 @@ if [ "$(id -u)" -eq 0 ]; then
 
 	# Another user may not.
 	view_start o sh -c 'exec setpriv --reuid=65533 --regid=65533 --clear-groups "$0" live "$1" 2> o.err' \
-		"$MEMPROF" "$P"
+		"$memprof" "$P"
 	view_rc o
 	[ "$rc" -eq 1 ] || fail_ "another user: exit $rc"
 	cp o.err err

@@ -133,18 +133,20 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-	mkdir -p -m 1777 "$T/shared" && chmod 711 "$T" || framework_failure_ "mkdir"
 	cc -g -O1 -fno-builtin -o locker locker.c -lpthread || framework_failure_ "cc locker"
 	chmod 755 locker
+	# (Copies nobody may run: see share in init.sh.)
+	share memprof "$MEMPROF"
+	share tracker "$TRACKER_LIB"
 	asnobody() { prlimit --memlock=8388608:8388608 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		--inh-caps=-all --bounding-set=-all "$@"; }
+		--inh-caps=-all --bounding-set=-all env MEMPROF_LIBDIR="$SHARED_BIN" "$@"; }
 	asnobody ./locker current 40 > out || framework_failure_ "locker runs untracked: $(cat out)"
-	run asnobody "$MEMPROF" run -f -o "$T/shared/lock.bin" ./locker current 40
+	run asnobody "$memprof" run -f -o "$T/shared/lock.bin" ./locker current 40
 	expect_rc 0 "mlockall under memprof"
 	[ "$(cat out)" = "$(printf 'threads 40\nfailed 0')" ] || fail_ "mlockall under memprof: '$(cat out)': $(cat err)"
 	"$MEMPROF" parse --stacks "$T/shared/lock.bin" > p || fail_ "mlockall: parse"
 	expect_count 40000 '^ALLOC .*frames=\["locker_work"' p
-	run asnobody "$MEMPROF" run -f -o "$T/shared/lockf.bin" ./locker future 12
+	run asnobody "$memprof" run -f -o "$T/shared/lockf.bin" ./locker future 12
 	expect_rc 0 "mlockall(MCL_FUTURE) under memprof"
 	"$MEMPROF" parse --stacks "$T/shared/lockf.bin" > p || fail_ "mlockall(MCL_FUTURE): parse"
 	made=$(sed -n 's/^threads //p' out)
