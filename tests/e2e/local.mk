@@ -99,6 +99,7 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/init.sh \
 	%reldir%/lib-attach.sh \
 	%reldir%/lib-attachee.sh \
+	%reldir%/lib-gdb.sh \
 	%reldir%/lib-html.sh \
 	%reldir%/lib-inject.sh \
 	%reldir%/lib-live.sh \
