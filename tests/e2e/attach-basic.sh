@@ -10,7 +10,7 @@ send_cmd "alloc 100 1000"
 send_cmd "free"
 keep -n detach "$MEMPROF" detach $TARGET_PID
 expect_rc 0 "detach"
-grep -qx "memprof: detached from process $TARGET_PID; capture in 'a.bin'" detach.err ||
+grep -qx "memprof: detached from process $TARGET_PID; capture in '$PWD/a.bin'" detach.err ||
 	fail_ "detach said: $(cat detach.err)"
 reap $ATTACH_PID
 expect_rc 0 "attach"

@@ -5,7 +5,9 @@ E2E_TESTS = \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-detach-now.sh \
 	%reldir%/attach-ctl.sh \
+	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
@@ -14,7 +16,9 @@ E2E_TESTS = \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-refusal.sh \
 	%reldir%/ctl-run.sh \
+	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
@@ -46,8 +50,10 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stdin.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
+	%reldir%/python-threads.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \
@@ -61,6 +67,7 @@ E2E_TESTS = \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
+	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
@@ -86,6 +93,9 @@ E2E_TESTS = \
 	%reldir%/summary-errors.sh \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
+	%reldir%/symbols-debug-dirs.sh \
+	%reldir%/symbols-debuginfod.sh \
+	%reldir%/symbols-debuginfod-timeout.sh \
 	%reldir%/table-workloads.sh \
 	%reldir%/transform-errors.sh \
 	%reldir%/transform-formats.sh \
@@ -99,10 +109,12 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/init.sh \
 	%reldir%/lib-attach.sh \
 	%reldir%/lib-attachee.sh \
+	%reldir%/lib-debuginfod.sh \
 	%reldir%/lib-gdb.sh \
 	%reldir%/lib-html.sh \
 	%reldir%/lib-inject.sh \
 	%reldir%/lib-live.sh \
+	%reldir%/lib-python.sh \
 	%reldir%/lib-reports.sh \
 	%reldir%/speedscope_check.py \
 	%reldir%/heaptrack_totals.py
