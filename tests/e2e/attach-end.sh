@@ -7,7 +7,7 @@
 start_target
 for i in 1 2 3; do
 	rm -f a.bin
-	"$MEMPROF" attach --duration 1 -o a.bin "$TARGET_PID" > out 2> err; rc=$?
+	mp attach --duration 1 -o a.bin "$TARGET_PID"
 	expect_rc 0 "attach $i"
 	grep -q "^memprof: tracking process $TARGET_PID ('.*') into 'a.bin' after [0-9]* ms; stop with Ctrl-C or 'memprof detach $TARGET_PID'$" err ||
 		fail_ "attach $i: no line for the start: $(cat err)"
