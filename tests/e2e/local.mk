@@ -69,6 +69,11 @@ E2E_TESTS = \
 	%reldir%/run-exec.sh \
 	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
+	%reldir%/family-shell.sh \
+	%reldir%/family-python.sh \
+	%reldir%/family-errors.sh \
+	%reldir%/family-clock.sh \
+	%reldir%/html-processes.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
 	%reldir%/run-kill.sh \
@@ -110,6 +115,7 @@ EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/lib-attach.sh \
 	%reldir%/lib-attachee.sh \
 	%reldir%/lib-debuginfod.sh \
+	%reldir%/lib-family.sh \
 	%reldir%/lib-gdb.sh \
 	%reldir%/lib-html.sh \
 	%reldir%/lib-inject.sh \
