@@ -255,10 +255,10 @@ for mode in run direct; do
 done
 
 # The same where the handler mostly interrupts its thread holding the trace tree's lock.
-timeout 60 ./blocker 20 2000 11 > out 2> err || framework_failure_ "blocker, new stacks, untracked: status $?"
-timeout 120 "$MEMPROF" run -q -f -o t.bin ./blocker 100 2000 11 > out 2> err
-rc=$?
-[ $rc -eq 0 ] || fail_ "blocker, new stacks: status $rc (124: it hung): $(head -c 600 err)"
+run timeout 60 ./blocker 20 2000 11
+[ "$rc" -eq 0 ] || framework_failure_ "blocker, new stacks, untracked: status $rc"
+run timeout 120 "$MEMPROF" run -q -f -o t.bin ./blocker 100 2000 11
+expect_rc 0 "blocker, new stacks (124: it hung)"
 calls=$(cat out)
 "$MEMPROF" parse t.bin > p || fail_ "blocker, new stacks: parse: $(head -3 p)"
 counts p "$calls" 200000 0 0 > bad || fail_ "blocker, new stacks: $(cat bad)"
