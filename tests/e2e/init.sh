@@ -90,6 +90,17 @@ reap() {
 	rc=$?
 	RUN_OUT=${BG_OUT_[$1]} RUN_ERR=${BG_ERR_[$1]}
 }
+# wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds (status 0), or SECONDS
+# have passed (status 1). Waits for another process: a generous limit costs nothing where
+# the machine is quick, and a loaded one (or a sanitizer build) needs it.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
 # mp ARGS...: run memprof; stdout in ./out, stderr in ./err, status in $rc.
 mp() { keep -- "$MEMPROF" "$@"; }
 # run CMD...: the same for any command.

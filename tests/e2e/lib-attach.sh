@@ -16,12 +16,13 @@ attach_bg() {
 		framework_failure_ "attach_bg: $out already holds a capture with an ATTACH record"
 	keep_bg -n attach "$MEMPROF" attach -o "$out" "$@"
 	ATTACH_PID=$!
-	for i in $(seq 200); do
-		"$MEMPROF" parse "$out" 2>/dev/null | grep -q '^ATTACH' && return 0
-		kill -0 $ATTACH_PID 2>/dev/null || break
-		sleep 0.025
-	done
-	fail_ "memprof attach did not start tracking: $(cat attach.err)"
+	wait_until 60 attaching_ "$out"
+	"$MEMPROF" parse "$out" 2>/dev/null | grep -q '^ATTACH' ||
+		fail_ "memprof attach did not start tracking: $(cat attach.err)"
+}
+# attaching_ CAPTURE: it has its ATTACH record, or memprof attach is gone.
+attaching_() {
+	"$MEMPROF" parse "$1" 2>/dev/null | grep -q '^ATTACH' || ! kill -0 $ATTACH_PID 2>/dev/null
 }
 # detach_wait [PID] WHAT: memprof detach -q PID ($TARGET_PID), then the end of the attach_bg's
 # memprof attach; both must succeed.

@@ -11,8 +11,7 @@ start_target() {
 	mkfifo -m 666 "$T/shared/cmds" && ln -sf "$T/shared/cmds" cmds || framework_failure_ "mkfifo"
 	keep_bg -n target "$@" "$ATTACHEE" "$T/shared/cmds"
 	TARGET_PID=$!
-	for i in $(seq 200); do grep -qs '^ok started' target.out && break; sleep 0.05; done
-	grep -q '^ok started' target.out || framework_failure_ "the attachee did not start"
+	wait_until 60 grep -qs '^ok started' target.out || framework_failure_ "the attachee did not start"
 	# (setpriv execs the workload: the same pid; cleanup_ in init.sh kills it.)
 }
 # send_cmd LINE: send one command and wait for its "ok" line.
@@ -22,12 +21,10 @@ send_cmd() {
 	# (Opening the FIFO waits for a reader: a target that died fails the test, never hangs it.)
 	timeout 60 sh -c 'echo "$1" > cmds' _ "$1" ||
 		fail_ "the target did not take '$1' (is it alive?): $(tail -2 target.err)"
-	for i in $(seq 400); do
-		[ "$(grep -c '^ok ' target.out)" -gt "$n" ] && break
-		sleep 0.025
-	done
+	wait_until 60 answered_ "$n"
 	tail -1 target.out | grep -qxF "ok $1" || fail_ "the target did not answer '$1': $(tail -2 target.out)"
 }
+answered_() { [ "$(grep -c '^ok ' target.out)" -gt "$1" ]; }
 # running PID: alive and not stopped (a failed attach must not leave it traced or stopped).
 running() {
 	local st

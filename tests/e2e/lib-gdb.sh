@@ -9,8 +9,7 @@ command -v gdb > /dev/null || skip_ "gdb is not installed (tools/setup.sh check 
 # that gdb writes back around each call) and detach.
 keep_bg -n gdb-probe-target "$INJECT_TARGET" pause
 probe_pid_=$!
-for _ in $(seq 200); do grep -q ready gdb-probe-target.out && break; sleep 0.05; done
-grep -q ready gdb-probe-target.out || framework_failure_ "the gdb probe's target did not start"
+wait_until 60 grep -q ready gdb-probe-target.out || framework_failure_ "the gdb probe's target did not start"
 keep -n gdb-probe timeout 60 gdb -batch -nx -nw -iex 'set debuginfod enabled off' -iex 'set auto-solib-add off' \
 	-p "$probe_pid_" -ex 'set $xmm0.v2_int64[0] = 0' -ex detach
 kill "$probe_pid_"

@@ -22,10 +22,7 @@ eval "$(trap -p EXIT | sed "s/' EXIT\$/; mp_kill_pids' EXIT/")"
 # inject ARGS...: run the driver; output in ./out and ./err, status in $rc.
 inject() { run "$INJECT_TOOL" "$@"; }
 
-wait_for() { # wait_for CMD...: up to 10 s for CMD to succeed
-	for _ in $(seq 200); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
+wait_for() { wait_until 60 "$@"; } # wait_for CMD...: up to 60 s for CMD to succeed
 # spawn NAME CMD...: start CMD in the background with its output in NAME.out and wait
 # for its "ready"; HPID is its pid.
 spawn() {
