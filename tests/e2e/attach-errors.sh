@@ -53,7 +53,7 @@ wait $TARGET_PID || fail_ "the target failed"
 mkfifo run.cmds
 "$MEMPROF" run -q -o r.bin "$WORKLOADS/attachee" "$T/run.cmds" > run.out 2>&1 &
 mrun=$!
-for i in $(seq 200); do grep -q '^ok started' run.out && break; sleep 0.05; done
+wait_until 60 grep -q '^ok started' run.out
 tracked=$(pgrep -P $mrun)
 mp attach -o t.bin "$tracked"
 expect_rc 1 "a process memprof run tracks"
@@ -82,7 +82,7 @@ if [ -x "$MEMPROF_BUILDDIR/tests/workloads/inject-target-static" ]; then
 	static="$MEMPROF_BUILDDIR/tests/workloads/inject-target-static"
 	"$static" pause > /dev/null & s=$!
 	# Until it has exec'd, pid $s is a copy of this (dynamic) shell.
-	for i in $(seq 200); do [ "$(readlink /proc/$s/exe)" -ef "$static" ] && break; sleep 0.05; done
+	wait_until 60 eval '[ "$(readlink /proc/$s/exe)" -ef "$static" ]'
 	[ "$(readlink /proc/$s/exe)" -ef "$static" ] || framework_failure_ "the static target did not start"
 	mp attach -o s.bin $s
 	expect_rc 1 "a static process"

@@ -21,7 +21,7 @@ for problem in owner mode; do
 	keep_bg -n target setpriv --reuid=$u --regid=$u --clear-groups env MEMPROF_PAUSED=1 \
 		MEMPROF_OUTPUT="$T/shared/o.bin" LD_PRELOAD="$tracker" sleep 30
 	pid=$!
-	for i in $(seq 100); do grep -q "control socket" target.err && break; sleep 0.05; done
+	wait_until 60 grep -q "control socket" target.err
 	grep -q "^memprof: cannot use '$d' for the control socket" target.err ||
 		framework_failure_ "$problem: the tracker did not refuse '$d': $(cat target.err)"
 	run setpriv --reuid=$u --regid=$u --clear-groups "$memprof" ctl $pid status

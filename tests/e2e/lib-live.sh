@@ -56,7 +56,7 @@ row_is() { line "$1" $(($2 + 4)) | grep -qE -- "$3"; }
 keys() { local name=$1; shift; tm send-keys -t "$name" "$@"; }
 # view_rc NAME: wait for the command of window NAME to end; its status in $rc.
 view_rc() {
-	for i in $(seq 600); do [ -s "$T/$1.rc" ] && break; sleep 0.1; done
+	wait_until 60 [ -s "$T/$1.rc" ]
 	[ -s "$T/$1.rc" ] || { screen "$1" | sed 's/^/  screen: /' >&2; fail_ "the view '$1' did not end"; }
 	rc=$(cat "$T/$1.rc")
 }

@@ -54,7 +54,7 @@ pid=$(sed -n 's/^memprof live  pid \([0-9]*\) .*/\1/p' a.screen)
 echo "alloc 100 4000" > cmds
 wait_screen a row_is a 1 " +100 +100  command_alloc at attachee\.c *$"
 keys a q
-for i in $(seq 600); do grep -q "runs on" a.err && break; sleep 0.1; done
+wait_until 60 grep -q "runs on" a.err
 grep -qx "memprof: '.*attachee' (pid $pid) runs on; memprof ends when it does (its output goes to 'memprof-attachee\.$pid\.out')" a.err ||
 	fail_ "after q: $(cat a.err)"
 [ ! -s a.rc ] || fail_ "memprof ended before the program"

@@ -1,6 +1,9 @@
 # tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error); each
 # sources init.sh, and the helpers it needs from the lib-*.sh files.
 E2E_TESTS = \
+	%reldir%/api-collector.sh \
+	%reldir%/api-exact.sh \
+	%reldir%/api-threads.sh \
 	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
@@ -52,9 +55,11 @@ E2E_TESTS = \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/parse-stdin.sh \
+	%reldir%/python-examples.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
+	%reldir%/python-tracker.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \
@@ -93,6 +98,8 @@ E2E_TESTS = \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
+	%reldir%/serve-api.sh \
+	%reldir%/serve.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \

@@ -27,7 +27,7 @@ expect_count 1 '^EXIT .*status=3' <(check exit 3 exit_code 3 3; cat p)
 # SIGKILL from outside, while it waits.
 keep_bg "$MEMPROF" run -q -f -o k.bin "$WORKLOADS/crash" wait
 mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+wait_until 60 grep -q waiting out
 grep -q waiting out || fail_ "the program did not start"
 child=$(pgrep -P $mpid) || fail_ "no child of memprof"
 kill -KILL "$child"
@@ -41,7 +41,7 @@ expect_count 7 '^ALLOC .*size=77 ' p
 # SIGTERM sent to memprof goes on to a program that does not catch it.
 keep_bg "$MEMPROF" run -q -f -o w.bin "$WORKLOADS/crash" wait
 mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+wait_until 60 grep -q waiting out
 kill -TERM $mpid
 reap $mpid
 expect_rc 143 "SIGTERM to memprof"
@@ -51,10 +51,10 @@ expect_rc 143 "SIGTERM to memprof"
 # adds none; the program gets exactly the one sent to it.
 keep_bg "$MEMPROF" run -q -f -o t.bin "$WORKLOADS/crash" term
 mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+wait_until 60 grep -q waiting out
 child=$(pgrep -P $mpid)
 kill -TERM $mpid
-for i in $(seq 100); do grep -q "not passed on" err && break; sleep 0.05; done
+wait_until 60 grep -q "not passed on" err
 grep -q "memprof: warning: Terminated not passed on to '$WORKLOADS/crash' (pid $child), which handles it itself" err ||
 	fail_ "no note about the signal: $(cat err)"
 kill -TERM "$child"
@@ -65,7 +65,7 @@ expect_rc 1 "SIGTERM: the SIGTERMs the program counted"
 # (setsid makes memprof a group leader: in a script without job control it does not fork.)
 keep_bg setsid "$MEMPROF" run -q -f -o g.bin "$WORKLOADS/crash" term
 mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+wait_until 60 grep -q waiting out
 grep -q waiting out || fail_ "the program did not start"
 [ "$(ps -o pgid= -p $mpid | tr -d ' ')" = "$mpid" ] || framework_failure_ "memprof is not a group leader"
 kill -TERM -- -$mpid

@@ -21,7 +21,7 @@ expect_one_line_err
 # Nobody reads it: memprof waits, saying so, and SIGINT ends the wait at once.
 keep_bg "$MEMPROF" run -f -o f "$WORKLOADS/allocs"
 pid=$!
-for i in $(seq 200); do grep -q "FIFO" err && break; sleep 0.05; done
+wait_until 60 grep -q "FIFO" err
 [ "$(cat err)" = "memprof: 'f' is a FIFO: waiting for a process to read it" ] || fail_ "waiting: $(cat err)"
 kill -INT $pid
 gone_within $pid 20 || fail_ "memprof did not end within 20 s of SIGINT"
@@ -34,7 +34,7 @@ expect_rc 1 "interrupted while waiting"
 # A reader that comes later gets the whole capture.
 keep_bg "$MEMPROF" run -f -o f "$WORKLOADS/allocs"
 pid=$!
-for i in $(seq 200); do grep -q "FIFO" err && break; sleep 0.05; done
+wait_until 60 grep -q "FIFO" err
 cat f > c.bin
 reap $pid
 expect_rc 0 "memprof run with a reader"
@@ -64,7 +64,7 @@ import random
 while True:
     x = bytearray(random.randrange(1, 100000))'
 pid=$!
-for i in $(seq 1200); do [ -e full ] && break; sleep 0.05; done
+wait_until 60 [ -e full ]
 [ -e full ] || framework_failure_ "the pipe never filled: $(cat err)"
 kill -TERM $pid
 gone_within $pid 20 || fail_ "memprof did not end within 20 s of SIGTERM, its output full"

@@ -9,7 +9,7 @@ killed() { # the environment of the run
 	keep_bg -o rep env "$@" "$MEMPROF" run -q -f -o k.bin "$WORKLOADS/dies" kill 4
 	mpid=$!
 	# Not a time: the kill comes once the threads have made 4000 allocations, then at random.
-	for i in $(seq 600); do [ "$(wc -l < rep)" -ge 4000 ] && break; sleep 0.05; done
+	wait_until 60 eval '[ "$(wc -l < rep)" -ge 4000 ]'
 	[ "$(wc -l < rep)" -ge 4000 ] || fail_ "$*: the program did not get going: $(cat err)"
 	sleep "0.0$((RANDOM % 10))"
 	child=$(pgrep -P $mpid) || fail_ "$*: no child of memprof"
