@@ -5,7 +5,7 @@
 # by configuration (with trace_python_allocators), and a job's own profiling endpoints
 # driven with curl (409 while recording).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
 EX=$MEMPROF_SRCDIR/examples/python

@@ -4,7 +4,7 @@
 # control socket puts the hooks in again (GOT patching) and records the program's
 # allocations into /tmp/memprof-UID/, which a stop makes complete.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 command -v curl > /dev/null || skip_ "curl is not installed"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
