@@ -5,7 +5,7 @@
 # headless Chromium it draws the new capture's widths, work in red, and with
 # "Widths: base" the base's, leak_bug in blue.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 mp run -q -o before.bin "$WORKLOADS/versions" 3 10
 expect_rc 0 "run versions 3 10"

@@ -3,7 +3,7 @@
 # split threads (one subtree per thread, the thread view in the browser),
 # demangled C++ names, a library unloaded before the end.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 # Four workers of 250 x 64 bytes, all live at the peak; 4321 bytes in main.
 mp run -q -o t.bin "$WORKLOADS/threads"

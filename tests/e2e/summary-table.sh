@@ -2,7 +2,7 @@
 # summary: memray's table of functions, exactly, for the peak, the leaks and
 # temporary allocations; sorting, row limits and --no-mmap.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 mp summary app.mprof

@@ -4,12 +4,12 @@
 # top function), its functions with files and lines, its mappings with
 # build-ids, inlined frames as lines of one location, and threads as labels.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 command -v go >/dev/null || skip_ "go is not installed (apt-get install golang-go)"
 go tool pprof -h >/dev/null 2>&1 || skip_ "'go tool pprof' does not run"
 export PPROF_TMPDIR=$T HOME=$T GOCACHE=$T/gocache GOFLAGS=-mod=mod
-pprof() { go tool pprof "$@" 2> pprof.err || { cat pprof.err >&2; fail_ "go tool pprof $* failed"; }; }
+pprof() { keep -o - -e pprof.err go tool pprof "$@"; expect_rc 0 "go tool pprof $*"; }
 # sums FILE: the sums of the four value columns of pprof -raw's samples.
 sums() {
 	pprof -raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }

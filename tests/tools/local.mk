@@ -13,3 +13,5 @@ tests_tools_mkcapture_LDADD = $(MP_LIBS)
 check_LTLIBRARIES += %reldir%/libinjectfixture.la
 tests_tools_libinjectfixture_la_SOURCES = %reldir%/inject-fixture.c
 tests_tools_libinjectfixture_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+# make check's log compiler: each test under a time limit.
+EXTRA_DIST += %reldir%/time-limit
