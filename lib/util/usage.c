@@ -44,6 +44,7 @@ void mp_set_progname(const char *name) { progname = name; }
 const char *mp_progname(void) { return progname; }
 void mp_set_quiet(int q) { quiet = q; }
 
+static void vreport(const char *prefix, const char *fmt, va_list ap, int err) MP_PRINTF(2, 0);
 static void vreport(const char *prefix, const char *fmt, va_list ap, int err)
 {
 	/* One fprintf per line keeps messages whole when several processes share stderr. */
