@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/analysis/calltree.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 /* Temporal reports keep this many nodes at least before they merge buckets. */
@@ -73,7 +74,7 @@ static size_t merge_intervals(struct mp_html_interval *iv, size_t n)
 	size_t m = 0;
 	if (!n)
 		return 0;
-	qsort(iv, n, sizeof(*iv), interval_cmp);
+	mp_qsort(iv, n, sizeof(*iv), interval_cmp);
 	for (size_t i = 1; i < n; i++) {
 		if (!interval_cmp(&iv[m], &iv[i])) {
 			iv[m].c.bytes += iv[i].c.bytes;
@@ -161,7 +162,7 @@ static void temporal_scores(struct build *b, uint64_t *own)
 			st[k++] = (struct live_step){ first, (int64_t)iv[j].c.bytes };
 			st[k++] = (struct live_step){ last + 1, -(int64_t)iv[j].c.bytes };
 		}
-		qsort(st, k, sizeof(*st), step_cmp);
+		mp_qsort(st, k, sizeof(*st), step_cmp);
 		for (size_t s = 0; s < k; s++) {
 			live += st[s].bytes;
 			if ((s + 1 == k || st[s + 1].at != st[s].at) && live > most)
@@ -227,7 +228,7 @@ static void choose_within(struct build *b, size_t limit, bool split)
 	sorted = xmalloc(ct->n * sizeof(*sorted));
 	for (size_t i = 0; i < ct->n; i++)
 		sorted[i] = b->score[i];
-	qsort(sorted, ct->n, sizeof(*sorted), u64_desc);
+	mp_qsort(sorted, ct->n, sizeof(*sorted), u64_desc);
 	hi = ct->n - 1; /* thr = sorted[hi], the smallest score, keeps the most */
 	while (lo < hi) {
 		size_t mid = (lo + hi + 1) / 2;
@@ -287,7 +288,7 @@ static void emit(struct build *b, struct mp_html_tree *t)
 		for (uint32_t c = cn[x].first_child; c != MP_NONE; c = cn[c].next_sibling)
 			if (b->keep[c])
 				kids[k++] = c;
-		qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
+		mp_qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
 		/* Pushed in reverse: the merged frames go after the kept siblings with as many bytes. */
 		merged_placed = !b->has_pruned[x];
 		while (k) {
@@ -403,7 +404,7 @@ static void timeline(struct build *b, struct mp_html_tree *t, size_t limit, size
 	}
 	t->niv = m;
 	if (m <= limit)
-		qsort(t->iv, m, sizeof(*t->iv), interval_cmp);
+		mp_qsort(t->iv, m, sizeof(*t->iv), interval_cmp);
 	free(at);
 	free(run_of);
 }

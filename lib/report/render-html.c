@@ -12,6 +12,7 @@
 #include "lib/report/html-tree.h"
 #include "lib/report/json.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/strtab.h"
 #include "lib/util/xalloc.h"
 
@@ -345,7 +346,7 @@ static size_t bound_rows(struct builder *b, struct mp_group_row *rows, size_t n)
 	if (n <= limit)
 		return n;
 	keep = limit > 256 ? limit - 128 : limit / 2;
-	qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
+	mp_qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
 	m = keep;
 	for (size_t i = keep; i < n; i++) {
 		if (m > keep && !kind_thread_cmp(&rows[m - 1], &rows[i])) {
