@@ -45,6 +45,7 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stacks.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/reports-run.sh \
