@@ -94,9 +94,11 @@ static int u64_desc(const void *x, const void *y)
 
 /* ---- what each node matters ------------------------------------------------- */
 
+/* (Unsigned, modulo 2^64 as the analysis' counts: a block may have 2^63 bytes or more.) */
 struct live_step {
 	uint64_t at;     /* the bucket from which */
-	int64_t bytes;
+	uint64_t bytes;
+	bool up;         /* live from at on, else no longer */
 };
 
 static int step_cmp(const void *x, const void *y)
@@ -153,22 +155,23 @@ static void temporal_scores(struct build *b, uint64_t *own)
 	sort_by(iv, b->nciv, b->ct.n, node_key, 0);
 	for (size_t i = 0, j; i < b->nciv; i = j) {
 		size_t k = 0;
-		int64_t live = 0, most = 0;
+		uint64_t live = 0, most = 0;
 		for (j = i; j < b->nciv && iv[j].node == iv[i].node; j++) {
 			uint64_t first = ((uint64_t)iv[j].alloc + 1) / 2;
 			uint64_t last = iv[j].free == MP_NONE ? UINT64_MAX - 1 : iv[j].free ? (iv[j].free - 1) / 2 : 0;
 			if (iv[j].free == 0 || first > last)
 				continue;
-			st[k++] = (struct live_step){ first, (int64_t)iv[j].c.bytes };
-			st[k++] = (struct live_step){ last + 1, -(int64_t)iv[j].c.bytes };
+			st[k++] = (struct live_step){ first, iv[j].c.bytes, true };
+			st[k++] = (struct live_step){ last + 1, iv[j].c.bytes, false };
 		}
 		mp_qsort(st, k, sizeof(*st), step_cmp);
 		for (size_t s = 0; s < k; s++) {
-			live += st[s].bytes;
+			/* (Within a bucket the order is any: only its end's value is compared.) */
+			live = st[s].up ? live + st[s].bytes : live - st[s].bytes;
 			if ((s + 1 == k || st[s + 1].at != st[s].at) && live > most)
 				most = live;
 		}
-		own[iv[i].node] = (uint64_t)most;
+		own[iv[i].node] = most;
 	}
 	free(st);
 }

@@ -50,6 +50,7 @@ E2E_TESTS = \
 	%reldir%/python-shapes.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
+	%reldir%/reports-edges.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-aggregate.sh \
 	%reldir%/run-allocs.sh \
