@@ -105,7 +105,7 @@ void *mp_pages(size_t size)
 {
 	/* A raw syscall: the mmap hook must not see the tracker's own memory. */
 	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+			 -1, (off_t)0);
 	return p == -1 ? NULL : (void *)p;
 }
 
