@@ -5,6 +5,7 @@ EXTRA_DIST += \
 	%reldir%/basic.txt \
 	%reldir%/huge.txt \
 	%reldir%/noevents.txt \
+	%reldir%/plugins.txt \
 	%reldir%/basic.mprof %reldir%/basic.expected \
 	%reldir%/basic-v2.mprof %reldir%/basic-v2.expected \
 	%reldir%/basic-v1.mprof %reldir%/basic-v1.expected \

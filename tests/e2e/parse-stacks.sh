@@ -46,23 +46,7 @@ match_diff expected basic.frames
 
 # A library unloaded, another loaded at its place: the same ip has the first one's symbol in
 # the nodes made before, the second one's in the nodes made after (its SYMBOL record follows).
-"$MKCAPTURE" -f -o reuse.mprof <<'END' || framework_failure_ "mkcapture"
-HEADER format=4.0 pid=8000 ppid=1 main_tid=8000 mode=run start_time=2026-11-22T11:00:00.000000Z flags=symbolized exe="/usr/bin/plugins" argv=["/usr/bin/plugins"]
-THREAD index=0 tid=8000 name="plugins"
-MODULE id=1 base=0x7ffff7000000 path="/usr/lib/libold.so" build_id=- segments=[0x1000+0x1000:r-x]
-STRING id=1 "old_alloc"
-SYMBOL ip=0x7ffff7001100 module=1 offset=0x1100 frames=["old_alloc" ?:0:0]
-TRACE node=1 parent=0 ip=0x7ffff7001100
-ALLOC thread=0 kind=malloc addr=0x1000 size=10 stack=1
-MODULE_UNLOAD id=1
-MODULE id=2 base=0x7ffff7000000 path="/usr/lib/libnew.so" build_id=- segments=[0x1000+0x1000:r-x]
-STRING id=2 "new_alloc"
-TRACE node=2 parent=0 ip=0x7ffff7001100
-SYMBOL ip=0x7ffff7001100 module=2 offset=0x1100 frames=["new_alloc" ?:0:0]
-ALLOC thread=0 kind=malloc addr=0x2000 size=20 stack=2
-ALLOC thread=0 kind=malloc addr=0x3000 size=30 stack=1
-TRAILER end_time=2026-11-22T11:00:00.001000Z duration_us=1000 end=exit exit_code=0
-END
+"$MKCAPTURE" -f -o reuse.mprof "$TESTDATA/plugins.txt" || framework_failure_ "mkcapture"
 parse_stacks reuse.out reuse.mprof
 grep '^ALLOC' reuse.out | sed 's/.* size=//' > got
 cat > expected <<'END'
