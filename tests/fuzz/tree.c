@@ -1,0 +1,25 @@
+/* Fuzz target: memprof tree, each view, for a pipe and a terminal. */
+#include <config.h>
+
+#include "lib/analysis/analysis.h"
+#include "lib/report/report.h"
+#include "lib/report/tree.h"
+#include "lib/util/strbuf.h"
+#include "tests/fuzz/fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const enum mp_view views[] = { MP_VIEW_PEAK, MP_VIEW_LEAKS, MP_VIEW_TEMPORARY };
+	struct mp_analysis a;
+	struct strbuf out = STRBUF_INIT;
+	if (fuzz_analyse(&a, data, size, NULL)) {
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			mp_report_view_title(&a, views[v], &out);
+			mp_tree_render(&a, views[v], 10, &fuzz_pipe, &out);
+			mp_tree_render(&a, views[v], 1, &fuzz_tty, &out);
+		}
+	}
+	mp_analysis_release(&a);
+	strbuf_release(&out);
+	return 0;
+}
