@@ -23,6 +23,7 @@ static const struct mp_analysis_opts runs[] = {
 	  NULL, NULL },
 };
 
+/* The views reports show, and every allocation. */
 static const enum mp_view views[] = { MP_VIEW_PEAK, MP_VIEW_LEAKS, MP_VIEW_TEMPORARY,
 				      MP_VIEW_ALLOCATED };
 
@@ -72,17 +73,16 @@ static void queries(const struct mp_analysis *a, enum mp_view view)
 	strbuf_release(&sb);
 }
 
+static void each_view(const struct mp_analysis *a, size_t run, void *ctx)
+{
+	(void)run;
+	(void)ctx;
+	for (size_t v = 0; v < FUZZ_N(views); v++)
+		queries(a, views[v]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		struct mp_analysis a;
-		bool capture = fuzz_analyse(&a, data, size, &runs[i]);
-		if (capture)
-			for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
-				queries(&a, views[v]);
-		mp_analysis_release(&a);
-		if (!capture)
-			break; /* the other runs would say so again */
-	}
+	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), each_view, NULL);
 	return 0;
 }

@@ -8,8 +8,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "lib/report/render-html.h"
 #include "lib/util/usage.h"
 
+const enum mp_view fuzz_views[3] = { MP_VIEW_PEAK, MP_VIEW_LEAKS, MP_VIEW_TEMPORARY };
 const struct mp_term fuzz_pipe = { false, false, 80, 24 };
 const struct mp_term fuzz_tty = { true, true, 40, 10 };
 
@@ -19,9 +21,14 @@ void fuzz_fail(const char *file, int line, const char *what)
 	abort();
 }
 
-const char *fuzz_templates(void)
+void fuzz_html(const struct mp_analysis *a, const struct mp_html_opts *o, bool whole)
 {
-	return MP_SRCDIR "/share/templates";
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	if ((whole ? mp_html_render(a, o, MP_SRCDIR "/share/templates", &out, &err)
+		   : mp_html_data(a, o, &out, &err)) < 0)
+		fuzz_check_line(&err);
+	strbuf_release(&out);
+	strbuf_release(&err);
 }
 
 void fuzz_check_line(const struct strbuf *msg)
@@ -88,4 +95,19 @@ bool fuzz_analyse(struct mp_analysis *a, const uint8_t *data, size_t size,
 	mp_reader_release(&r);
 	strbuf_release(&warn);
 	return ok;
+}
+
+void fuzz_each_analysis(const uint8_t *data, size_t size, const struct mp_analysis_opts *runs,
+			size_t n, void (*each)(const struct mp_analysis *a, size_t run, void *ctx),
+			void *ctx)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct mp_analysis a;
+		bool capture = fuzz_analyse(&a, data, size, &runs[i]);
+		if (capture)
+			each(&a, i, ctx);
+		mp_analysis_release(&a);
+		if (!capture)
+			break;
+	}
 }

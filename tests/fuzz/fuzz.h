@@ -44,13 +44,31 @@ int fuzz_open(struct mp_reader *r, const uint8_t *data, size_t size);
 bool fuzz_analyse(struct mp_analysis *a, const uint8_t *data, size_t size,
 		  const struct mp_analysis_opts *o);
 
+/*
+ * For each of the n option sets of runs: analyse the input with them and,
+ * when it is a capture, call each(a, run, ctx) on the finished analysis.
+ * Stops at the first set that finds no capture (the others would not).
+ */
+void fuzz_each_analysis(const uint8_t *data, size_t size, const struct mp_analysis_opts *runs,
+			size_t n, void (*each)(const struct mp_analysis *a, size_t run, void *ctx),
+			void *ctx);
+#define FUZZ_N(array) (sizeof(array) / sizeof((array)[0]))
+
+/* The views a report shows: peak, leaks, temporary allocations. */
+extern const enum mp_view fuzz_views[3];
+
 /* A one-line message: not empty, no newline. */
 void fuzz_check_line(const struct strbuf *msg);
 
 /* The text reporters' terminals: a pipe, and a narrow colour terminal. */
 extern const struct mp_term fuzz_pipe, fuzz_tty;
 
-/* share/templates of the source tree, for the HTML reports. */
-const char *fuzz_templates(void);
+struct mp_html_opts;
+/*
+ * An HTML report of a (lib/report/render-html.h): the whole page, expanded
+ * into its template of the source tree, or only its data (what varies with
+ * the capture). Options that do not go together must be refused in one line.
+ */
+void fuzz_html(const struct mp_analysis *a, const struct mp_html_opts *o, bool whole);
 
 #endif

@@ -3,8 +3,20 @@
 
 #include "lib/analysis/analysis.h"
 #include "lib/report/render-html.h"
-#include "lib/util/strbuf.h"
 #include "tests/fuzz/fuzz.h"
+
+static void report(const struct mp_analysis *a, size_t run, void *ctx)
+{
+	(void)run;
+	(void)ctx;
+	for (size_t v = 0; v < FUZZ_N(fuzz_views); v++) {
+		struct mp_html_opts o = MP_HTML_OPTS_INIT;
+		o.report = MP_HTML_TABLE;
+		o.view = fuzz_views[v];
+		o.capture = "fuzz.mprof";
+		fuzz_html(a, &o, v == 0);
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -12,27 +24,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ 0, 1, MP_HTML_MAX_POINTS, NULL, NULL, NULL },
 		{ MP_ANALYSIS_SPLIT_THREADS, 1, MP_HTML_MAX_POINTS, NULL, NULL, NULL },
 	};
-	static const enum mp_view views[] = { MP_VIEW_PEAK, MP_VIEW_LEAKS, MP_VIEW_TEMPORARY };
-	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		struct mp_analysis a;
-		struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-		bool capture = fuzz_analyse(&a, data, size, &runs[i]);
-		for (size_t v = 0; capture && v < sizeof(views) / sizeof(views[0]); v++) {
-			struct mp_html_opts o = MP_HTML_OPTS_INIT;
-			o.report = MP_HTML_TABLE;
-			o.view = views[v];
-			o.capture = "fuzz.mprof";
-			strbuf_reset(&out);
-			strbuf_reset(&err);
-			if ((v == 0 ? mp_html_render(&a, &o, fuzz_templates(), &out, &err)
-				    : mp_html_data(&a, &o, &out, &err)) < 0)
-				fuzz_check_line(&err);
-		}
-		mp_analysis_release(&a);
-		strbuf_release(&out);
-		strbuf_release(&err);
-		if (!capture)
-			break;
-	}
+	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), report, NULL);
 	return 0;
 }
