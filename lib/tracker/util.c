@@ -37,7 +37,10 @@ void mp_write_stderr(const char *a, const char *b, const char *c)
 	size_t n = 0;
 	const char *parts[4] = { "memprof: ", a, b, c };
 	for (int i = 0; i < 4; i++) {
-		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		size_t l;
+		if (!parts[i])
+			continue; /* (not even memcpy(..., NULL, 0): undefined, a trap in a sanitized build) */
+		l = strlen(parts[i]);
 		if (l > sizeof(line) - 2 - n)
 			l = sizeof(line) - 2 - n;
 		memcpy(line + n, parts[i], l);
