@@ -27,15 +27,16 @@ static const struct mp_analysis_opts runs[] = {
 static const enum mp_view views[] = { MP_VIEW_PEAK, MP_VIEW_LEAKS, MP_VIEW_TEMPORARY,
 				      MP_VIEW_ALLOCATED };
 
-static void queries(const struct mp_analysis *a, enum mp_view view)
+/* Groupings and call trees of a view, each adding up to the view's total. */
+static void view_queries(const struct mp_analysis *a, enum mp_view view)
 {
+	static const unsigned groupings[] = { MP_BY_STACK, MP_BY_SITE | MP_BY_KIND | MP_BY_THREAD,
+					      MP_BY_MODULE };
+	static const unsigned trees[] = { 0, MP_CALLTREE_INVERTED | MP_CALLTREE_SPLIT_THREADS };
 	struct mp_counts total = mp_analysis_view_total(a, view);
-	struct strbuf sb = STRBUF_INIT;
-	uint32_t *stack = NULL;
-	size_t alloc = 0;
-	for (unsigned by = 1; by < 32; by += 3) {
+	for (size_t g = 0; g < FUZZ_N(groupings); g++) {
 		struct mp_group_row *rows = NULL;
-		size_t n = mp_analysis_group(a, view, by, MP_SORT_BYTES, &rows);
+		size_t n = mp_analysis_group(a, view, groupings[g], MP_SORT_BYTES, &rows);
 		struct mp_counts sum = { 0, 0 };
 		for (size_t i = 0; i < n; i++) {
 			sum.bytes += rows[i].c.bytes;
@@ -46,6 +47,23 @@ static void queries(const struct mp_analysis *a, enum mp_view view)
 		mp_group_sort(rows, n, MP_SORT_COUNT);
 		free(rows);
 	}
+	for (size_t k = 0; k < FUZZ_N(trees); k++) {
+		struct mp_calltree t;
+		mp_calltree_init(&t, a, trees[k]);
+		mp_calltree_add_view(&t, view);
+		mp_calltree_finish(&t);
+		FUZZ_CHECK(t.nodes[0].total.bytes == total.bytes &&
+			   t.nodes[0].total.count == total.count);
+		mp_calltree_release(&t);
+	}
+}
+
+/* Each slot's stack, site and thread, as reports name them. */
+static void slot_queries(const struct mp_analysis *a)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t *stack = NULL;
+	size_t alloc = 0;
 	for (size_t i = 0; i < a->nslots; i++) {
 		const struct mp_slot *s = &a->slots[i];
 		size_t n = mp_analysis_stack(a, s->stack, &stack, &alloc);
@@ -60,29 +78,21 @@ static void queries(const struct mp_analysis *a, enum mp_view view)
 		strbuf_reset(&sb);
 		mp_analysis_thread_label(a, s->thread, &sb);
 	}
-	for (unsigned flags = 0; flags < 4; flags++) {
-		struct mp_calltree t;
-		mp_calltree_init(&t, a, flags);
-		mp_calltree_add_view(&t, view);
-		mp_calltree_finish(&t);
-		FUZZ_CHECK(t.nodes[0].total.bytes == total.bytes &&
-			   t.nodes[0].total.count == total.count);
-		mp_calltree_release(&t);
-	}
 	free(stack);
 	strbuf_release(&sb);
 }
 
-static void each_view(const struct mp_analysis *a, size_t run, void *ctx)
+static void queries(const struct mp_analysis *a, size_t run, void *ctx)
 {
 	(void)run;
 	(void)ctx;
+	slot_queries(a);
 	for (size_t v = 0; v < FUZZ_N(views); v++)
-		queries(a, views[v]);
+		view_queries(a, views[v]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), each_view, NULL);
+	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), queries, NULL);
 	return 0;
 }
