@@ -13,41 +13,33 @@
 #include "lib/report/tree.h"
 #include "lib/util/usage.h"
 
-static const struct mp_opt opts[] = {
-	{ 'b', 'b', "biggest-allocs", "N",
-	  "show the N biggest allocation stacks, fold the others into one line (default 10)" },
-	MP_REPORT_VIEW_OPTS,
-	MP_REPORT_NO_MMAP_OPT,
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "tree",
 	.synopsis = "[-b N] [--leaks | --temporary-allocations | "
 		    "--temporary-allocation-threshold N] [--no-mmap] FILE",
 	.summary = "Show the call tree of the biggest allocations at the peak (or leaked, or temporary).",
-	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
 
 int cmd_tree(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
+	uint64_t biggest = 10;
+	const struct mp_opt opts[] = {
+		MP_OPT_UINT('b', "biggest-allocs", "N", &biggest, 1, UINT32_MAX,
+			    "show the N biggest allocation stacks, fold the others into one line "
+			    "(default 10)"),
+		MP_REPORT_VIEW_OPTS(&args),
+		MP_REPORT_OPTS(&args),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv);
 	struct mp_analysis a;
 	struct mp_term term;
 	struct strbuf out = STRBUF_INIT;
-	uint64_t biggest = 10;
-	int c;
 
-	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_report_option(&spec, &args, c, g.arg))
-			continue;
-		if (c == 'b')
-			biggest = mp_opt_uint(&spec, "--biggest-allocs", g.arg, 1, UINT32_MAX);
-	}
-	if (!mp_report_load(&a, argv[g.optind], &args, NULL)) {
+	if (!mp_report_load(&a, argv[first], &args, NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

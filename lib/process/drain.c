@@ -271,6 +271,17 @@ void mp_drain_stop(struct mp_drain *d)
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+void mp_drain_sync(struct mp_drain *d)
+{
+	pthread_mutex_lock(&d->lock);
+	if (!d->done)
+		while (round_locked(d, false) > 0)
+			;
+	if (d->qlen)
+		__atomic_store_n(&d->ready, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void mp_drain_finish(struct mp_drain *d)
 {
 	mp_drain_stop(d);

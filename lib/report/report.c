@@ -11,11 +11,22 @@
 #include "lib/report/render-text.h"
 #include "lib/util/xalloc.h"
 
-/* Split path into its directory part (with the slash, or "") and its file name. */
+/*
+ * Split path into its directory part (with the slash, or "") and its file
+ * name. A capture read from standard input ("-", /dev/stdin) is "stdin", and
+ * one read through another descriptor (/dev/fd/63, /proc/self/fd/5) is
+ * named after it, in the working directory: never next to it in /dev.
+ */
 static void split_path(const char *path, struct strbuf *dir, const char **name)
 {
+	static const char *const stdin_names[] = { "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
 	const char *slash = strrchr(path, '/');
 	*name = slash ? slash + 1 : path;
+	for (size_t i = 0; i < sizeof(stdin_names) / sizeof(stdin_names[0]); i++)
+		if (!strcmp(path, stdin_names[i]))
+			*name = "stdin";
+	if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6) || !strcmp(*name, "stdin"))
+		return;
 	if (slash)
 		strbuf_add(dir, path, (size_t)(slash - path + 1));
 }

@@ -17,6 +17,9 @@
  * directory, "memprof-<reporter>-<stem><ext>" where stem is the capture's
  * file name without its last suffix and without a leading "memprof-".
  * Example: "dir/memprof-app.1234.bin" -> "dir/memprof-flamegraph-app.1234.html".
+ * A capture read from standard input ("-", /dev/stdin) is named "stdin", one
+ * read through another descriptor (/dev/fd/N, /proc/...) after it; both in
+ * the working directory.
  */
 char *mp_report_output_path(const char *capture, const char *reporter, const char *ext);
 /* The default stats JSON: "dir/out.bin" -> "dir/memprof-stats-out.bin.json". */

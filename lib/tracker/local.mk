@@ -16,6 +16,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/modules.c %reldir%/modules.h \
 	%reldir%/pydescribe.c %reldir%/pyline.h \
 	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \
+	%reldir%/pythread.c \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
 	%reldir%/replies.c \
@@ -30,7 +31,8 @@ libmemprof_la_SOURCES = \
 	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \
 	lib/transport/reply.h \
-	lib/transport/ring.h
+	lib/transport/ring.h \
+	lib/transport/settings.c lib/transport/settings.h
 # end of libmemprof_la_SOURCES
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing

@@ -4,7 +4,9 @@ E2E_TESTS = \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-detach-now.sh \
 	%reldir%/attach-ctl.sh \
+	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
@@ -13,7 +15,9 @@ E2E_TESTS = \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-refusal.sh \
 	%reldir%/ctl-run.sh \
+	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
@@ -46,8 +50,10 @@ E2E_TESTS = \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/parse-stacks.sh \
+	%reldir%/parse-stdin.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
+	%reldir%/python-threads.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-edges.sh \
@@ -62,6 +68,7 @@ E2E_TESTS = \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
+	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
@@ -87,6 +94,9 @@ E2E_TESTS = \
 	%reldir%/summary-errors.sh \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
+	%reldir%/symbols-debug-dirs.sh \
+	%reldir%/symbols-debuginfod.sh \
+	%reldir%/symbols-debuginfod-timeout.sh \
 	%reldir%/table-workloads.sh \
 	%reldir%/transform-errors.sh \
 	%reldir%/transform-formats.sh \
@@ -98,10 +108,12 @@ E2E_TESTS = \
 # end of E2E_TESTS
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
+	%reldir%/debuginfod-lib.sh \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
 	%reldir%/live-lib.sh \
+	%reldir%/python-lib.sh \
 	%reldir%/inject-init.sh \
 	%reldir%/reports.sh \
 	%reldir%/speedscope_check.py \

@@ -12,10 +12,12 @@ UNIT_TESTS += \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
 	%reldir%/test-live \
+	%reldir%/test-options \
 	%reldir%/test-procids \
 	%reldir%/test-procmaps \
 	%reldir%/test-python \
 	%reldir%/test-rangemap \
+	%reldir%/test-settings \
 	%reldir%/test-readahead \
 	%reldir%/test-render-html \
 	%reldir%/test-render-text \
@@ -38,6 +40,9 @@ tests_unit_test_blocks_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_capture_SOURCES = %reldir%/test-capture.c %reldir%/files.h
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_settings_SOURCES = %reldir%/test-settings.c
+tests_unit_test_settings_LDADD = $(UNIT_LDADD)
+tests_unit_test_settings_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_collect_paths_SOURCES = %reldir%/test-collect-paths.c
 tests_unit_test_collect_paths_LDADD = $(UNIT_LDADD)
 tests_unit_test_collect_paths_CFLAGS = $(UNIT_CFLAGS)
@@ -62,6 +67,10 @@ tests_unit_test_inject_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_live_SOURCES = %reldir%/test-live.c %reldir%/records.h
 tests_unit_test_live_LDADD = $(UNIT_LDADD)
 tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS)
+# cmd/ has no library: the option tables' code is built in.
+tests_unit_test_options_SOURCES = %reldir%/test-options.c cmd/options.c cmd/report.c
+tests_unit_test_options_LDADD = $(UNIT_LDADD)
+tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procids_SOURCES = %reldir%/test-procids.c
 tests_unit_test_procids_LDADD = $(UNIT_LDADD)
 tests_unit_test_procids_CFLAGS = $(UNIT_CFLAGS)
