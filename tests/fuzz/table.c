@@ -8,13 +8,12 @@
 static void report(const struct mp_analysis *a, size_t run, void *ctx)
 {
 	(void)run;
-	(void)ctx;
 	for (size_t v = 0; v < FUZZ_N(fuzz_views); v++) {
 		struct mp_html_opts o = MP_HTML_OPTS_INIT;
 		o.report = MP_HTML_TABLE;
 		o.view = fuzz_views[v];
 		o.capture = "fuzz.mprof";
-		fuzz_html(a, &o, v == 0);
+		fuzz_html(a, &o, v == 0 && *(const bool *)ctx);
 	}
 }
 
@@ -24,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ 0, 1, MP_HTML_MAX_POINTS, NULL, NULL, NULL },
 		{ MP_ANALYSIS_SPLIT_THREADS, 1, MP_HTML_MAX_POINTS, NULL, NULL, NULL },
 	};
-	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), report, NULL);
+	bool whole = fuzz_whole_page(size);
+	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), report, &whole);
 	return 0;
 }
