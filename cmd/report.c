@@ -105,7 +105,8 @@ static size_t symbolize(void *ctx, const struct mp_module *mod, uint64_t ip, uin
 	if (mp_symbols_lookup(z->sym, ip, true, &sym) < 0)
 		return 0;
 	n = sym.nframes < max ? sym.nframes : max;
-	memcpy(out, sym.frames, n * sizeof(*out));
+	if (n) /* (sym.frames is NULL without frames) */
+		memcpy(out, sym.frames, n * sizeof(*out));
 	return n;
 }
 

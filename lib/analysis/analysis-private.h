@@ -166,6 +166,12 @@ void mp_frames_compute_sites(struct mp_analysis *a);
 
 /* series.c: the time series, by tick and at the end of the pass. */
 void mp_series_on_tick(struct mp_analysis *a, const struct mp_record *rec);
+/*
+ * Append a finished point to the series (an aggregated capture's AGG_SAMPLE),
+ * merging neighbours in pairs when full, as ticks do: the series keeps at
+ * most opts.max_memory_records points, whatever the capture holds.
+ */
+void mp_series_push(struct mp_analysis *a, const struct mp_sample *s);
 /* The last point, when events followed the last tick. */
 void mp_series_finish(struct mp_analysis *a);
 /* MP_ANALYSIS_TEMPORAL: the intervals of the blocks and mappings still live at the end. */

@@ -68,9 +68,24 @@ enum mp_view {
 	MP_VIEW_ALLOCATED, /* every allocation, freed or not */
 };
 
+/*
+ * Bytes and blocks. A size is any 64-bit value (an allocation of 2^63 bytes
+ * is legal in a capture), so every count of the analysis is unsigned,
+ * modulo 2^64: exact whenever the true value fits, as a real program's do.
+ */
 struct mp_counts {
 	uint64_t bytes, count;
 };
+
+/*
+ * A count as a signed 64-bit number, for the formats that carry only those
+ * (pprof's values, the HTML reports' data): above INT64_MAX it saturates
+ * rather than turning negative.
+ */
+static inline int64_t mp_count_i64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
 
 struct mp_module;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_calltree_init(struct mp_calltree *t, const struct mp_analysis *a, unsigned flags)
@@ -127,7 +128,7 @@ void mp_calltree_finish(struct mp_calltree *t)
 		uint32_t *kids = order + start[p];
 		size_t k = start[p + 1] - start[p];
 		struct mp_calltree_node *parent = &t->nodes[p];
-		qsort_r(kids, k, sizeof(*kids), child_cmp, t->nodes);
+		mp_qsort_r(kids, k, sizeof(*kids), child_cmp, t->nodes);
 		parent->nchildren = (uint32_t)k;
 		parent->first_child = k ? kids[0] : MP_NONE;
 		for (size_t j = 0; j < k; j++)

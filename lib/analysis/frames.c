@@ -8,6 +8,7 @@
 
 #include "lib/format/pyframe.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
 
@@ -165,7 +166,7 @@ static uint32_t module_containing(struct mp_analysis *a, uint64_t ip)
 				p->nsegs++;
 			}
 		}
-		qsort(p->segs, p->nsegs, sizeof(*p->segs), segref_cmp);
+		mp_qsort(p->segs, p->nsegs, sizeof(*p->segs), segref_cmp);
 		p->segs_dirty = false;
 	}
 	/* The last segment starting at or below ip. */

@@ -9,6 +9,7 @@
 #include "lib/analysis/blocks.h"
 #include "lib/analysis/rangemap.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts)
@@ -178,6 +179,6 @@ void mp_analysis_finish(struct mp_analysis *a)
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
 		mp_series_live_intervals(a);
-	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
+	mp_qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
 	release_pass_state(p);
 }

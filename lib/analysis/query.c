@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
 
@@ -106,7 +107,7 @@ static int row_cmp_count(const void *x, const void *y)
 
 void mp_group_sort(struct mp_group_row *rows, size_t n, enum mp_sort_key key)
 {
-	qsort(rows, n, sizeof(*rows), key == MP_SORT_BYTES ? row_cmp_bytes : row_cmp_count);
+	mp_qsort(rows, n, sizeof(*rows), key == MP_SORT_BYTES ? row_cmp_bytes : row_cmp_count);
 }
 
 size_t mp_analysis_group(const struct mp_analysis *a, enum mp_view view, unsigned by,

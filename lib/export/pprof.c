@@ -262,6 +262,12 @@ static void mappings(struct pprof *p, PbProfile *msg)
 	free(ptrs);
 }
 
+/* Microseconds as pprof's nanoseconds, saturating (a damaged capture may say anything). */
+static int64_t nanos(uint64_t us)
+{
+	return mp_count_i64(us > UINT64_MAX / 1000 ? UINT64_MAX : us * 1000);
+}
+
 /* The header message: sample types, period, times, comments and mappings. */
 static void header(struct pprof *p, enum mp_view view)
 {
@@ -298,8 +304,8 @@ static void header(struct pprof *p, enum mp_view view)
 	period.unit = bytes;
 	msg.period_type = &period;
 	msg.period = 1;
-	msg.time_nanos = (int64_t)(a->header.start_time_us * 1000);
-	msg.duration_nanos = (int64_t)(a->duration_us * 1000);
+	msg.time_nanos = nanos(a->header.start_time_us);
+	msg.duration_nanos = nanos(a->duration_us);
 	strbuf_addf(&sb, "memprof %s: %s", PACKAGE_VERSION, mp_export_view_words(view));
 	comments[0] = add_string(p, sb.buf, true);
 	strbuf_reset(&sb);
@@ -350,10 +356,10 @@ static void sample(struct pprof *p, const struct mp_slot *s, struct mp_counts sh
 		p->ids[n++] = id;
 		node = mp_analysis_parent(p->a, node);
 	} while (node);
-	values[V_ALLOC_OBJECTS] = (int64_t)s->allocated.count;
-	values[V_ALLOC_SPACE] = (int64_t)s->allocated.bytes;
-	values[V_VIEW_OBJECTS] = (int64_t)shown.count;
-	values[V_VIEW_SPACE] = (int64_t)shown.bytes;
+	values[V_ALLOC_OBJECTS] = mp_count_i64(s->allocated.count);
+	values[V_ALLOC_SPACE] = mp_count_i64(s->allocated.bytes);
+	values[V_VIEW_OBJECTS] = mp_count_i64(shown.count);
+	values[V_VIEW_SPACE] = mp_count_i64(shown.bytes);
 	smp.n_location_id = n;
 	smp.location_id = p->ids;
 	smp.n_value = NVALUES;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_live_init(struct mp_live *m, pid_t pid)
@@ -235,7 +236,7 @@ static int row_cmp(const void *x, const void *y, void *ctx)
 void mp_live_sort_rows(struct mp_live *m)
 {
 	if (m->nrows)
-		qsort_r(m->rows, m->nrows, sizeof(*m->rows), row_cmp, m);
+		mp_qsort_r(m->rows, m->nrows, sizeof(*m->rows), row_cmp, m);
 }
 
 void mp_live_update(struct mp_live *m)

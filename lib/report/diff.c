@@ -7,6 +7,7 @@
 
 #include "lib/report/json.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct site_probe {
@@ -122,7 +123,7 @@ void mp_diff_build(struct mp_diff *d, const struct mp_analysis *base, const stru
 		if (changed(&d->rows[i]))
 			d->rows[kept++] = d->rows[i];
 	d->n = kept;
-	qsort(d->rows, d->n, sizeof(*d->rows), row_cmp);
+	mp_qsort(d->rows, d->n, sizeof(*d->rows), row_cmp);
 	totals(&d->total_base, base);
 	totals(&d->total_new, new);
 }

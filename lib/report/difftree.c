@@ -7,6 +7,7 @@
 
 #include "lib/analysis/calltree.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/strtab.h"
 #include "lib/util/xalloc.h"
 
@@ -168,7 +169,7 @@ void mp_difftree_build(struct mp_difftree *t, const struct mp_analysis *base,
 			ALLOC_GROW(kids, (size_t)k + 1, kids_alloc);
 			kids[k++] = c;
 		}
-		qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
+		mp_qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
 		while (k) {
 			depth[kids[--k]] = depth[i] + 1;
 			stack[sp++] = kids[k];

@@ -12,6 +12,7 @@
 #include "lib/report/html-tree.h"
 #include "lib/report/json.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/strtab.h"
 #include "lib/util/xalloc.h"
 
@@ -158,7 +159,7 @@ static int64_t memory_cell(struct builder *b, const void *ctx, size_t c, size_t 
 {
 	const struct mp_sample *s = &b->a->samples[i];
 	(void)ctx;
-	return (int64_t)(c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
+	return mp_count_i64(c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
 }
 
 static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t i)
@@ -243,8 +244,8 @@ static int64_t interval_cell(struct builder *b, const void *ctx, size_t c, size_
 	case 0: return iv->node;
 	case 1: return iv->alloc;
 	case 2: return iv->free == MP_NONE ? -1 : (int64_t)iv->free;
-	case 3: return (int64_t)iv->c.count;
-	default: return (int64_t)iv->c.bytes;
+	case 3: return mp_count_i64(iv->c.count);
+	default: return mp_count_i64(iv->c.bytes);
 	}
 }
 
@@ -253,7 +254,7 @@ static void write_u64s(struct mp_json *j, const char *key, const uint64_t *v, si
 	mp_json_key(j, key);
 	mp_json_begin_array(j);
 	for (size_t i = 0; i < n; i++)
-		mp_json_int(j, (int64_t)v[i]);
+		mp_json_int(j, mp_count_i64(v[i]));
 	mp_json_end_array(j);
 }
 
@@ -277,8 +278,8 @@ static int64_t tree_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 0: return n->depth;
 	case 1: return n->location == MP_NONE ? -1 : (int64_t)out_location(b, n->location);
 	case 2: return n->thread == MP_THREAD_MERGED ? -1 : (int64_t)n->thread;
-	case 3: return (int64_t)n->self.bytes;
-	default: return (int64_t)n->self.count;
+	case 3: return mp_count_i64(n->self.bytes);
+	default: return mp_count_i64(n->self.count);
 	}
 }
 
@@ -308,10 +309,10 @@ static int64_t diff_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 1: return n->loc == MP_NONE ? -1 :
 		       n->side == MP_DIFF_NEW ? (int64_t)out_location(b, n->loc) :
 						(int64_t)out_base_location(b, n->loc);
-	case 2: return (int64_t)n->self[MP_DIFF_NEW].bytes;
-	case 3: return (int64_t)n->self[MP_DIFF_NEW].count;
-	case 4: return (int64_t)n->self[MP_DIFF_BASE].bytes;
-	default: return (int64_t)n->self[MP_DIFF_BASE].count;
+	case 2: return mp_count_i64(n->self[MP_DIFF_NEW].bytes);
+	case 3: return mp_count_i64(n->self[MP_DIFF_NEW].count);
+	case 4: return mp_count_i64(n->self[MP_DIFF_BASE].bytes);
+	default: return mp_count_i64(n->self[MP_DIFF_BASE].count);
 	}
 }
 
@@ -340,8 +341,8 @@ static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 0: return r->thread;
 	case 1: return x->kind_of[i];
 	case 2: return out_location(b, r->site == MP_NONE ? MP_LOCATION_NO_STACK : r->site);
-	case 3: return (int64_t)r->c.bytes;
-	case 4: return (int64_t)r->c.count;
+	case 3: return mp_count_i64(r->c.bytes);
+	case 4: return mp_count_i64(r->c.count);
 	default: return r->process == MP_NONE ? -1 : (int64_t)r->process;
 	}
 }
@@ -366,7 +367,7 @@ static size_t bound_rows(struct builder *b, struct mp_group_row *rows, size_t n)
 	if (n <= limit)
 		return n;
 	keep = limit > 256 ? limit - 128 : limit / 2;
-	qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
+	mp_qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
 	m = keep;
 	for (size_t i = keep; i < n; i++) {
 		if (m > keep && !kind_thread_cmp(&rows[m - 1], &rows[i])) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct fn_probe {
@@ -118,7 +119,7 @@ static int row_cmp(const void *x, const void *y, void *ctx)
 void mp_summary_sort(struct mp_summary *s, const struct mp_analysis *a, int column)
 {
 	struct sort_ctx ctx = { a, column };
-	qsort_r(s->rows, s->n, sizeof(*s->rows), row_cmp, &ctx);
+	mp_qsort_r(s->rows, s->n, sizeof(*s->rows), row_cmp, &ctx);
 }
 
 static void size_cell(struct mp_table *t, size_t col, uint64_t bytes, uint64_t total)

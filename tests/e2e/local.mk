@@ -54,6 +54,7 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stacks.sh \
 	%reldir%/parse-stdin.sh \
 	%reldir%/python-examples.sh \
 	%reldir%/python-frames.sh \
@@ -62,6 +63,7 @@ E2E_TESTS = \
 	%reldir%/python-tracker.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
+	%reldir%/reports-edges.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-aggregate.sh \
 	%reldir%/run-allocs.sh \

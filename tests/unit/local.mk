@@ -27,7 +27,7 @@ UNIT_TESTS += \
 	%reldir%/test-symbols
 # end of UNIT_TESTS
 UNIT_LDADD = $(MP_LIBS) $(CMOCKA_LIBS)
-UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
+UNIT_CFLAGS = $(MP_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_test_aggregate_SOURCES = %reldir%/test-aggregate.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_aggregate_LDADD = $(UNIT_LDADD)
 tests_unit_test_aggregate_CFLAGS = $(UNIT_CFLAGS)
