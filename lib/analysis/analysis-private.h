@@ -95,8 +95,8 @@ struct mp_analysis_private {
 	struct mp_interval *pend;
 	size_t npend, pend_alloc;
 	struct mp_idxset pendset;
-	/* Allocation sites: first non-runtime location on the path to the root, by node. */
-	uint32_t *site_memo;
+	/* Allocation sites and their Python callers, by node (present.c). */
+	uint32_t *site_memo, *caller_memo;
 	struct mp_sym_frame *symbuf;
 };
 
@@ -127,7 +127,13 @@ void mp_frames_on_module_unload(struct mp_analysis *a, uint64_t id);
 void mp_frames_on_string(struct mp_analysis *a, const struct mp_record *rec);
 void mp_frames_on_symbol(struct mp_analysis *a, const struct mp_record *rec);
 void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec);
-/* At the end of the pass: each trace node's allocation site. */
+
+/*
+ * present.c: how reports show stacks. The classes of a new location (the
+ * MP_LOC_PYTHON to MP_LOC_PROGRAM flags), from its fields; at the end of
+ * the pass, each trace node's allocation site and Python caller.
+ */
+uint32_t mp_frames_classify(const struct mp_analysis *a, const struct mp_location *l);
 void mp_frames_compute_sites(struct mp_analysis *a);
 
 /* series.c: the time series, by tick and at the end of the pass. */

@@ -26,6 +26,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	/* Full series merge in pairs. */
 	a->opts.max_memory_records &= ~(size_t)1;
 	a->ticks_per_sample = 1;
+	a->interpreter_loc = MP_NONE;
 	mp_strtab_init(&a->strings);
 	p = a->p = xcalloc(1, sizeof(*p));
 	mp_blocks_init(&p->blocks);
@@ -93,6 +94,7 @@ void mp_analysis_release(struct mp_analysis *a)
 		free(p->orphans);
 		free(p->frames);
 		free(p->site_memo);
+		free(p->caller_memo);
 		free(p);
 	}
 	for (size_t i = 0; i < a->nmodules; i++) {
@@ -161,8 +163,10 @@ void mp_analysis_finish(struct mp_analysis *a)
 		a->totals.leaked_count += s->leaked.count;
 	}
 	mp_frames_compute_sites(a);
-	for (size_t i = 0; i < a->nslots; i++)
+	for (size_t i = 0; i < a->nslots; i++) {
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);
+		a->slots[i].caller = mp_analysis_caller(a, a->slots[i].stack);
+	}
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
 		mp_series_live_intervals(a);
 	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);

@@ -7,6 +7,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/calltree.c %reldir%/calltree.h \
 	%reldir%/frames.c \
 	%reldir%/lifecycle.c \
+	%reldir%/present.c \
 	%reldir%/query.c \
 	%reldir%/rangemap.c %reldir%/rangemap.h \
 	%reldir%/series.c

@@ -24,10 +24,13 @@
 
 FIXTURE struct mp_analysis A;
 FIXTURE uint64_t nstrings; /* STRING ids given so far */
+/* The header's executable path in the next begin(); NULL: none. */
+FIXTURE const char *fixture_exe;
 
 FIXTURE void begin_opts(const struct mp_analysis_opts *o)
 {
 	struct mp_header h = { 0 };
+	h.exe = (char *)fixture_exe;
 	h.major = 1;
 	h.pid = 100;
 	h.main_tid = 100;
