@@ -20,6 +20,8 @@ static const struct mp_opt opts[] = {
 	{ 'r', 'r', "max-rows", "N", "show at most N rows (default: what fits the terminal)" },
 	MP_REPORT_JSON_OPTS("the differences", "memprof-diff-NEW.json next to NEW"),
 	MP_REPORT_NO_MMAP_OPT,
+	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };
 
@@ -83,7 +85,7 @@ int cmd_diff(int argc, char **argv)
 		status = mp_report_json_write(&json, path, &out);
 	} else {
 		struct mp_term term;
-		mp_term_detect(&term, STDOUT_FILENO);
+		mp_report_term(&args, &term);
 		if (!rows) /* as summary: the terminal's lines less five, at least ten */
 			rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;
 		mp_diff_text(&d, &names, (size_t)rows, &term, &out);

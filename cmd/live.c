@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/report.h"
 #include "lib/live/watch.h"
 #include "lib/util/usage.h"
 
@@ -17,6 +18,8 @@ enum { OPT_NO_SYMBOLS = 256 };
 static const struct mp_opt opts[] = {
 	{ OPT_NO_SYMBOLS, 0, "no-symbols", NULL,
 	  "show functions as module+offset (no symbolization while the program runs)" },
+	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };
 
@@ -35,6 +38,7 @@ int cmd_live(int argc, char **argv)
 {
 	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_live_watch_opts o = MP_LIVE_WATCH_OPTS_INIT;
+	struct mp_report_args args = MP_REPORT_ARGS_INIT;
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
 	char *end, *line, *next;
 	long pid;
@@ -42,6 +46,10 @@ int cmd_live(int argc, char **argv)
 	while ((c = mp_getopt(&spec, &g)) != -1)
 		if (c == OPT_NO_SYMBOLS)
 			o.symbolize = false;
+		else
+			mp_report_option(&spec, &args, c, g.arg);
+	o.flags = args.flags;
+	o.full_names = args.full_names;
 	errno = 0;
 	pid = strtol(argv[g.optind], &end, 10);
 	if (errno || *end || pid <= 0 || pid > INT_MAX)

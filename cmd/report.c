@@ -10,6 +10,7 @@
 #include "lib/report/report.h"
 #include "lib/util/hash.h"
 #include "lib/report/progress.h"
+#include "lib/report/render-text.h"
 #include "lib/util/strbuf.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/usage.h"
@@ -44,8 +45,26 @@ int mp_report_parse_option(struct mp_report_args *args, int id, const char *arg,
 	case MP_OPT_NO_MMAP:
 		args->flags |= MP_ANALYSIS_NO_MMAP;
 		return 1;
+	case MP_OPT_ALL_FRAMES:
+		args->flags |= MP_ANALYSIS_ALL_FRAMES;
+		return 1;
+	case MP_OPT_RAW_LEAF:
+		args->flags |= MP_ANALYSIS_RAW_LEAF;
+		return 1;
+	case MP_OPT_FULL_NAMES:
+		args->full_names = true;
+		return 1;
 	}
 	return 0;
+}
+
+void mp_report_term(const struct mp_report_args *args, struct mp_term *t)
+{
+	mp_term_detect(t, STDOUT_FILENO);
+	if (args->full_names) {
+		t->full_names = true;
+		t->limit = 0;
+	}
 }
 
 bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,

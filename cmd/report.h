@@ -32,6 +32,17 @@ enum {
 #define MP_REPORT_NO_MMAP_OPT                                                                  \
 	{ MP_OPT_NO_MMAP, 0, "no-mmap", NULL, "leave mmap, mremap and munmap out" }
 
+/* How stacks and names are shown (memprof(1), "FRAMES"): every reporter, and the names' option. */
+enum { MP_OPT_ALL_FRAMES = 410, MP_OPT_RAW_LEAF, MP_OPT_FULL_NAMES };
+#define MP_REPORT_FRAMES_OPTS                                                                  \
+	{ MP_OPT_ALL_FRAMES, 0, "all-frames", NULL,                                            \
+	  "show every frame, a Python program's interpreter frames too" },                     \
+	{ MP_OPT_RAW_LEAF, 0, "raw-leaf", NULL,                                                \
+	  "name each stack by its innermost frame, allocator plumbing included" }
+#define MP_REPORT_FULL_NAMES_OPT                                                               \
+	{ MP_OPT_FULL_NAMES, 0, "full-names", NULL,                                            \
+	  "keep C++ names whole (template arguments) and lines uncut" }
+
 /*
  * The JSON file of a text reporter (stats, diff): --json, -o FILE (- for
  * standard output) and -f, as entries of its option table, and their values.
@@ -67,11 +78,13 @@ struct mp_report_args {
 	const char *view_opt;           /* the option that chose it, for conflicts */
 	uint64_t threshold;             /* temporary threshold */
 	unsigned flags;                 /* enum mp_analysis_flags */
+	bool full_names;                /* --full-names */
 };
-#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0 }
+#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0, false }
 
 /*
- * Handle a view or --no-mmap option; returns true when id was one. Two view
+ * Handle a view option, --no-mmap or one of MP_REPORT_FRAMES_OPTS and
+ * MP_REPORT_FULL_NAMES_OPT; returns true when id was one. Two view
  * options that disagree are a usage error (exit 2).
  */
 bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
@@ -94,5 +107,9 @@ int mp_report_parse_option(struct mp_report_args *args, int id, const char *arg,
  */
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
 		    const struct mp_analysis_opts *o);
+
+struct mp_term;
+/* The terminal of standard output, fitted as args say (--full-names: no cut). */
+void mp_report_term(const struct mp_report_args *args, struct mp_term *t);
 
 #endif

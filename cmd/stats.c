@@ -18,6 +18,8 @@ static const struct mp_opt opts[] = {
 	{ 'n', 'n', "num-largest", "N", "entries in each top list (default 5)" },
 	MP_REPORT_JSON_OPTS("the figures", "memprof-stats-CAPTURE.json next to the capture"),
 	MP_REPORT_NO_MMAP_OPT,
+	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };
 
@@ -61,7 +63,7 @@ int cmd_stats(int argc, char **argv)
 		free(path);
 	} else {
 		struct mp_term term;
-		mp_term_detect(&term, STDOUT_FILENO);
+		mp_report_term(&args, &term);
 		mp_stats_text(&a, &sopts, &term, &out);
 		fwrite(out.buf, 1, out.len, stdout);
 	}

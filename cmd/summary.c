@@ -19,6 +19,8 @@ static const struct mp_opt opts[] = {
 	{ 'r', 'r', "max-rows", "N", "show at most N rows (default: what fits the terminal)" },
 	MP_REPORT_VIEW_OPTS,
 	MP_REPORT_NO_MMAP_OPT,
+	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };
 
@@ -52,7 +54,7 @@ int cmd_summary(int argc, char **argv)
 		else if (c == 'r')
 			rows = mp_opt_uint(&spec, "--max-rows", g.arg, 1, UINT32_MAX);
 	}
-	mp_term_detect(&term, STDOUT_FILENO);
+	mp_report_term(&args, &term);
 	if (!rows) {
 		/* memray's default: the terminal's lines less five, at least ten. */
 		rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;

@@ -12,6 +12,8 @@ static const struct mp_opt opts[] = {
 	MP_REPORT_VIEW_OPTS,
 	MP_HTML_SPLIT_THREADS_OPT,
 	MP_REPORT_NO_MMAP_OPT,
+	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };
 

@@ -25,6 +25,7 @@ static const struct mp_opt opts[] = {
 	MP_REPORT_VIEW_OPTS,
 	{ OPT_SPLIT_THREADS, 0, "split-threads", NULL, "keep the threads apart" },
 	MP_REPORT_NO_MMAP_OPT,
+	MP_REPORT_FRAMES_OPTS,
 	{ 0 },
 };
 

@@ -13,11 +13,17 @@
 #include "lib/report/tree.h"
 #include "lib/util/usage.h"
 
+enum { OPT_WHOLE_PATHS = 256 };
+
 static const struct mp_opt opts[] = {
 	{ 'b', 'b', "biggest-allocs", "N",
 	  "show the N biggest allocation stacks, fold the others into one line (default 10)" },
+	{ OPT_WHOLE_PATHS, 0, "whole-paths", NULL,
+	  "print every frame of each path, with no \"... N more ...\"" },
 	MP_REPORT_VIEW_OPTS,
 	MP_REPORT_NO_MMAP_OPT,
+	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };
 
@@ -38,6 +44,7 @@ int cmd_tree(int argc, char **argv)
 	struct mp_analysis a;
 	struct mp_term term;
 	struct strbuf out = STRBUF_INIT;
+	struct mp_tree_opts o = { false };
 	uint64_t biggest = 10;
 	int c;
 
@@ -46,15 +53,17 @@ int cmd_tree(int argc, char **argv)
 			continue;
 		if (c == 'b')
 			biggest = mp_opt_uint(&spec, "--biggest-allocs", g.arg, 1, UINT32_MAX);
+		else if (c == OPT_WHOLE_PATHS)
+			o.whole_paths = true;
 	}
 	if (!mp_report_load(&a, argv[g.optind], &args, NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}
-	mp_term_detect(&term, STDOUT_FILENO);
+	mp_report_term(&args, &term);
 	mp_report_view_title(&a, args.view, &out);
 	strbuf_addch(&out, '\n');
-	mp_tree_render(&a, args.view, (size_t)biggest, &term, &out);
+	mp_tree_render(&a, args.view, (size_t)biggest, &o, &term, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	strbuf_release(&out);
 	mp_analysis_release(&a);

@@ -423,6 +423,14 @@ size_t mp_analysis_view_stack(const struct mp_analysis *a, uint32_t stack, uint3
  */
 uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack);
 /*
+ * The same from the frames of a stack as mp_analysis_view_stack() gives
+ * them (innermost first, n >= 1): their first frame that is none of a
+ * runtime module's, plumbing or the <stack truncated> mark
+ * (a->interpreter_loc is none of them), else the first; with
+ * MP_ANALYSIS_RAW_LEAF the first. For views made during the pass.
+ */
+uint32_t mp_analysis_site_in(const struct mp_analysis *a, const uint32_t *shown, size_t n);
+/*
  * The innermost Python frame of a stack whose site is a native frame (a C
  * extension or library called from Python), else MP_NONE. After
  * mp_analysis_finish(); slot.caller holds it for each slot.

@@ -117,6 +117,8 @@ struct sweep {
 	uint32_t python;        /* innermost Python frame */
 };
 enum { HAS_PYTHON = 1, HAS_INTERPRETER = 2 };
+/* What cannot be an allocation's site (mp_analysis_site()). */
+#define NOT_SITE (MP_LOC_RUNTIME | MP_LOC_TRUNCATED | MP_LOC_PLUMBING)
 
 void mp_frames_compute_sites(struct mp_analysis *a)
 {
@@ -124,7 +126,6 @@ void mp_frames_compute_sites(struct mp_analysis *a)
 	struct sweep *w = xreallocarray(NULL, a->ntraces + 1, sizeof(*w));
 	uint8_t *has = xcalloc(a->ntraces + 1, 1);
 	bool folds = mp_analysis_folds(a), raw = (a->opts.flags & MP_ANALYSIS_RAW_LEAF) != 0;
-	uint32_t not_site = MP_LOC_RUNTIME | MP_LOC_TRUNCATED | MP_LOC_PLUMBING;
 
 	p->site_memo = xreallocarray(NULL, a->ntraces + 1, sizeof(*p->site_memo));
 	p->caller_memo = xreallocarray(NULL, a->ntraces + 1, sizeof(*p->caller_memo));
@@ -151,7 +152,7 @@ void mp_frames_compute_sites(struct mp_analysis *a)
 				continue;
 			if (s.shown == MP_NONE)
 				s.shown = locs[i];
-			if (s.site == MP_NONE && !(l->flags & not_site))
+			if (s.site == MP_NONE && !(l->flags & NOT_SITE))
 				s.site = locs[i];
 		}
 		if (s.site == MP_NONE)
@@ -188,6 +189,15 @@ uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack)
 	/* Before the end of the pass: the innermost frame. */
 	mp_analysis_node_frames(a, stack, &locs);
 	return locs[0];
+}
+
+uint32_t mp_analysis_site_in(const struct mp_analysis *a, const uint32_t *shown, size_t n)
+{
+	if (!(a->opts.flags & MP_ANALYSIS_RAW_LEAF))
+		for (size_t i = 0; i < n; i++)
+			if (!(a->locs[shown[i]].flags & NOT_SITE))
+				return shown[i];
+	return shown[0];
 }
 
 uint32_t mp_analysis_caller(const struct mp_analysis *a, uint32_t stack)

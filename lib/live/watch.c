@@ -149,6 +149,8 @@ int mp_live_watch(pid_t pid, const struct mp_live_watch_opts *o, struct strbuf *
 	if (mp_live_tui_check(err) < 0)
 		return -1;
 	mp_live_init(&w.model, pid);
+	w.model.flags = o->flags;
+	w.model.full_names = o->full_names;
 	w.obs = mp_live_observer(&w.model);
 	/* The signals that end the view, and the terminal's size, come through a descriptor. */
 	sigemptyset(&block);

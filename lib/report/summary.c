@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/report/report.h"
 #include "lib/util/xalloc.h"
 
 struct fn_probe {
@@ -38,6 +39,7 @@ static uint32_t row_of(struct mp_summary *s, const struct mp_analysis *a, uint32
 	memset(&s->rows[idx], 0, sizeof(s->rows[idx]));
 	s->rows[idx].function = l->function;
 	s->rows[idx].file = file;
+	s->rows[idx].loc = loc;
 	s->rows[idx].stamp_ = MP_NONE;
 	mp_idxset_add(&s->set_, h, idx);
 	return idx;
@@ -56,14 +58,16 @@ void mp_summary_build(struct mp_summary *s, const struct mp_analysis *a, enum mp
 			continue;
 		s->view_total.bytes += c.bytes;
 		s->view_total.count += c.count;
-		n = mp_analysis_stack(a, a->slots[i].stack, &buf, &alloc);
+		n = mp_analysis_view_stack(a, a->slots[i].stack, &buf, &alloc);
+		/* Own memory is the site's: the program's code, not the allocator's plumbing. */
+		{
+			uint32_t site = row_of(s, a, a->slots[i].site); /* may move s->rows */
+			s->rows[site].own.bytes += c.bytes;
+			s->rows[site].own.count += c.count;
+		}
 		for (size_t k = 0; k < n; k++) {
 			uint32_t idx = row_of(s, a, buf[k]); /* may move s->rows */
 			struct mp_summary_row *r = &s->rows[idx];
-			if (k == 0) {
-				r->own.bytes += c.bytes;
-				r->own.count += c.count;
-			}
 			if (r->stamp_ == i)
 				continue; /* recursion: this stack is already counted */
 			r->stamp_ = (uint32_t)i;
@@ -170,13 +174,14 @@ void mp_summary_render(const struct mp_summary *s, const struct mp_analysis *a, 
 		char count[32];
 		strbuf_reset(&fn);
 		strbuf_reset(&file);
-		mp_text_addstr_safe(&fn, mp_analysis_string(a, r->function));
+		mp_report_function(a, r->loc, t->full_names, &fn);
 		mp_text_addstr_safe(&file, r->file ? mp_analysis_string(a, r->file) : "???");
 		segs[0] = fn.buf;
 		segs[1] = " at ";
 		segs[2] = file.buf;
 		mp_table_row(&table);
-		mp_table_cell_segs(&table, 0, 3, segs, colors);
+		/* [python interpreter] is nowhere: no " at ???". */
+		mp_table_cell_segs(&table, 0, r->loc == a->interpreter_loc ? 1 : 3, segs, colors);
 		size_cell(&table, 1, r->total.bytes, total);
 		percent_cell(&table, 2, r->total.bytes, total);
 		size_cell(&table, 3, r->own.bytes, total);
@@ -184,7 +189,7 @@ void mp_summary_render(const struct mp_summary *s, const struct mp_analysis *a, 
 		snprintf(count, sizeof(count), "%llu", (unsigned long long)r->total.count);
 		mp_table_cell(&table, 5, count, MP_COLOR_RESET);
 	}
-	mp_table_render(&table, t, t->tty ? (size_t)t->width : 0, out);
+	mp_table_render(&table, t, t->limit, out);
 	mp_table_release(&table);
 	strbuf_release(&fn);
 	strbuf_release(&file);

@@ -300,47 +300,12 @@ static void test_python_raw_leaf(void **state)
 
 /* ---- C++ plumbing ------------------------------------------------------- */
 
-enum { MAPS = 1, STDCXX };
-
-/* fill() called from main:15 and main:17; vector's growth inlined into fill. */
-static void cxx_stacks(unsigned flags)
-{
-	fixture_exe = "/src/maps";
-	begin(flags, 1);
-	fixture_exe = NULL;
-	uint64_t s_main = string("main"), s_src = string("/src/maps.cpp"), s_fill = string("fill(int, char const*)");
-	uint64_t s_alloc = string("std::__new_allocator<int>::allocate(unsigned long, void const*)");
-	uint64_t s_alloc_h = string("/usr/include/c++/12/bits/new_allocator.h");
-	uint64_t s_grow = string("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"
-				 "(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, int const&)");
-	uint64_t s_tcc = string("/usr/include/c++/12/bits/vector.tcc"), s_new = string("operator new(unsigned long)");
-	struct mp_frame f15[] = { { s_main, s_src, 15, 1 } }, f17[] = { { s_main, s_src, 17, 1 } };
-	struct mp_frame f_fill[] = { { s_alloc, s_alloc_h, 137, 3 }, { s_grow, s_tcc, 440, 5 },
-				     { s_fill, s_src, 8, 7 } };
-	struct mp_frame f_new[] = { { s_new, 0, 0, 0 } };
-	module(MAPS, 0x400000, "/src/maps", 0x1000, 0x10000);
-	module(STDCXX, 0x7f0000000000, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 0, 0x100000);
-	symbol(0x401000, MAPS, 0x1000, 1, f15);
-	symbol(0x401010, MAPS, 0x1010, 1, f17);
-	symbol(0x401100, MAPS, 0x1100, 3, f_fill);
-	symbol(0x7f0000001000, STDCXX, 0x1000, 1, f_new);
-	trace(0, 0x401000);               /* 1 main:15 */
-	trace(1, 0x401100);               /* 2 fill */
-	trace(2, 0x7f0000001000);         /* 3 operator new */
-	trace(0, 0x401010);               /* 4 main:17 */
-	trace(4, 0x401100);               /* 5 fill */
-	trace(5, 0x7f0000001000);         /* 6 operator new */
-	ev_alloc(0, MALLOC, 0x10, 64, 3);
-	ev_alloc(0, MALLOC, 0x20, 128, 6);
-	mp_analysis_finish(&A);
-}
-
 static void test_cxx_sites(void **state)
 {
 	struct mp_group_row *rows;
 	size_t n;
 	(void)state;
-	cxx_stacks(0);
+	cxx_program(0);
 	assert_int_equal(A.interpreter_loc, MP_NONE);
 	assert_false(mp_analysis_folds(&A));
 	assert_int_equal(A.locs[loc_named("fill(int, char const*)")].flags, MP_LOC_PROGRAM);
@@ -374,7 +339,7 @@ static void test_cxx_sites(void **state)
 static void test_cxx_raw_leaf(void **state)
 {
 	(void)state;
-	cxx_stacks(MP_ANALYSIS_RAW_LEAF);
+	cxx_program(MP_ANALYSIS_RAW_LEAF);
 	assert_string_equal(locname(slot_at(3)->site), "operator new(unsigned long)");
 }
 
