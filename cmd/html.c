@@ -77,6 +77,7 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	}
 	if (!ret) {
 		args->html.view = args->view.view;
+		args->html.full_names = args->view.full_names;
 		args->capture = argv[g.optind];
 	}
 	if (err && ret)

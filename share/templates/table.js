@@ -18,6 +18,22 @@
   function texts(count, fn) { var a = new Array(count); for (var i = 0; i < count; i++) a[i] = fn(i); return a; }
   var locText = texts(MP.nloc, MP.where), threadText = texts(MP.nthreads, MP.threadLabel);
   var kindText = texts(kinds.length, function (k) { return kinds[k]; });
+  /* A site called from Python names its caller: one text per (site, caller). */
+  var locCol = R.location, locDict = locText;
+  if (R.caller) {
+    var pairs = new Map();
+    locCol = new Int32Array(n);
+    locDict = [];
+    for (var p = 0; p < n; p++) {
+      var key = R.location[p] * (MP.nloc + 1) + R.caller[p] + 1, id = pairs.get(key);
+      if (id === undefined) {
+        id = locDict.length;
+        pairs.set(key, id);
+        locDict.push(locText[R.location[p]] + (R.caller[p] >= 0 ? ' called from ' + locText[R.caller[p]] : ''));
+      }
+      locCol[p] = id;
+    }
+  }
 
   /* Columns: dictionary columns sort by the rank of their text, numeric ones by value. */
   var COLS = [];
@@ -25,7 +41,7 @@
   COLS.push({ key: 'size', label: 'Size', col: R.bytes, num: true, fmt: MP.bytes });
   COLS.push({ key: 'allocator', label: 'Allocator', col: R.kind, dict: kindText });
   COLS.push({ key: 'count', label: 'Allocations', col: R.count, num: true, fmt: MP.num });
-  COLS.push({ key: 'location', label: 'Location', col: R.location, dict: locText });
+  COLS.push({ key: 'location', label: 'Location', col: locCol, dict: locDict });
   function cellText(c, i) { var v = c.col[i]; return c.num ? c.fmt(v) : c.dict[v] || '???'; }
   function sortKey(c) {
     if (c.key_) return c.key_;
@@ -80,9 +96,9 @@
     var q = S.query, i;
     if (!q) { order = all.slice(); } else {
       var hit = function (list) { return list.map(function (t) { return t.toLowerCase().indexOf(q) >= 0; }); };
-      var lm = hit(locText), km = hit(kindText), tm = split ? hit(threadText) : null, keep = [];
+      var lm = hit(locDict), km = hit(kindText), tm = split ? hit(threadText) : null, keep = [];
       for (i = 0; i < n; i++) {
-        if (lm[R.location[i]] || km[R.kind[i]] || (tm && tm[R.thread[i]])) keep.push(i);
+        if (lm[locCol[i]] || km[R.kind[i]] || (tm && tm[R.thread[i]])) keep.push(i);
       }
       order = Uint32Array.from(keep);
     }
@@ -132,9 +148,12 @@
   function csv() {
     var header = (split ? ['thread_tid', 'thread_name'] : []).concat(['size_bytes', 'allocator', 'allocations', 'function', 'file', 'line', 'module']);
     var rows = [];
+    if (R.caller) header.push('caller');
     for (var k = 0; k < order.length; k++) {
       var i = order[k], l = R.location[i], row = split ? [MP.tid(R.thread[i]), MP.threadName(R.thread[i])] : [];
-      rows.push(row.concat([R.bytes[i], kinds[R.kind[i]] || '', R.count[i], MP.fn(l), MP.file(l), MP.line(l), MP.module(l)]));
+      row = row.concat([R.bytes[i], kinds[R.kind[i]] || '', R.count[i], MP.fn(l), MP.file(l), MP.line(l), MP.module(l)]);
+      if (R.caller) row.push(R.caller[i] >= 0 ? MP.where(R.caller[i]) : '');
+      rows.push(row);
     }
     return MP.csv(header, rows);
   }

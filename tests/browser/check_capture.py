@@ -57,7 +57,7 @@ def flamegraph(browser, a, page, d):
     initial = CF.frames(page)
     CF.expect_drawn(page, tree, 0, "at load")
     for name in names_of(a):
-        expect(name in initial, "%r is not drawn; drawn: %s" % (name, sorted(set(initial))))
+        expect(CF.drawn_as(name, initial), "%r is not drawn; drawn: %s" % (name, sorted(set(initial))))
     page.screenshot(a.shot)
     if a.zoom:
         CF.click_frame(page, a.zoom)
@@ -118,7 +118,7 @@ def temporal(browser, a, page, d):
     full = CF.expect_window(page, d, rep, [0, nb - 1], "full range")
     equal(full.bytes, X.Tree.of(rep).bytes, "the data: the intervals over the full range give the tree")
     for name in names_of(a):
-        expect(name in CF.frames(page), "%r is not drawn for the full range" % name)
+        expect(CF.drawn_as(name, CF.frames(page)), "%r is not drawn for the full range" % name)
     page.screenshot(a.shot)
     if a.until_us is not None:
         bu = d["timeline"]["bucket_us"]
@@ -126,9 +126,9 @@ def temporal(browser, a, page, d):
         win = CF.expect_window(page, d, rep, CF.set_window(page, 0, last)["window"], "window until %d us" % a.until_us)
         drawn = CF.frames(page)
         for name in (a.window_names or "").split(","):
-            expect(not name or name in drawn, "%r is not drawn in the window; drawn: %s" % (name, sorted(set(drawn))))
+            expect(not name or CF.drawn_as(name, drawn), "%r is not drawn in the window; drawn: %s" % (name, sorted(set(drawn))))
         for name in names_of(a):
-            expect(name not in drawn or name in (a.window_names or "").split(","),
+            expect(not CF.drawn_as(name, drawn) or name in (a.window_names or "").split(","),
                    "%r is still drawn in the window" % name)
         if a.window_bytes is not None:
             equal(win.bytes[0], a.window_bytes, "the window's total")
@@ -157,7 +157,7 @@ def hostile(browser, a, page, d):
         expect(tip.startswith(X.HOSTILE + rep.file_line(loc) + "\n" + rep.module[loc] + "\n"), "tooltip %r" % tip)
         equal(page.evaluate("document.getElementById('mp-tooltip').children.length"), 1, "tooltip elements")
     for name in names_of(a):
-        expect(name in page.evaluate("document.body.textContent") or name in CF.frames(page),
+        expect(name in page.evaluate("document.body.textContent") or CF.drawn_as(name, CF.frames(page)),
                "%r is not in the page" % name)
     R.hostile_is_text(page)
     page.screenshot(a.shot)

@@ -5,6 +5,12 @@ import json
 HOSTILE = "</script><script>alert(1)</script>"
 
 
+def is_label(label, name):
+    """Whether a box's label names function name: itself, or with the line that tells it from
+    its siblings ("main:15")."""
+    return label == name or (label.startswith(name + ":") and label[len(name) + 1:].isdigit())
+
+
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -50,6 +56,8 @@ class Report:
         s = d["strings"]
         L = d["locations"]
         self.fn = [s[i] or "???" for i in L["function"]]
+        # The boxes' names: a C++ name's template arguments elided, when the data has them.
+        self.short = [s[i] or "???" for i in L["short"]] if "short" in L else self.fn
         self.file = [s[i] for i in L["file"]]
         self.line = L["line"]
         self.module = [s[i] for i in L["module"]]
@@ -69,6 +77,10 @@ class Report:
         return "%s (tid %d)" % (self.tnames[t], self.tids[t]) if self.tnames[t] else "tid %d" % self.tids[t]
 
     def label(self, loc):
+        return "total" if loc < 0 else self.short[loc]
+
+    def name(self, loc):
+        """The whole name, as tooltips and announcements have it."""
         return "total" if loc < 0 else self.fn[loc]
 
 
@@ -93,6 +105,17 @@ class Tree:
             self.count[p] += self.count[i]
         for i in range(1, n):
             self.children[self.parent[i]].append(i)
+        # The boxes' names (flamegraph.js labelsOf): siblings of one name standing for
+        # different lines get each its line.
+        self.labels = [rep.label(l) for l in loc]
+        for kids in self.children:
+            lines = {}
+            for c in kids:
+                lines.setdefault(self.labels[c], set()).add(rep.line[self.loc[c]])
+            for c in kids:
+                name = rep.label(self.loc[c])
+                if len(lines.get(name, ())) > 1 and rep.line[self.loc[c]] > 0:
+                    self.labels[c] = "%s:%d" % (name, rep.line[self.loc[c]])
 
     @classmethod
     def of(cls, rep, selfb=None, selfc=None):
@@ -100,7 +123,7 @@ class Tree:
         return cls(rep, t["depth"], t["location"], selfb or t["self_bytes"], selfc or t["self_count"], t.get("thread"))
 
     def find(self, name):
-        return [i for i in range(len(self.loc)) if self.rep.label(self.loc[i]) == name]
+        return [i for i in range(len(self.loc)) if is_label(self.labels[i], name)]
 
     def search(self, query):
         """(matching frames, bytes with each matching subtree counted once)."""
@@ -172,7 +195,7 @@ class Tree:
 
             def flush():
                 if cx - run_x >= 0.5:
-                    out.append((self.rep.label(self.loc[i]), run_n, run_b))
+                    out.append((self.labels[i], run_n, run_b))
             for c in self.children[i]:
                 cw = self.bytes[c] * scale
                 if cw >= minw:
@@ -195,13 +218,13 @@ class Tree:
         out = []
         a = self.parent[z]
         while a >= 0:
-            out.append(self.rep.label(self.loc[a]))
+            out.append(self.labels[a])
             a = self.parent[a]
         scale = width / self.bytes[z] if self.bytes[z] > 0 else 0
         stack = [z]
         while stack:
             i = stack.pop()
-            out.append(self.rep.label(self.loc[i]))
+            out.append(self.labels[i])
             stack.extend(c for c in self.children[i] if self.bytes[c] * scale >= minw)
         return sorted(out)
 
