@@ -19,15 +19,22 @@ static bool operator_at(const char *s, size_t i)
 	       !ident_char(s[i + 8]);
 }
 
-/* The length of the operator's symbol after "operator": "()", "[]", "<<=", "->*"; 0 for words. */
+/*
+ * The length of the operator's symbol after "operator": the longest of
+ * C++'s ("<<=", "->*", "()", "+"...); 0 for words (new, delete, a type).
+ * What follows it may be its template arguments: operator+<char>.
+ */
 static size_t operator_span(const char *s)
 {
-	size_t n = 0;
-	if ((s[0] == '(' && s[1] == ')') || (s[0] == '[' && s[1] == ']'))
-		return 2;
-	while (s[n] && strchr("<>=!+-*/%^&|~,", s[n]))
-		n++;
-	return n;
+	static const char *const ops[] = {
+		"<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--",
+		"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "->", "()", "[]", "<", ">", "+", "-",
+		"*", "/", "%", "^", "&", "|", "~", "!", "=", ",",
+	};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(s, ops[i], strlen(ops[i])))
+			return strlen(ops[i]);
+	return 0;
 }
 
 size_t mp_cxx_name_start(const char *name)

@@ -41,6 +41,15 @@ def basic(browser, a):
     base = X.Tree.of(rep, d["tree"]["base_self_bytes"], d["tree"]["base_self_count"])
     page = R.open_report(browser, a.page)
     expect(d.get("diff") and "base_meta" in d, "the data is not a differential report")
+    # The chart: both captures' memory on one time axis, which ends at the last sample.
+    ch = page.evaluate("memprofDebug.chart()")
+    t_new, t_base = d["memory"]["time_us"], d["base_memory"]["time_us"]
+    equal((ch["samples"], ch["baseSamples"]), (len(t_new), len(t_base)), "the chart's points of both captures")
+    expect(t_base, "the base capture has no memory samples")
+    equal(ch["xmax"], max(t_new[-1], t_base[-1], d["meta"]["peak_time_us"]), "the end of the time axis")
+    equal(ch["ymax"], 1.08 * max([1024, d["meta"]["peak_bytes"]] + [max(d[k][c]) for k in ("memory", "base_memory")
+                                                                       for c in ("rss", "heap", "heap_max") if d[k][c]]),
+          "the top of the memory axis")
     expect("differential" in page.evaluate("document.querySelector('.mp-bar').textContent"), "no badge")
     expect(not page.evaluate("document.getElementById('fg-side').hidden"), "the widths button is hidden")
     st = CF.state(page)

@@ -15,6 +15,7 @@ E2E_TESTS = \
 	%reldir%/ctl-preload.sh \
 	%reldir%/ctl-run.sh \
 	%reldir%/ctl-unprivileged.sh \
+	%reldir%/cxx-views.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
@@ -47,6 +48,7 @@ E2E_TESTS = \
 	%reldir%/parse-golden.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
+	%reldir%/python-views.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \

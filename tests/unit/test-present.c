@@ -57,6 +57,12 @@ static void test_cxx_shorten(void **state)
 		  "std::unique_ptr<\u2026>::operator->() const" },
 		{ "std::strong_ordering operator<=>(A const&, A const&)", "operator<=>(A const&, A const&)" },
 		{ "Cmp<int>::operator>(int) const", "Cmp<\u2026>::operator>(int) const" },
+		{ "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+		  "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
+		  "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&)",
+		  "std::operator+<\u2026>(char const*, std::__cxx11::basic_string<\u2026>&&)" },
+		{ "std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, char const*)",
+		  "std::operator<< <\u2026>(std::ostream&, char const*)" },
 		{ "operator new(unsigned long)", "operator new(unsigned long)" },
 		{ "operator delete[](void*, unsigned long)", "operator delete[](void*, unsigned long)" },
 		{ "(anonymous namespace)::worker(void*)", "(anonymous namespace)::worker(void*)" },

@@ -12,6 +12,7 @@ WORKLOADS = \
 	%reldir%/execs \
 	%reldir%/forks \
 	%reldir%/io \
+	%reldir%/maps \
 	%reldir%/oracle \
 	%reldir%/phases \
 	%reldir%/swaps \
@@ -32,6 +33,8 @@ tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
 tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_maps_SOURCES = %reldir%/maps.cc
+tests_workloads_maps_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_LDADD = -lpthread
 tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
