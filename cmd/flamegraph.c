@@ -19,7 +19,7 @@ static const struct mp_opt opts[] = {
 	{ MP_OPT_MAX_RECORDS, 0, "max-memory-records", "N",
 	  "at most N points of memory over time (and time windows; at most and by default 2048)" },
 	MP_REPORT_NO_MMAP_OPT,
-	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_ALL_FRAMES_OPT,
 	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };

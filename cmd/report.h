@@ -32,13 +32,19 @@ enum {
 #define MP_REPORT_NO_MMAP_OPT                                                                  \
 	{ MP_OPT_NO_MMAP, 0, "no-mmap", NULL, "leave mmap, mremap and munmap out" }
 
-/* How stacks and names are shown (memprof(1), "FRAMES"): every reporter, and the names' option. */
+/*
+ * How stacks and names are shown (memprof(1), "FRAMES"): every reporter has
+ * --all-frames, those that name stacks by their site --raw-leaf, the text
+ * and HTML ones --full-names.
+ */
 enum { MP_OPT_ALL_FRAMES = 410, MP_OPT_RAW_LEAF, MP_OPT_FULL_NAMES };
-#define MP_REPORT_FRAMES_OPTS                                                                  \
+#define MP_REPORT_ALL_FRAMES_OPT                                                               \
 	{ MP_OPT_ALL_FRAMES, 0, "all-frames", NULL,                                            \
-	  "show every frame, a Python program's interpreter frames too" },                     \
+	  "show every frame, a Python program's interpreter frames too" }
+#define MP_REPORT_RAW_LEAF_OPT                                                                 \
 	{ MP_OPT_RAW_LEAF, 0, "raw-leaf", NULL,                                                \
 	  "name each stack by its innermost frame, allocator plumbing included" }
+#define MP_REPORT_FRAMES_OPTS MP_REPORT_ALL_FRAMES_OPT, MP_REPORT_RAW_LEAF_OPT
 #define MP_REPORT_FULL_NAMES_OPT                                                               \
 	{ MP_OPT_FULL_NAMES, 0, "full-names", NULL,                                            \
 	  "keep C++ names whole (template arguments) and lines uncut" }

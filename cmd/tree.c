@@ -22,7 +22,7 @@ static const struct mp_opt opts[] = {
 	  "print every frame of each path, with no \"... N more ...\"" },
 	MP_REPORT_VIEW_OPTS,
 	MP_REPORT_NO_MMAP_OPT,
-	MP_REPORT_FRAMES_OPTS,
+	MP_REPORT_ALL_FRAMES_OPT,
 	MP_REPORT_FULL_NAMES_OPT,
 	{ 0 },
 };

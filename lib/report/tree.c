@@ -100,13 +100,14 @@ static bool foldable(const struct mp_location *l)
 /*
  * Which frames of a chain of len the line names (r->shown): all of a short
  * chain or with --whole-paths; else the first, the last two, every Python
- * frame and the innermost frame of the program's own code (the site of the
- * stacks through it), the others folded into "… N more …".
+ * frame, the innermost frame of the executable's own code and the innermost
+ * of the others that are not foldable (a library of the program's), the
+ * others folded into "… N more …".
  */
 static void choose(struct render *r, size_t len)
 {
 	const struct mp_analysis *a = r->a;
-	size_t own = len;
+	size_t own = len, program = len;
 	ALLOC_GROW(r->shown, len, r->shown_alloc);
 	for (size_t i = 0; i < len; i++) {
 		const struct mp_location *l = mp_analysis_location(a, r->t->nodes[r->chain[i]].location);
@@ -114,10 +115,14 @@ static void choose(struct render *r, size_t len)
 			      (l->flags & MP_LOC_PYTHON);
 		if (!foldable(l))
 			own = i;
+		if ((l->flags & MP_LOC_PROGRAM) && !(l->flags & (MP_LOC_PLUMBING | MP_LOC_STARTUP)))
+			program = i;
 	}
 	if (own < len)
 		r->shown[own] = true;
-	r->own = own;
+	if (program < len)
+		r->shown[program] = true;
+	r->own = program < len ? program : own;
 	/* "… 1 more …" would take the room of the frame it hides. */
 	for (size_t i = 1; i + 1 < len; i++)
 		if (!r->shown[i] && r->shown[i - 1] && r->shown[i + 1])
