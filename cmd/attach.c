@@ -26,24 +26,11 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-enum { OPT_DURATION = MP_OPT_TRACK_END, OPT_METHOD };
-
-static const struct mp_opt opts[] = {
-	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<exe>.<pid>.bin)" },
-	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
-	{ 'q', 'q', "quiet", NULL, "print nothing but errors and warnings" },
-	{ OPT_DURATION, 0, "duration", "SECONDS", "detach by itself after SECONDS" },
-	MP_TRACK_OPT_ENTRIES("also track children the process forks, into FILE.<pid>"),
-	{ OPT_METHOD, 0, "method", "ptrace|gdb", "how to get into the process (default ptrace)" },
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "attach",
 	.synopsis = "[options] PID",
 	.summary = "Start tracking every allocation inside the running process PID, until "
 		   "'memprof detach PID', Ctrl-C, --duration or its exit.",
-	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
@@ -82,15 +69,15 @@ static const char *start_error(long r)
 static bool report(const struct attach_opts *o, struct mp_collector *c)
 {
 	const struct mp_capture_info *infos;
-	const char **undebugged;
 	bool written;
 	size_t n = mp_track_finish(&o->t, c, &infos, &written);
-	size_t nu = mp_collector_undebugged(c, &undebugged);
+	char *hint;
 	if (o->t.quiet)
 		return written;
-	if (nu)
-		fprintf(stderr, "memprof: note: no debug information for %zu module%s (function names "
-				"but no source lines)\n", nu, nu == 1 ? "" : "s");
+	hint = mp_collector_symbols_hint(c);
+	if (hint)
+		fprintf(stderr, "memprof: note: %s\n", hint);
+	free(hint);
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)
@@ -271,38 +258,48 @@ static int attach(const struct attach_opts *o, pid_t pid)
 	return written ? MP_EXIT_OK : MP_EXIT_FAILURE;
 }
 
+/* --duration SECONDS, into the double at opt->value. */
+static int duration_option(const struct mp_opt *opt, const char *arg, struct strbuf *err)
+{
+	double *duration = opt->value;
+	char *end;
+	errno = 0;
+	*duration = strtod(arg, &end);
+	if (errno || *end || end == arg || !(*duration > 0) || *duration > 1e7) {
+		strbuf_addf(err, "invalid value '%s' for --duration: expected a positive number of "
+				 "seconds", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --method ptrace|gdb, into the enum mp_inject_method at opt->value. */
+static int method_option(const struct mp_opt *opt, const char *arg, struct strbuf *err)
+{
+	enum mp_inject_method *method = opt->value;
+	if (!strcmp(arg, "ptrace")) {
+		*method = MP_INJECT_PTRACE;
+	} else if (!strcmp(arg, "gdb")) {
+		*method = MP_INJECT_GDB;
+	} else {
+		strbuf_addf(err, "invalid value '%s' for --method: expected ptrace or gdb", arg);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_attach(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct attach_opts o = { .t = MP_TRACK_OPTS_INIT, .method = MP_INJECT_PTRACE };
-	int c;
-	char *end;
-	long pid;
-	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_track_option(&spec, c, g.arg, &o.t))
-			continue;
-		switch (c) {
-		case OPT_DURATION:
-			errno = 0;
-			o.duration = strtod(g.arg, &end);
-			if (errno || *end || end == g.arg || !(o.duration > 0) || o.duration > 1e7)
-				mp_usage_error(&spec, "invalid value '%s' for --duration: expected a positive "
-						      "number of seconds", g.arg);
-			break;
-		case OPT_METHOD:
-			if (!strcmp(g.arg, "ptrace"))
-				o.method = MP_INJECT_PTRACE;
-			else if (!strcmp(g.arg, "gdb"))
-				o.method = MP_INJECT_GDB;
-			else
-				mp_usage_error(&spec, "invalid value '%s' for --method: expected ptrace or gdb",
-					       g.arg);
-			break;
-		}
-	}
-	errno = 0;
-	pid = strtol(argv[g.optind], &end, 10);
-	if (errno || *end || pid <= 0 || pid > INT_MAX)
-		mp_usage_error(&spec, "invalid process id '%s'", argv[g.optind]);
-	return attach(&o, (pid_t)pid);
+	const struct mp_opt opts[] = {
+		MP_TRACK_OUTPUT_OPTS(&o.t, "memprof-<exe>.<pid>.bin"),
+		MP_OPT_CALLBACK(0, "duration", "SECONDS", &o.duration, duration_option,
+				"detach by itself after SECONDS"),
+		MP_TRACK_OPTS(&o.t, "also track children the process forks, into FILE.<pid>"),
+		MP_OPT_CALLBACK(0, "method", "ptrace|gdb", &o.method, method_option,
+				"how to get into the process (default ptrace)"),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv);
+	return attach(&o, mp_operand_pid(&spec, argv[first]));
 }

@@ -1,7 +1,9 @@
 /*
  * The memprof commands. Adding a command:
- *  1. write cmd/<name>.c exporting only cmd_<name>(), its options in a
- *     struct mp_cmd_spec at the top (cmd/options.h), logic in lib/;
+ *  1. write cmd/<name>.c exporting only cmd_<name>(): its usage in a
+ *     struct mp_cmd_spec at the top, its options in a table bound to its
+ *     variables and parsed by mp_parse_options() (cmd/options.h), logic in
+ *     lib/;
  *  2. declare it below and add it, in sorted order, to commands[] in
  *     cmd/memprof.c;
  *  3. add the file to memprof_SOURCES in Makefile.am;
@@ -46,20 +48,23 @@ struct strbuf;
 /*
  * A reporter that `memprof run --reporter NAME` runs on the capture it has
  * just written. Such a command also exports its mp_reporter_<name>:
- *  - check(argc, argv, capture, err): argv is the reporter's name and its
- *    arguments, without the capture, whose path is given apart (NULL when
- *    not known yet). Parses them with the command's own option table,
- *    printing nothing and never exiting: 0 when the command would run;
- *    -1 for a usage error; 1 when the report could not be written (it
- *    exists and -f was not given: checked only when capture is known),
- *    the reason in *err (one line). run calls it before the program starts.
+ *  - check(argc, argv, capture, needs_events, err): argv is the
+ *    reporter's name and its arguments, without the capture, whose path is
+ *    given apart (NULL when not known yet). Parses them with the command's
+ *    own option table, printing nothing and never exiting: 0 when the
+ *    command would run; -1 for a usage error; 1 when the report could not
+ *    be written (it exists and -f was not given: checked only when capture
+ *    is known), the reason in *err (one line). *needs_events is the long
+ *    name of an option given that an aggregated capture cannot answer, or
+ *    NULL. run calls it before the program starts.
  *  - run(argc, argv, msgs): the command itself on its whole argv (the
  *    capture last), with its messages ("Wrote ...") to msgs (NULL: none);
  *    returns the exit status.
  */
 struct mp_reporter {
 	const char *name;
-	int (*check)(int argc, char **argv, const char *capture, struct strbuf *err);
+	int (*check)(int argc, char **argv, const char *capture, const char **needs_events,
+		     struct strbuf *err);
 	int (*run)(int argc, char **argv, FILE *msgs);
 };
 extern const struct mp_reporter mp_reporter_flamegraph, mp_reporter_table;

@@ -16,50 +16,42 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-static const struct mp_opt opts[] = {
-	{ 'r', 'r', "max-rows", "N", "show at most N rows (default: what fits the terminal)" },
-	MP_REPORT_JSON_OPTS("the differences", "memprof-diff-NEW.json next to NEW"),
-	MP_REPORT_NO_MMAP_OPT,
-	MP_REPORT_FRAMES_OPTS,
-	MP_REPORT_FULL_NAMES_OPT,
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "diff",
 	.synopsis = "[-r N] [--json [-o FILE] [-f]] [--no-mmap] BASE NEW",
 	.summary = "Show how the peak, the leaks and the allocations of each allocation site "
 		   "changed from capture BASE to capture NEW.",
-	.opts = opts,
 	.min_args = 2,
 	.max_args = 2,
 };
 
 int cmd_diff(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
+	struct mp_report_json json = { 0 };
+	uint64_t rows = 0;
+	const struct mp_opt opts[] = {
+		MP_OPT_UINT('r', "max-rows", "N", &rows, 1, UINT32_MAX,
+			    "show at most N rows (default: what fits the terminal)"),
+		MP_REPORT_JSON_OPTS(&json, "the differences", "memprof-diff-NEW.json next to NEW"),
+		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv), status = MP_EXIT_FAILURE;
 	struct mp_analysis base, new;
 	struct mp_diff d;
 	struct mp_diff_names names;
-	struct mp_report_json json = { 0 };
 	struct strbuf out = STRBUF_INIT;
 	char *path = NULL;
 	bool loaded;
-	uint64_t rows = 0;
-	int status = MP_EXIT_FAILURE, c;
 
-	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_report_option(&spec, &args, c, g.arg) || mp_report_json_option(&json, c, g.arg))
-			continue;
-		if (c == 'r')
-			rows = mp_opt_uint(&spec, "--max-rows", g.arg, 1, UINT32_MAX);
-	}
 	mp_report_json_check(&spec, &json);
 	if (json.json && rows)
 		mp_usage_error(&spec, "option '--max-rows' is for the table, not --json");
-	names.base = argv[g.optind];
-	names.new = argv[g.optind + 1];
+	names.base = argv[first];
+	names.new = argv[first + 1];
 	names.base_a = &base;
 	names.new_a = &new;
 	if (json.json) {

@@ -20,52 +20,27 @@ static int usage(const struct mp_cmd_spec *spec, struct strbuf *err, const char 
 	return -1;
 }
 
-int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
-		  char **argv, struct mp_html_args *args, struct strbuf *err)
+int mp_html_parse(const struct mp_cmd_spec *spec, const struct mp_opt *opts,
+		  enum mp_html_report report, int argc, char **argv, struct mp_html_args *args,
+		  struct strbuf *err)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args view = MP_REPORT_ARGS_INIT;
 	struct mp_html_opts html = MP_HTML_OPTS_INIT;
 	struct strbuf msg = STRBUF_INIT;
-	int c, ret = 0;
+	int first, ret = 0;
 
 	memset(args, 0, sizeof(*args));
 	args->view = view;
 	args->html = html;
 	args->html.report = report;
 	args->max_memory_records = MP_HTML_MAX_POINTS;
-	while ((c = err ? mp_getopt_check(spec, &g, &msg) : mp_getopt(spec, &g)) != -1) {
-		int r;
-		if (c == MP_GETOPT_ERROR) {
-			ret = -1;
-			break;
-		}
-		r = mp_report_parse_option(&args->view, c, g.arg, &msg);
-		if (r < 0) {
-			ret = usage(spec, err, msg.buf);
-			break;
-		}
-		if (r)
-			continue;
-		switch (c) {
-		case 'o': args->output = g.arg; break;
-		case 'f': args->force = true; break;
-		case MP_OPT_TEMPORAL: args->html.temporal = true; break;
-		case MP_OPT_INVERTED: args->html.inverted = true; break;
-		case MP_OPT_SPLIT_THREADS: args->split_threads = true; break;
-		case MP_OPT_DIFF: args->diff_base = g.arg; break;
-		case MP_OPT_MAX_RECORDS:
-			if (mp_opt_uint_check("--max-memory-records", g.arg, 2, UINT32_MAX,
-					      &args->max_memory_records, &msg) < 0)
-				ret = usage(spec, err, msg.buf);
-			break;
-		}
-		if (ret)
-			break;
-	}
+	first = err ? mp_parse_options_check(spec, opts, argc, argv, &msg)
+		    : mp_parse_options(spec, opts, argc, argv);
+	if (first < 0)
+		ret = -1;
 	/* memray refuses it too: a temporal view is of the peak or of the leaks. */
 	if (!ret && args->html.temporal && args->view.view == MP_VIEW_TEMPORARY) {
-		strbuf_addf(&msg, "options '--temporal' and '%s' cannot be combined",
+		strbuf_addf(&msg, "options '--temporal' and '--%s' cannot be combined",
 			    args->view.view_opt);
 		ret = usage(spec, err, msg.buf);
 	}
@@ -78,7 +53,7 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	if (!ret) {
 		args->html.view = args->view.view;
 		args->html.full_names = args->view.full_names;
-		args->capture = argv[g.optind];
+		args->capture = argv[first];
 	}
 	if (err && ret)
 		strbuf_add(err, msg.buf, msg.len);
@@ -86,8 +61,8 @@ int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	return ret;
 }
 
-int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
-		  char **argv, const char *capture, struct strbuf *err)
+int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *capture,
+		  const char **needs_events, struct strbuf *err)
 {
 	struct mp_html_args args;
 	char **full = xcalloc((size_t)argc + 2, sizeof(*full)), *path;
@@ -99,7 +74,15 @@ int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, in
 	full[0] = argv[0];
 	full[1] = (char *)(capture ? capture : "CAPTURE");
 	memcpy(full + 2, argv + 1, (size_t)(argc - 1) * sizeof(*full));
-	ret = mp_html_parse(spec, report, argc + 1, full, &args, err);
+	ret = parse(argc + 1, full, &args, err);
+	/* What mp_report_load() refuses for an aggregated capture. */
+	*needs_events = NULL;
+	if (!ret && args.view.view == MP_VIEW_TEMPORARY)
+		*needs_events = args.view.view_opt;
+	else if (!ret && args.html.temporal)
+		*needs_events = "temporal";
+	else if (!ret && (args.view.flags & MP_ANALYSIS_NO_MMAP))
+		*needs_events = "no-mmap";
 	if (!ret && capture) {
 		path = mp_html_output_path(&args);
 		if (!args.force && access(path, F_OK) == 0) {

@@ -16,22 +16,6 @@
 #include "lib/report/render-html.h"
 #include "lib/util/strbuf.h"
 
-enum {
-	MP_OPT_TEMPORAL = 420,
-	MP_OPT_INVERTED,
-	MP_OPT_SPLIT_THREADS,
-	MP_OPT_MAX_RECORDS,
-	MP_OPT_DIFF,
-};
-
-/* Entries for the option tables of both reporters. */
-#define MP_HTML_OUTPUT_OPTS                                                                    \
-	{ 'o', 'o', "output", "FILE",                                                          \
-	  "write the report to FILE (default: memprof-REPORTER-NAME.html next to the capture)" }, \
-	{ 'f', 'f', "force", NULL, "overwrite the report if it exists" }
-#define MP_HTML_SPLIT_THREADS_OPT                                                              \
-	{ MP_OPT_SPLIT_THREADS, 0, "split-threads", NULL, "keep the threads apart" }
-
 struct mp_html_args {
 	struct mp_report_args view;     /* --leaks, temporary options, --no-mmap */
 	struct mp_html_opts html;       /* report, inverted, temporal */
@@ -43,22 +27,37 @@ struct mp_html_args {
 	const char *diff_base;          /* flamegraph --diff BASE, or NULL */
 };
 
-/*
- * Parse a reporter's argv (argv[0] its name; one operand, the capture) by
- * its spec into *args. With err NULL a usage error exits 2 (the command
- * itself); with err set nothing is printed and -1 is returned with the
- * one-line reason in *err. Returns 0 on success.
- */
-int mp_html_parse(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
-		  char **argv, struct mp_html_args *args, struct strbuf *err);
+/* -o and -f of both reporters, bound to a struct mp_html_args. */
+#define MP_HTML_OUTPUT_OPTS(args)                                                              \
+	MP_OPT_STRING('o', "output", "FILE", &(args)->output,                                  \
+		      "write the report to FILE (default: memprof-REPORTER-NAME.html next to "   \
+		      "the capture)"),                                                          \
+	MP_OPT_BOOL('f', "force", &(args)->force, "overwrite the report if it exists")
+#define MP_HTML_SPLIT_THREADS_OPT(args)                                                        \
+	MP_OPT_BOOL(0, "split-threads", &(args)->split_threads, "keep the threads apart")
 
 /*
- * mp_reporter.check() of the HTML reporters: mp_html_parse() of argv and
- * the capture (a placeholder when NULL), then, with a capture, whether the
- * report could be written.
+ * Parse a reporter's argv (argv[0] its name; one operand, the capture) into
+ * *args: first the defaults of report, then the options by opts, a table
+ * bound to *args. With err NULL a usage error exits 2 (the command itself);
+ * with err set nothing is printed and -1 is returned with the one-line
+ * reason in *err. Returns 0 on success.
  */
-int mp_html_check(const struct mp_cmd_spec *spec, enum mp_html_report report, int argc,
-		  char **argv, const char *capture, struct strbuf *err);
+int mp_html_parse(const struct mp_cmd_spec *spec, const struct mp_opt *opts,
+		  enum mp_html_report report, int argc, char **argv, struct mp_html_args *args,
+		  struct strbuf *err);
+
+/* A reporter's own mp_html_parse(): its table, bound to *args. */
+typedef int mp_html_parse_fn(int argc, char **argv, struct mp_html_args *args,
+			     struct strbuf *err);
+
+/*
+ * mp_reporter.check() of the HTML reporters: parse of argv and the capture
+ * (a placeholder when NULL), then, with a capture, whether the report could
+ * be written.
+ */
+int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *capture,
+		  const char **needs_events, struct strbuf *err);
 
 /*
  * The report's path: -o, else memprof-<report>-<name>.html next to the

@@ -12,16 +12,10 @@
 #include "lib/format/reader.h"
 #include "lib/util/usage.h"
 
-static const struct mp_opt opts[] = {
-	{ 's', 's', "stacks", NULL, "append each allocation's call stack (functions, innermost first)" },
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "parse",
 	.synopsis = "[--stacks] FILE",
 	.summary = "Print every record of a capture as one line of text (FILE '-' reads standard input).",
-	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
@@ -48,26 +42,28 @@ static struct mp_stacks *load_stacks(const char *path)
 
 int cmd_parse(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
+	bool want_stacks = false;
+	const struct mp_opt opts[] = {
+		MP_OPT_BOOL('s', "stacks", &want_stacks,
+			    "append each allocation's call stack (functions, innermost first)"),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv), status = MP_EXIT_OK;
+	const char *path = argv[first];
 	struct mp_reader r;
 	struct mp_record rec;
 	struct strbuf line = STRBUF_INIT;
 	struct mp_stacks *stacks = NULL;
-	bool want_stacks = false;
-	int status = MP_EXIT_OK, c;
 
-	while ((c = mp_getopt(&spec, &g)) != -1)
-		if (c == 's')
-			want_stacks = true;
 	if (want_stacks) {
 		/* A SYMBOL may follow the allocations that use it: read the capture twice. */
-		if (!strcmp(argv[g.optind], "-"))
+		if (!strcmp(path, "-"))
 			mp_usage_error(&spec, "--stacks reads the capture twice: it needs a file, not '-'");
-		stacks = load_stacks(argv[g.optind]);
+		stacks = load_stacks(path);
 		if (!stacks)
 			return MP_EXIT_FAILURE;
 	}
-	if (mp_reader_open(&r, argv[g.optind]) < 0) {
+	if (mp_reader_open(&r, path) < 0) {
 		error("%s", r.err.buf);
 		mp_reader_release(&r);
 		return MP_EXIT_FAILURE;

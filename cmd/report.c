@@ -16,45 +16,24 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-static int set_view(struct mp_report_args *args, enum mp_view view, const char *opt,
-		    struct strbuf *err)
+int mp_report_view_option(const struct mp_opt *opt, const char *arg, struct strbuf *err)
 {
-	if (args->view_opt && strcmp(args->view_opt, opt)) {
-		strbuf_addf(err, "options '%s' and '%s' cannot be combined", args->view_opt, opt);
+	struct mp_report_args *args = opt->value;
+	if (arg) {
+		char name[64];
+		snprintf(name, sizeof(name), "--%s", opt->long_name);
+		if (mp_opt_parse_uint(name, arg, 0, UINT32_MAX, &args->threshold, err) < 0)
+			return -1;
+	} else if (opt->data == MP_VIEW_TEMPORARY) {
+		args->threshold = 1;
+	}
+	if (args->view_opt && strcmp(args->view_opt, opt->long_name)) {
+		strbuf_addf(err, "options '--%s' and '--%s' cannot be combined", args->view_opt,
+			    opt->long_name);
 		return -1;
 	}
-	args->view = view;
-	args->view_opt = opt;
-	return 1;
-}
-
-int mp_report_parse_option(struct mp_report_args *args, int id, const char *arg,
-			   struct strbuf *err)
-{
-	switch (id) {
-	case MP_OPT_LEAKS:
-		return set_view(args, MP_VIEW_LEAKS, "--leaks", err);
-	case MP_OPT_TEMPORARY:
-		args->threshold = 1;
-		return set_view(args, MP_VIEW_TEMPORARY, "--temporary-allocations", err);
-	case MP_OPT_THRESHOLD:
-		if (mp_opt_uint_check("--temporary-allocation-threshold", arg, 0, UINT32_MAX,
-				      &args->threshold, err) < 0)
-			return -1;
-		return set_view(args, MP_VIEW_TEMPORARY, "--temporary-allocation-threshold", err);
-	case MP_OPT_NO_MMAP:
-		args->flags |= MP_ANALYSIS_NO_MMAP;
-		return 1;
-	case MP_OPT_ALL_FRAMES:
-		args->flags |= MP_ANALYSIS_ALL_FRAMES;
-		return 1;
-	case MP_OPT_RAW_LEAF:
-		args->flags |= MP_ANALYSIS_RAW_LEAF;
-		return 1;
-	case MP_OPT_FULL_NAMES:
-		args->full_names = true;
-		return 1;
-	}
+	args->view = (enum mp_view)opt->data;
+	args->view_opt = opt->long_name;
 	return 0;
 }
 
@@ -65,30 +44,6 @@ void mp_report_term(const struct mp_report_args *args, struct mp_term *t)
 		t->full_names = true;
 		t->limit = 0;
 	}
-}
-
-bool mp_report_option(const struct mp_cmd_spec *spec, struct mp_report_args *args, int id,
-		      const char *arg)
-{
-	struct strbuf err = STRBUF_INIT;
-	int r = mp_report_parse_option(args, id, arg, &err);
-	if (r < 0)
-		mp_usage_error(spec, "%s", err.buf);
-	strbuf_release(&err);
-	return r > 0;
-}
-
-bool mp_report_json_option(struct mp_report_json *j, int id, const char *arg)
-{
-	if (id == MP_OPT_JSON)
-		j->json = true;
-	else if (id == 'o')
-		j->output = arg;
-	else if (id == 'f')
-		j->force = true;
-	else
-		return false;
-	return true;
 }
 
 void mp_report_json_check(const struct mp_cmd_spec *spec, const struct mp_report_json *j)
@@ -171,18 +126,14 @@ static void symbolizer_warning(const char *line)
 	int plen = e ? (int)(e - q - 1) : 0;
 	const char *path = q ? q + 1 : "";
 #define ENDS(s) (len >= strlen(s) && !strcmp(line + len - strlen(s), s))
-	if (!e)
+	if (!e && !strncmp(line, "no debuginfod server", 20))
+		warning("%s", line);
+	else if (!e)
 		warning("capture has no symbols: %s", line);
 	else if (!strncmp(line, "cannot find '", 13) && ENDS(": no symbols") &&
 		 line + 13 + plen + 1 == line + len - strlen(": no symbols"))
 		warning("capture has no symbols and '%.*s' cannot be read here: showing module+offset",
 			plen, path);
-	else if (!strncmp(line, "no debug information or symbol table", 36))
-		warning("capture has no symbols and '%.*s' has no symbol table here: showing "
-			"module+offset", plen, path);
-	else if (!strncmp(line, "no debug information", 20))
-		warning("capture has no symbols and '%.*s' has no debug information here: "
-			"function names only, no source lines", plen, path);
 	else if (ENDS(": no symbols"))
 		warning("capture has no symbols and '%.*s' cannot be read here: showing "
 			"module+offset (%.*s)", plen, path, (int)(len - strlen(": no symbols")), line);
@@ -258,8 +209,12 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 	if (z.sym) {
 		const char **lines;
 		size_t n = mp_symbols_warnings(z.sym, &lines);
+		char *hint = mp_symbols_hint(z.sym);
 		for (size_t i = 0; i < n; i++)
 			symbolizer_warning(lines[i]);
+		if (hint)
+			warning("capture has no symbols and %s", hint);
+		free(hint);
 		mp_symbols_free(z.sym);
 	}
 	mp_intmap_release(&z.added);

@@ -28,31 +28,10 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-enum { OPT_REPORTER = MP_OPT_TRACK_END, OPT_REPORTER_ARG, OPT_PAUSED, OPT_LIVE, OPT_PYTHON_ALLOCATORS };
-
-static const struct mp_opt opts[] = {
-	{ 'o', 'o', "output", "FILE", "write the capture to FILE (default memprof-<prog>.<pid>.bin)" },
-	{ 'f', 'f', "force", NULL, "overwrite existing captures" },
-	{ 'q', 'q', "quiet", NULL, "print nothing but errors" },
-	MP_TRACK_OPT_ENTRIES("track forked children and programs they run, each into FILE.<pid>"),
-	{ OPT_PYTHON_ALLOCATORS, 0, "trace-python-allocators", NULL,
-	  "run a Python program with PYTHONMALLOC=malloc: every object allocation tracked on its own" },
-	{ OPT_PAUSED, 0, "paused", NULL,
-	  "start with tracking off: 'memprof ctl PID start' starts a capture, stop ends it" },
-	{ OPT_LIVE, 0, "live", NULL,
-	  "show where the memory is while the program runs, in the terminal (a capture only with -o)" },
-	{ OPT_REPORTER, 0, "reporter", "NAME",
-	  "then write the report NAME (flamegraph or table) of the capture" },
-	{ OPT_REPORTER_ARG, 0, "reporter-arg", "ARG",
-	  "pass ARG to the reporter, as one argument (repeatable)" },
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "run",
 	.synopsis = "[options] PROGRAM [ARGS...]",
 	.summary = "Run PROGRAM with every allocation tracked, with its call stack, into a capture.",
-	.opts = opts,
 	.flags = MP_CMD_STOP_AT_NONOPT,
 	.min_args = 1,
 	.max_args = -1,
@@ -280,22 +259,16 @@ static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
 static bool report(const struct run_opts *o, struct mp_collector *c, const char *prog)
 {
 	const struct mp_capture_info *infos;
-	const char **undebugged;
 	bool written;
 	size_t n = mp_track_finish(&o->t, c, &infos, &written);
-	size_t nu = mp_collector_undebugged(c, &undebugged);
+	char *hint;
 	if (o->t.quiet)
 		return written;
-	if (nu) {
-		/* One line however many modules: it is normal, and worth knowing. */
-		fprintf(stderr, "memprof: note: no debug information for %zu module%s, shown with "
-				"function names but no source lines:", nu, nu == 1 ? "" : "s");
-		for (size_t i = 0; i < nu && i < 4; i++) {
-			const char *base = strrchr(undebugged[i], '/');
-			fprintf(stderr, "%s %s", i ? "," : "", base ? base + 1 : undebugged[i]);
-		}
-		fprintf(stderr, "%s\n", nu > 4 ? ", ..." : "");
-	}
+	hint = mp_collector_symbols_hint(c);
+	/* One line however many modules: it is normal, and worth knowing. */
+	if (hint)
+		fprintf(stderr, "memprof: note: %s\n", hint);
+	free(hint);
 	for (size_t i = 0; i < n; i++) {
 		const struct mp_capture_info *ci = &infos[i];
 		if (ci->failed)
@@ -633,6 +606,7 @@ static void check_reporter(struct run_opts *o, const char *name)
 	static const struct mp_reporter *const reporters[] = { &mp_reporter_flamegraph,
 							       &mp_reporter_table };
 	struct strbuf err = STRBUF_INIT;
+	const char *needs_events;
 	int r;
 	for (size_t i = 0; i < sizeof(reporters) / sizeof(reporters[0]); i++)
 		if (!strcmp(name, reporters[i]->name))
@@ -644,7 +618,7 @@ static void check_reporter(struct run_opts *o, const char *name)
 	o->rargv[0] = (char *)o->reporter->name;
 	o->rargv[o->rargc + 1] = NULL;
 	/* The default capture's name has the pid: its report's cannot be checked yet. */
-	r = o->reporter->check(o->rargc + 1, o->rargv, o->t.output, &err);
+	r = o->reporter->check(o->rargc + 1, o->rargv, o->t.output, &needs_events, &err);
 	if (r < 0)
 		mp_usage_error(&spec, "invalid --reporter-arg for '%s': %s", name, err.buf);
 	if (r > 0)
@@ -652,41 +626,46 @@ static void check_reporter(struct run_opts *o, const char *name)
 		    err.buf);
 	strbuf_release(&err);
 	/* What an aggregated capture cannot answer, before the program runs rather than after. */
-	for (int i = 1; o->t.aggregate && i <= o->rargc; i++) {
-		static const char *const needs_events[] = { "--temporary-allocations",
-							    "--temporary-allocation-threshold",
-							    "--temporal", "--no-mmap" };
-		for (size_t k = 0; k < sizeof(needs_events) / sizeof(needs_events[0]); k++) {
-			size_t l = strlen(needs_events[k]);
-			if (!strncmp(o->rargv[i], needs_events[k], l) &&
-			    (!o->rargv[i][l] || o->rargv[i][l] == '='))
-				mp_usage_error(&spec, "--reporter-arg %s needs every event; an aggregated "
-						      "capture (--aggregate) has totals per stack",
-					       needs_events[k]);
-		}
-	}
+	if (o->t.aggregate && needs_events)
+		mp_usage_error(&spec, "--reporter-arg --%s needs every event; an aggregated capture "
+				      "(--aggregate) has totals per stack", needs_events);
+}
+
+/* --reporter-arg ARG: one more argument for the reporter, after its name. */
+static int reporter_arg_option(const struct mp_opt *opt, const char *arg, struct strbuf *err)
+{
+	struct run_opts *o = opt->value;
+	(void)err;
+	o->rargv = xreallocarray(o->rargv, (size_t)o->rargc + 4, sizeof(*o->rargv));
+	o->rargv[++o->rargc] = (char *)arg;
+	return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct run_opts o = { .t = MP_TRACK_OPTS_INIT };
 	const char *reporter_name = NULL;
-	int c;
-	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_track_option(&spec, c, g.arg, &o.t))
-			continue;
-		switch (c) {
-		case OPT_REPORTER: reporter_name = g.arg; break;
-		case OPT_PAUSED: o.paused = true; break;
-		case OPT_LIVE: o.live = true; break;
-		case OPT_PYTHON_ALLOCATORS: o.python_allocators = true; break;
-		case OPT_REPORTER_ARG:
-			o.rargv = xreallocarray(o.rargv, (size_t)o.rargc + 4, sizeof(*o.rargv));
-			o.rargv[++o.rargc] = (char *)g.arg;
-			break;
-		}
-	}
+	const struct mp_opt opts[] = {
+		MP_TRACK_OUTPUT_OPTS(&o.t, "memprof-<prog>.<pid>.bin"),
+		MP_TRACK_OPTS(&o.t, "track forked children and programs they run, each into "
+				    "FILE.<pid>"),
+		MP_OPT_BOOL(0, "trace-python-allocators", &o.python_allocators,
+			    "run a Python program with PYTHONMALLOC=malloc: every object allocation "
+			    "tracked on its own"),
+		MP_OPT_BOOL(0, "paused", &o.paused,
+			    "start with tracking off: 'memprof ctl PID start' starts a capture, stop "
+			    "ends it"),
+		MP_OPT_BOOL(0, "live", &o.live,
+			    "show where the memory is while the program runs, in the terminal (a "
+			    "capture only with -o)"),
+		MP_OPT_STRING(0, "reporter", "NAME", &reporter_name,
+			      "then write the report NAME (flamegraph or table) of the capture"),
+		MP_OPT_CALLBACK(0, "reporter-arg", "ARG", &o, reporter_arg_option,
+				"pass ARG to the reporter, as one argument (repeatable)"),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv);
+
 	if (o.rargc && !reporter_name)
 		mp_usage_error(&spec, "option '--reporter-arg' needs --reporter");
 	if (o.live && o.paused)
@@ -697,5 +676,5 @@ int cmd_run(int argc, char **argv)
 				      "no capture without it)");
 	if (reporter_name)
 		check_reporter(&o, reporter_name);
-	return run(&o, argc - g.optind, argv + g.optind);
+	return run(&o, argc - first, argv + first);
 }

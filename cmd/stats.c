@@ -14,43 +14,34 @@
 #include "lib/report/stats.h"
 #include "lib/util/usage.h"
 
-static const struct mp_opt opts[] = {
-	{ 'n', 'n', "num-largest", "N", "entries in each top list (default 5)" },
-	MP_REPORT_JSON_OPTS("the figures", "memprof-stats-CAPTURE.json next to the capture"),
-	MP_REPORT_NO_MMAP_OPT,
-	MP_REPORT_FRAMES_OPTS,
-	MP_REPORT_FULL_NAMES_OPT,
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "stats",
 	.synopsis = "[-n N] [--json [-o FILE] [-f]] [--no-mmap] FILE",
 	.summary = "Show the figures of a capture: totals, peak, leaks, size histogram, top locations and modules.",
-	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
 
 int cmd_stats(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
 	struct mp_stats_opts sopts = { 5, NULL };
 	struct mp_report_json json = { 0 };
+	const struct mp_opt opts[] = {
+		MP_OPT_UINT('n', "num-largest", "N", &sopts.num_largest, 1, 1000000,
+			    "entries in each top list (default 5)"),
+		MP_REPORT_JSON_OPTS(&json, "the figures", "memprof-stats-CAPTURE.json next to the capture"),
+		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv), status = MP_EXIT_OK;
+	const char *capture = argv[first];
 	struct mp_analysis a;
 	struct strbuf out = STRBUF_INIT;
-	const char *capture;
-	int status = MP_EXIT_OK, c;
 
-	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_report_option(&spec, &args, c, g.arg) || mp_report_json_option(&json, c, g.arg))
-			continue;
-		if (c == 'n')
-			sopts.num_largest = mp_opt_uint(&spec, "--num-largest", g.arg, 1, 1000000);
-	}
 	mp_report_json_check(&spec, &json);
-	capture = argv[g.optind];
 	sopts.capture = capture;
 	if (!mp_report_load(&a, capture, &args, NULL)) {
 		mp_analysis_release(&a);

@@ -13,53 +13,44 @@
 #include "lib/report/summary.h"
 #include "lib/util/usage.h"
 
-static const struct mp_opt opts[] = {
-	{ 's', 's', "sort-column", "N",
-	  "sort by column N: 1 or 2 total memory, 3 or 4 own memory, 5 allocations (default 1)" },
-	{ 'r', 'r', "max-rows", "N", "show at most N rows (default: what fits the terminal)" },
-	MP_REPORT_VIEW_OPTS,
-	MP_REPORT_NO_MMAP_OPT,
-	MP_REPORT_FRAMES_OPTS,
-	MP_REPORT_FULL_NAMES_OPT,
-	{ 0 },
-};
-
 static const struct mp_cmd_spec spec = {
 	.name = "summary",
 	.synopsis = "[-s N] [-r N] [--leaks | --temporary-allocations | "
 		    "--temporary-allocation-threshold N] [--no-mmap] FILE",
 	.summary = "Show the functions holding the memory at the peak (or leaked, or temporary) as a table.",
-	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
 };
 
 int cmd_summary(int argc, char **argv)
 {
-	struct mp_getopt g = { argc, argv, 0, NULL, 0 };
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
+	uint64_t column = 1, rows = 0;
+	const struct mp_opt opts[] = {
+		MP_OPT_UINT('s', "sort-column", "N", &column, MP_SUMMARY_MIN_COLUMN,
+			    MP_SUMMARY_MAX_COLUMN,
+			    "sort by column N: 1 or 2 total memory, 3 or 4 own memory, 5 allocations "
+			    "(default 1)"),
+		MP_OPT_UINT('r', "max-rows", "N", &rows, 1, UINT32_MAX,
+			    "show at most N rows (default: what fits the terminal)"),
+		MP_REPORT_VIEW_OPTS(&args),
+		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
+		MP_OPT_END,
+	};
+	int first = mp_parse_options(&spec, opts, argc, argv);
 	struct mp_analysis a;
 	struct mp_summary s;
 	struct mp_term term;
 	struct strbuf out = STRBUF_INIT;
-	uint64_t column = 1, rows = 0;
-	int c;
 
-	while ((c = mp_getopt(&spec, &g)) != -1) {
-		if (mp_report_option(&spec, &args, c, g.arg))
-			continue;
-		if (c == 's')
-			column = mp_opt_uint(&spec, "--sort-column", g.arg, MP_SUMMARY_MIN_COLUMN,
-					     MP_SUMMARY_MAX_COLUMN);
-		else if (c == 'r')
-			rows = mp_opt_uint(&spec, "--max-rows", g.arg, 1, UINT32_MAX);
-	}
 	mp_report_term(&args, &term);
 	if (!rows) {
 		/* memray's default: the terminal's lines less five, at least ten. */
 		rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;
 	}
-	if (!mp_report_load(&a, argv[g.optind], &args, NULL)) {
+	if (!mp_report_load(&a, argv[first], &args, NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

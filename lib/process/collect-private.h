@@ -84,8 +84,6 @@ struct mp_collector {
 	size_t ninfos;
 	char **warnings;
 	size_t nwarnings, warnings_alloc;
-	char **undebugged;
-	size_t nundebugged, undebugged_alloc;
 };
 
 /* Show rec to the observer of s's capture, if any. */

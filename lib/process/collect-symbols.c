@@ -47,19 +47,6 @@ static uint64_t intern(struct mp_collector *c, struct stream *s, const char *str
 	return id;
 }
 
-/* A symbolizer's line: missing debug information is a note, anything else a warning. */
-static void symbol_problem(struct mp_collector *c, const char *line)
-{
-	static const char prefix[] = "no debug information for '";
-	const char *end;
-	if (!strncmp(line, prefix, sizeof(prefix) - 1) && (end = strstr(line, "': function names"))) {
-		char *path = xstrndup(line + sizeof(prefix) - 1, (size_t)(end - line) - (sizeof(prefix) - 1));
-		add_once(&c->undebugged, &c->nundebugged, &c->undebugged_alloc, path);
-		return;
-	}
-	mp_collect_warn(c, "%s", line);
-}
-
 void mp_collect_hold_module(struct stream *s, uint64_t id, const uint8_t *rec, size_t len)
 {
 	uint64_t at;
@@ -152,7 +139,7 @@ bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip)
 	mp_intmap_put(&s->seen_ips, ip, sym.module_id + 1);
 	nw = mp_symbols_warnings(s->sym, &lines);
 	for (; s->sym_warned < nw; s->sym_warned++)
-		symbol_problem(c, lines[s->sym_warned]);
+		mp_collect_warn(c, "%s", lines[s->sym_warned]);
 	return true;
 }
 
@@ -202,8 +189,8 @@ size_t mp_collector_warnings(struct mp_collector *c, const char ***lines)
 	return c->nwarnings;
 }
 
-size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths)
+char *mp_collector_symbols_hint(struct mp_collector *c)
 {
-	*paths = (const char **)c->undebugged;
-	return c->nundebugged;
+	/* Every process's symbolizer shares the cache of c->shared. */
+	return c->shared ? mp_symbols_hint(c->shared) : NULL;
 }

@@ -140,9 +140,6 @@ void mp_collector_free(struct mp_collector *c)
 		free(c->notes[i]);
 	free(c->notes);
 	free(c->warnings);
-	for (size_t i = 0; i < c->nundebugged; i++)
-		free(c->undebugged[i]);
-	free(c->undebugged);
 	free((char *)c->opts.output);
 	free((char *)c->opts.root);
 	close(c->notify_fd);

@@ -133,10 +133,10 @@ size_t mp_collector_notes(struct mp_collector *c, const char ***lines);
 /* Warnings gathered so far (files that cannot be read or written), one line each. */
 size_t mp_collector_warnings(struct mp_collector *c, const char ***lines);
 /*
- * Modules that have no debug information (their stacks show function names
- * but no source lines), by path: information, not a problem, so callers
- * summarise it rather than warn.
+ * The modules of every process that have no debug information, what that
+ * costs and how to get it, in one line (mp_symbols_hint()'s), or NULL:
+ * information, not a problem, so callers print it as a note. Free it.
  */
-size_t mp_collector_undebugged(struct mp_collector *c, const char ***paths);
+char *mp_collector_symbols_hint(struct mp_collector *c);
 
 #endif

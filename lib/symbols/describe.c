@@ -209,17 +209,29 @@ void mp_sym_describe(struct mp_symbols *s, struct sym_file *f, Dwarf_Addr addr, 
 	size_t n = 0, i;
 
 	if (!f->debug_checked) {
+		/* Found by build-id, debuglink, then debuginfod (libdw's standard callback). */
+		struct dinfod_scope sc;
+		bool found;
 		f->debug_checked = true;
-		if (!dwfl_module_getdwarf(f->mod, &bias)) {
-			bool symtab = dwfl_module_getsymtab(f->mod) > 0;
-			f->debug_problem = intern_msg(s, xasprintf(symtab
-				? "no debug information for '%s': function names only, no source lines"
-				: "no debug information or symbol table for '%s': no symbols", f->path));
+		mp_dinfod_enter(s, &sc);
+		found = dwfl_module_getdwarf(f->mod, &bias) != NULL;
+		mp_dinfod_leave(s, &sc, found);
+		if (!found) {
+			/*
+			 * libdw looks for the debug file again for the symbol
+			 * table; then never again for this module (it keeps
+			 * both answers), so no later call waits unbounded.
+			 */
+			mp_dinfod_enter(s, &sc);
+			mp_dinfod_leave(s, &sc, dwfl_module_getsymtab(f->mod) > 0);
+			struct symcache *c = s->cache;
+			f->undebugged = true;
+			ALLOC_GROW(c->undebugged, c->nundebugged + 1, c->undebugged_alloc);
+			c->undebugged[c->nundebugged++] = f;
 		}
 	}
-	add_warning(s, f->debug_problem);
 
-	if (!f->debug_problem)
+	if (!f->undebugged)
 		cudie = dwfl_module_addrdie(f->mod, addr, &bias);
 	if (cudie)
 		sub = find_subprogram(get_unit(s, f, cudie), addr - bias);

@@ -1,5 +1,6 @@
 # lib/symbols: symbolization with libdw (lib/symbols/README.md), into libmp.a.
 lib_libmp_a_SOURCES += \
-	%reldir%/symbols.c %reldir%/symbols.h %reldir%/describe.c %reldir%/symbols-private.h \
+	%reldir%/symbols.c %reldir%/symbols.h %reldir%/describe.c %reldir%/debuginfod.c \
+	%reldir%/symbols-private.h \
 	%reldir%/symindex.c %reldir%/symindex.h %reldir%/cxxname.c %reldir%/cxxname.h
 # end of lib_libmp_a_SOURCES for lib/symbols

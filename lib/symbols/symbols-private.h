@@ -63,7 +63,8 @@ struct sym_file {
 	enum file_state state;
 	const char *problem;  /* interned warning when the file is not used */
 	bool debug_checked;
-	const char *debug_problem; /* interned warning about missing debug information */
+	bool undebugged;      /* no debug information: function names at most, no lines */
+	bool unnamed;         /* undebugged, and some ip in it had no function name */
 	char *debuginfo_path; /* for dwfl_standard_find_debuginfo */
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;
@@ -71,6 +72,17 @@ struct sym_file {
 	struct mp_intmap units;  /* CU DIE address -> struct unit_index */
 	struct mp_symindex *symindex; /* its symbol table by address, once looked into */
 	bool symindex_tried;
+};
+
+/* debuginfod (lib/symbols/debuginfod.c): its client, loaded when DEBUGINFOD_URLS is set. */
+struct dinfod {
+	bool loaded;          /* dlopen tried */
+	void *so;
+	struct debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(struct debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(struct debuginfod_client *);
+	struct debuginfod_client *client;
+	bool stalled;         /* a lookup timed out: the servers are not asked again */
 };
 
 struct symcache {
@@ -82,6 +94,10 @@ struct symcache {
 	struct sym_file **files;    /* by key id */
 	size_t files_alloc;
 	size_t files_opened, units_indexed;
+	struct sym_file **undebugged; /* files without debug information, in the order met */
+	size_t nundebugged, undebugged_alloc;
+	char *debug_dirs;      /* $MEMPROF_DEBUGINFO_PATH, read once, or NULL */
+	struct dinfod dinfod;
 };
 
 static inline const char *intern_len(struct symcache *c, const char *s, size_t len)
@@ -150,6 +166,27 @@ static inline const char *intern_msg(struct mp_symbols *s, char *msg)
 	free(msg);
 	return line;
 }
+
+/*
+ * A lookup that may ask debuginfod (DEBUGINFOD_URLS set): between
+ * mp_dinfod_enter() and mp_dinfod_leave(), memprof's own environment holds
+ * its bound on the wait (DEBUGINFOD_TIMEOUT, unless the user set one) or,
+ * once a lookup timed out, no DEBUGINFOD_URLS; leave restores it and notes
+ * a failed lookup that took the whole bound (found: whether it found
+ * something). Callers have started their programs before (memprof run
+ * starts the program before the first lookup), so no program sees this.
+ */
+struct dinfod_scope {
+	bool active, set_timeout;
+	char *saved_urls;
+	long timeout;
+	double start;
+};
+void mp_dinfod_enter(struct mp_symbols *s, struct dinfod_scope *sc);
+void mp_dinfod_leave(struct mp_symbols *s, struct dinfod_scope *sc, bool found);
+/* A debug file with f's recorded build-id from debuginfod: an open fd and *path (to free), or -1. */
+int mp_dinfod_find_debuginfo(struct mp_symbols *s, struct sym_file *f, char **path);
+void mp_dinfod_release(struct dinfod *d);
 
 /* What DWARF (or the symbol table) says about addr, a file offset in f: out's frames, innermost first. */
 void mp_sym_describe(struct mp_symbols *s, struct sym_file *f, Dwarf_Addr addr, struct mp_sym *out);

@@ -41,6 +41,9 @@ static void symcache_unref(struct symcache *c)
 		if (c->files[i])
 			sym_file_free(c->files[i]);
 	free(c->files);
+	free(c->undebugged);
+	free(c->debug_dirs);
+	mp_dinfod_release(&c->dinfod);
 	mp_strtab_release(&c->file_keys);
 	free(c->demangled);
 	mp_strtab_release(&c->strings);
@@ -59,6 +62,8 @@ struct mp_symbols *mp_symbols_new(const struct mp_symbols_opts *opts)
 		s->cache->refs = 1;
 		mp_strtab_init(&s->cache->strings);
 		mp_strtab_init(&s->cache->file_keys);
+		if (getenv("MEMPROF_DEBUGINFO_PATH") && *getenv("MEMPROF_DEBUGINFO_PATH"))
+			s->cache->debug_dirs = xstrdup(getenv("MEMPROF_DEBUGINFO_PATH"));
 	}
 	s->demangle = opts ? opts->demangle : true;
 	if (opts && opts->root && *opts->root) {
@@ -95,6 +100,44 @@ size_t mp_symbols_warnings(struct mp_symbols *s, const char ***lines)
 {
 	*lines = s->warnings;
 	return s->nwarnings;
+}
+
+/* How many module names the hint lists before "and N more". */
+#define HINT_NAMES 4
+
+char *mp_symbols_hint(struct mp_symbols *s)
+{
+	struct symcache *c = s->cache;
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = c->nundebugged, listed = 0, unnamed = 0;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		unnamed += c->undebugged[i]->unnamed;
+	strbuf_addf(&sb, "no debug information for %zu module%s (", n, n == 1 ? "" : "s");
+	/* Those with frames that have no name first: they matter most. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n && listed < HINT_NAMES; i++) {
+			const char *path = c->undebugged[i]->path, *base = strrchr(path, '/');
+			if (c->undebugged[i]->unnamed != !pass)
+				continue;
+			strbuf_addf(&sb, "%s%s", listed++ ? ", " : "", base ? base + 1 : path);
+		}
+	if (n > listed)
+		strbuf_addf(&sb, " and %zu more", n - listed);
+	strbuf_addstr(&sb, unnamed ? "): some frames show module+offset instead of a function, "
+				     "none has a source line"
+				   : "): function names but no source lines");
+	strbuf_addstr(&sb, "; to get them, install their debug symbols (Debian's -dbgsym packages)");
+	if (!urls || !*urls)
+		strbuf_addstr(&sb, " or set DEBUGINFOD_URLS to a debuginfod server");
+	else if (c->dinfod.stalled)
+		strbuf_addstr(&sb, ": the servers in DEBUGINFOD_URLS did not answer in time");
+	else
+		strbuf_addstr(&sb, ": the servers in DEBUGINFOD_URLS have none");
+	return strbuf_detach(&sb, NULL);
 }
 
 void mp_symbols_stats(struct mp_symbols *s, struct mp_symbols_stats *st)
@@ -330,6 +373,44 @@ static int try_file(struct mp_symbols *s, struct sym_file *f, const char *path, 
 	return report_file(s, f, fd, path, why);
 }
 
+/*
+ * A debug file with f's recorded build-id, for a file that is not here (or
+ * not the one that ran): DIR/.build-id/xx/yyyy.debug for each absolute DIR
+ * of $MEMPROF_DEBUGINFO_PATH, <root>/usr/lib/debug and /usr/lib/debug, then
+ * debuginfod. Returns 0 when one is used, else 1.
+ */
+static int open_debug_file(struct mp_symbols *s, struct sym_file *f)
+{
+	struct strbuf dirs = STRBUF_INIT, path = STRBUF_INIT;
+	const char *w = NULL;
+	char *fetched = NULL;
+	int r = 1, fd;
+
+	if (s->cache->debug_dirs)
+		strbuf_addf(&dirs, "%s:", s->cache->debug_dirs);
+	if (f->root)
+		strbuf_addf(&dirs, "%s/usr/lib/debug:", f->root);
+	strbuf_addstr(&dirs, "/usr/lib/debug");
+	for (char *dir = dirs.buf, *end; r && dir; dir = end ? end + 1 : NULL) {
+		if ((end = strchr(dir, ':')))
+			*end = '\0';
+		dir += *dir == '+' || *dir == '-'; /* libdw's CRC-check markers */
+		if (*dir != '/')
+			continue;
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/.build-id/%02x/", dir, f->build_id[0]);
+		add_hex(&path, f->build_id + 1, f->build_id_len - 1);
+		strbuf_addstr(&path, ".debug");
+		r = try_file(s, f, path.buf, &w) ? 1 : 0;
+	}
+	if (r && (fd = mp_dinfod_find_debuginfo(s, f, &fetched)) >= 0)
+		r = report_file(s, f, fd, fetched, &w) ? 1 : 0;
+	free(fetched);
+	strbuf_release(&path);
+	strbuf_release(&dirs);
+	return r;
+}
+
 static void open_file(struct mp_symbols *s, struct sym_file *f)
 {
 	struct strbuf path = STRBUF_INIT, dbg = STRBUF_INIT;
@@ -343,7 +424,12 @@ static void open_file(struct mp_symbols *s, struct sym_file *f)
 		return;
 	s->cache->files_opened++;
 
-	/* For dwfl_standard_find_debuginfo: next to the file, .debug/, the debug roots. */
+	/*
+	 * For dwfl_standard_find_debuginfo: the user's directories
+	 * ($MEMPROF_DEBUGINFO_PATH), next to the file, .debug/, the debug roots.
+	 */
+	if (s->cache->debug_dirs)
+		strbuf_addf(&dbg, "%s:", s->cache->debug_dirs);
 	strbuf_addstr(&dbg, ":.debug:");
 	if (f->root && !strchr(f->root, ':'))
 		strbuf_addf(&dbg, "%s/usr/lib/debug:", f->root);
@@ -368,15 +454,8 @@ static void open_file(struct mp_symbols *s, struct sym_file *f)
 			why = w;
 	}
 	/* Without a usable file, a debug file with the recorded build-id will do. */
-	for (pass = f->root ? 0 : 1; r && f->build_id_len && pass < 2; pass++) {
-		const char *w = NULL;
-		strbuf_reset(&path);
-		strbuf_addf(&path, "%s/usr/lib/debug/.build-id/%02x/", pass == 0 ? f->root : "",
-			    f->build_id[0]);
-		add_hex(&path, f->build_id + 1, f->build_id_len - 1);
-		strbuf_addstr(&path, ".debug");
-		r = try_file(s, f, path.buf, &w);
-	}
+	if (r && f->build_id_len)
+		r = open_debug_file(s, f);
 	if (!r) {
 		f->state = FILE_READY;
 	} else {
@@ -434,6 +513,8 @@ int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
 				out->nframes = keep;
 			}
 		}
+		if (f->undebugged && (!out->nframes || !s->frames[0].function))
+			f->unnamed = true;
 	}
 	out->frames = s->frames;
 	return 0;

@@ -48,13 +48,22 @@
  * "<root><path>" first (for an absolute path) and then as "<path>" (root
  * from the options; a " (deleted)" suffix is dropped). Debug information is found like the
  * elfutils tools do: in the file itself, else by build-id under
- * <root>/usr/lib/debug/.build-id/xx/yyyy.debug and
- * /usr/lib/debug/.build-id/..., else by .gnu_debuglink next to the file,
- * in its .debug/ directory, and under <root>/usr/lib/debug and
- * /usr/lib/debug; a separate debug file is used only if its build-id (or
- * debuglink CRC) matches. When the file cannot be used (missing, not ELF,
- * other build-id), a debug file found by the recorded build-id stands in
- * for it. DEBUGINFOD_URLS is honoured as by the elfutils tools.
+ * DIR/.build-id/xx/yyyy.debug for each directory DIR of
+ * $MEMPROF_DEBUGINFO_PATH (colon-separated, read once per cache), then
+ * <root>/usr/lib/debug and /usr/lib/debug (where Debian's -dbgsym
+ * packages put them), else by .gnu_debuglink next to the file, in its
+ * .debug/ directory, and under those directories; a separate debug file
+ * is used only if its build-id (or debuglink CRC) matches; else, when
+ * DEBUGINFOD_URLS is set, from debuginfod. When the file cannot be used
+ * (missing, not ELF, other build-id), a debug file found by the recorded
+ * build-id, in those directories or from debuginfod, stands in for it.
+ *
+ * debuginfod: lookups wait at most DEBUGINFOD_TIMEOUT seconds for a
+ * server to connect and send its first 100 KB (10 when the user did not
+ * set it: memprof sets it in its own environment for the length of each
+ * lookup, so callers must have started their programs before their first
+ * lookup); once a lookup failed after that whole wait, no server is asked
+ * again by objects sharing the cache, and a warning says so.
  *
  * Build-ids: when the capture recorded a build-id and the file on disk has
  * another one (or none), the file is not used, so that no wrong symbol is
@@ -159,14 +168,30 @@ int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
  *   cannot read '<path>': <libdwfl's reason>: no symbols
  *   '<path>' has build-id <hex>, the capture recorded build-id <hex>: not used
  *     (or "has no build-id")
- *   no debug information for '<path>': function names only, no source lines
- *   no debug information or symbol table for '<path>': no symbols
+ *   no debuginfod server in DEBUGINFOD_URLS answered in <n> s (DEBUGINFOD_TIMEOUT
+ *     sets this wait): not asked again
  * with <path> as given to mp_symbols_add_module(). The caller prints them as
  * warnings (e.g. warning("%s", lines[i])); lines
  * are only appended, so a caller printing them as they come remembers how
  * many it has printed. *lines is valid until the next call on s.
+ * Files without debug information are no problem: see mp_symbols_hint().
  */
 size_t mp_symbols_warnings(struct mp_symbols *s, const char ***lines);
+
+/*
+ * The files looked into so far, by s and every object sharing its cache,
+ * that have no debug information, in one line that says which (their base
+ * names, those with an ip that got no function name first, four at most
+ * and how many more), what that costs, and how to get it:
+ *   no debug information for <n> module(s) (<name>, ... and <m> more):
+ *   <function names but no source lines | some frames show module+offset
+ *   instead of a function, none has a source line>; to get them, install
+ *   their debug symbols (Debian's -dbgsym packages) <or set DEBUGINFOD_URLS
+ *   to a debuginfod server | : the servers in DEBUGINFOD_URLS have none |
+ *   : the servers in DEBUGINFOD_URLS did not answer in time>
+ * Returns it (free() it), or NULL when every file had its debug information.
+ */
+char *mp_symbols_hint(struct mp_symbols *s);
 
 /* Counters, for tests, benchmarks and debug output. */
 struct mp_symbols_stats {

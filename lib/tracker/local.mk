@@ -16,6 +16,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/modules.c %reldir%/modules.h \
 	%reldir%/pydescribe.c %reldir%/pyline.h \
 	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \
+	%reldir%/pythread.c \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
 	%reldir%/replies.c \

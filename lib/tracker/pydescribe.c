@@ -62,8 +62,7 @@ void mp_py_stream_reset(void)
 
 /* ---- reading a code object ---- */
 
-/* The text of a str object into out (cap bytes); "?" when it is not a compact str. */
-static size_t str_text(const char *s, char *out, size_t cap)
+size_t mp_py_str_text(const char *s, char *out, size_t cap)
 {
 	uint32_t state;
 	uint64_t len;
@@ -106,10 +105,10 @@ int mp_py_describe(struct mp_wring *w, uint64_t ip)
 	 * number is never given again).
 	 */
 	f.function = function;
-	f.function_len = str_text((const char *)(uintptr_t)mp_py_word(code, mp_pyl.co_qualname),
+	f.function_len = mp_py_str_text((const char *)(uintptr_t)mp_py_word(code, mp_pyl.co_qualname),
 				  function, sizeof(function));
 	f.file = file;
-	f.file_len = str_text((const char *)(uintptr_t)mp_py_word(code, mp_pyl.co_filename), file,
+	f.file_len = mp_py_str_text((const char *)(uintptr_t)mp_py_word(code, mp_pyl.co_filename), file,
 			      sizeof(file));
 	table = (const char *)(uintptr_t)mp_py_word(code, mp_pyl.co_linetable);
 	if (mp_py_is(table, mp_pyl.bytes_type)) {

@@ -19,6 +19,7 @@ struct mp_pylayout {
 	long ts_cframe, ts_frame;    /* ->cframe (3.11, 3.12) or ->current_frame (3.13) */
 	long cf_frame, cf_prev;      /* _PyCFrame: current_frame, previous */
 	long fr_code, fr_prev, fr_instr, fr_entry, fr_owner; /* _PyInterpreterFrame */
+	long fr_locals;              /* its localsplus: the arguments first */
 	long co_filename, co_qualname, co_linetable, co_firstlineno, co_code; /* PyCodeObject */
 	long ob_type;
 	long str_state, str_length, str_ascii, str_compact; /* str: state bits, length, data */
@@ -49,7 +50,16 @@ static inline int mp_py_is(const void *obj, const void *type)
 	return obj && (const void *)(uintptr_t)mp_py_word(obj, mp_pyl.ob_type) == type;
 }
 
+/*
+ * The thread state of the calling thread when it holds the GIL (in 3.11:
+ * of the thread that holds it), or NULL (unexported: no Python thread names).
+ */
+extern void *(*mp_py_gil_tstate)(void) MP_HIDDEN;
+
 /* Python frames off for good (the layout is not what we expected), with a word for the capture. */
 void mp_py_give_up(const char *why) MP_HIDDEN;
+
+/* The text of a str object into out (cap bytes); "?" when it is not a compact str (pydescribe.c). */
+size_t mp_py_str_text(const char *s, char *out, size_t cap) MP_HIDDEN;
 
 #endif

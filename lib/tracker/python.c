@@ -22,6 +22,7 @@
 int mp_py_on;
 volatile int mp_py_quiet;
 struct mp_pylayout mp_pyl;
+void *(*mp_py_gil_tstate)(void);
 
 /*
  * _PyRuntime's _initialized and initialized: the interpreter's state can be
@@ -51,6 +52,7 @@ static void layout_311_312(unsigned minor)
 	mp_pyl.fr_instr = 56;
 	mp_pyl.fr_entry = minor == 11 ? 68 : -1;
 	mp_pyl.fr_owner = minor == 11 ? 69 : 70;
+	mp_pyl.fr_locals = 72;
 	mp_pyl.co_filename = 112;
 	mp_pyl.co_qualname = 128;
 	mp_pyl.co_linetable = 136;
@@ -84,6 +86,7 @@ static int layout_313(const uint8_t *rt, unsigned long version, long *finalizing
 	mp_pyl.fr_prev = DBG(232);
 	mp_pyl.fr_code = DBG(240);
 	mp_pyl.fr_instr = DBG(248);
+	mp_pyl.fr_locals = DBG(256);
 	mp_pyl.fr_owner = DBG(264);
 	mp_pyl.co_filename = DBG(280);
 	mp_pyl.co_qualname = DBG(296);
@@ -101,7 +104,8 @@ static int layout_313(const uint8_t *rt, unsigned long version, long *finalizing
 #undef DBG
 	/* Anything beyond a few cache lines is not a layout we read. */
 	return mp_pyl.ts_frame > 0 && mp_pyl.ts_frame < 4096 && mp_pyl.co_code > 0 &&
-	       mp_pyl.co_code < 4096 && mp_pyl.fr_owner < 256 && *finalizing >= 24 &&
+	       mp_pyl.co_code < 4096 && mp_pyl.fr_owner < 256 && mp_pyl.fr_locals > 0 &&
+	       mp_pyl.fr_locals < 256 && *finalizing >= 24 &&
 	       *finalizing < 4096 ? 0 : -1;
 }
 
@@ -119,6 +123,10 @@ static int find_python(void)
 		return -1;
 	}
 	py_this_tstate = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	/* 3.13's name for it, then 3.11's and 3.12's. */
+	mp_py_gil_tstate = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyThreadState_GetUnchecked");
+	if (!mp_py_gil_tstate)
+		mp_py_gil_tstate = (void *(*)(void))dlsym(RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
 	mp_pyl.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
 	mp_pyl.str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	mp_pyl.bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
@@ -549,8 +557,12 @@ int mp_py_walk(struct mp_tstate *ts)
 				    (const void *)(uintptr_t)mp_py_word(tstate, mp_pyl.ts_cframe),
 				    mp_pyl.cf_frame),
 			    b);
-	if (b->n)
+	if (b->n) {
 		resolve(b);
+		/* Its threading.Thread's name: at its first Python frames, then at most once a tick. */
+		if (unlikely(ts->py_name_tick != __atomic_load_n(&mp_st.last_tick_ns, __ATOMIC_RELAXED)))
+			mp_py_thread_name(ts, tstate);
+	}
 	return b->n;
 }
 

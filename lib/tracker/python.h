@@ -120,6 +120,14 @@ int mp_py_splice(const struct mp_pybuf *b, const uint64_t *ip, size_t stride, in
  */
 int mp_py_unwind(struct mp_pybuf *b, int cap) MP_HIDDEN;
 
+/*
+ * The calling thread's Python name (pythread.c), tstate its thread state,
+ * once it has Python frames: when it runs a threading.Thread and holds the
+ * GIL, the Thread's name becomes the thread's if it changed since the last
+ * look. Notes the tick.
+ */
+void mp_py_thread_name(struct mp_tstate *ts, const char *tstate) MP_HIDDEN;
+
 /* ---- descriptions (pydescribe.c) ---- */
 
 /*

@@ -24,7 +24,7 @@ static int threads_lock;
 
 static void emit_thread(struct mp_tstate *ts)
 {
-	uint8_t rec[64], *p;
+	uint8_t rec[MP_ENC_MAX_PREFIX + 3 * MP_VARINT_MAX + MP_THREAD_NAME_MAX], *p;
 	p = mp_enc_sized_begin(rec, MP_TAG_THREAD);
 	p = mp_put_uvarint(p, ts->ring.index);
 	p = mp_put_uvarint(p, (uint64_t)ts->tid);
@@ -151,6 +151,7 @@ struct mp_tstate *mp_thread_get_slow(void)
 	}
 	ts->declared = ts->cache_gen = ts->walk_gen = 0;
 	ts->name_dirty = 0;
+	ts->py_name_tick = ts->py_name_obj = 0;
 	ts->depth = 0;
 	ts->dying = 0;
 	/* A recycled state belonged to another thread, with another stack. */
@@ -198,6 +199,18 @@ void mp_record_thread_name(unsigned long pthread, const char *name)
 		}
 	}
 	errno = saved;
+}
+
+void mp_thread_rename_self(struct mp_tstate *ts, const char *name, size_t len)
+{
+	if (len > sizeof(ts->name) - 1)
+		len = sizeof(ts->name) - 1;
+	/* (Another thread's pthread_setname_np may be writing it.) */
+	mp_lock(&threads_lock);
+	memcpy(ts->name, name, len);
+	ts->name[len] = '\0';
+	ts->name_dirty = ts->declared == mp_st.gen;
+	mp_unlock(&threads_lock);
 }
 
 int mp_threads_setup(void)

@@ -16,6 +16,8 @@
 #include "lib/transport/ring.h"
 
 #define MP_OWN_FRAMES 16 /* room for the tracker's own frames at the top of a stack */
+/* A thread's name: the OS's are 15 bytes at most, Python's longer ones are cut here. */
+#define MP_THREAD_NAME_MAX 64
 
 struct mp_unwinder;
 struct mp_pybuf;
@@ -35,7 +37,9 @@ struct mp_tstate {
 	int dying;
 	pid_t tid;
 	unsigned long pthread;
-	char name[16];
+	char name[MP_THREAD_NAME_MAX];  /* NUL-terminated */
+	uint64_t py_name_tick;     /* the tick of the last look at its Python name (python.h) */
+	uint64_t py_name_obj;      /* the Python name (a str object) last taken, or 0 */
 	uint64_t *ips;             /* cached stack, root first */
 	uint32_t *nodes;           /* its trace nodes */
 	uint64_t *scratch;         /* the stack being recorded, root first */
@@ -71,6 +75,11 @@ static inline int mp_thread_undeclared(const struct mp_tstate *ts, uint32_t gen)
 struct mp_wring *mp_thread_ring(void) MP_HIDDEN;
 /* The thread identified by pthread was renamed. */
 void mp_record_thread_name(unsigned long pthread, const char *name) MP_HIDDEN;
+/*
+ * The calling thread, ts, renames itself (its Python name, len bytes, cut
+ * to MP_THREAD_NAME_MAX - 1): declared again before its next event.
+ */
+void mp_thread_rename_self(struct mp_tstate *ts, const char *name, size_t len) MP_HIDDEN;
 /* Reclaim the state of threads that are gone (the timer). */
 void mp_threads_reap(void) MP_HIDDEN;
 

@@ -2,7 +2,7 @@
 """Browser checks of reports written by memprof itself (memprof flamegraph / table).
 
     check_capture.py SCENARIO [--artifacts DIR] [--shot NAME] [--names A,B] [--zoom NAME]
-                     [--search QUERY] [--thread N] PAGE.html
+                     [--search QUERY] [--thread N] [--thread-names A,B] PAGE.html
 
 The expected picture comes from the data embedded in the page (read here
 with Python, independently of the page's code), so any capture works:
@@ -11,7 +11,10 @@ flamegraph: no console error; the frames drawn are those the data gives
             for the canvas width; every --names entry is drawn; clicking
             --zoom zooms (the frames drawn change to that subtree, the URL
             fragment names it, history goes back); --search totals the
-            matches and colours them; --thread N shows one thread's tree.
+            matches and colours them; --thread N shows one thread's tree;
+            the thread selector offers each --thread-names entry, as the
+            data names the thread ("NAME (tid N)"), and choosing it draws
+            that thread's tree.
 table:      no console error; the rows drawn in the default order (size,
             descending); every --names entry is listed; every column sorts
             both ways (checked through the whole order); filtering by the
@@ -43,9 +46,16 @@ def names_of(a):
     return [n for n in (a.names or "").split(",") if n]
 
 
+def shown_tree(rep):
+    """The tree the page shows at load: a Python program's folded, unless --all-frames."""
+    tree = X.Tree.of(rep)
+    fold = rep.d.get("fold")
+    return tree.folded() if fold and not fold["all_frames"] else tree
+
+
 def flamegraph(browser, a, page, d):
     rep = X.Report(d)
-    tree = X.Tree.of(rep)
+    tree = shown_tree(rep)
     expect("flame graph" in page.evaluate("document.title"), "title %r" % page.evaluate("document.title"))
     if a.thread is not None:
         page.evaluate("(function(s){s.value='%d';s.dispatchEvent(new Event('change'));})"
@@ -54,6 +64,8 @@ def flamegraph(browser, a, page, d):
         tree = tree.only(a.thread)
     elif tree.thread:
         tree = tree.merged()
+    if a.thread_names:
+        threads(page, rep, a.thread_names.split(","), a.shot)
     initial = CF.frames(page)
     CF.expect_drawn(page, tree, 0, "at load")
     # The chart's time axis ends at the last sample, not at the end of the process.
@@ -91,6 +103,26 @@ def flamegraph(browser, a, page, d):
         page.screenshot(a.shot + "-search")
         page.key("Escape")
         page.wait_for("memprofDebug.state().query === ''", what="Esc to clear the search")
+
+
+def threads(page, rep, names, shot):
+    opts = page.evaluate("Array.from(document.querySelectorAll('#fg-thread option'))"
+                         ".map(o => [o.value, o.textContent])")
+    labels = [t for _, t in opts]
+    for name in names:
+        t = [i for i in range(len(rep.tids)) if rep.tnames[i] == name]
+        equal(len(t), 1, "threads named %r in the data" % name)
+        expect(rep.thread_label(t[0]) in labels, "%r is not a choice of the thread selector: %r" % (name, labels))
+        expect(labels[[v for v, _ in opts].index(str(t[0]))].startswith(name + " (tid "),
+               "the choice of thread %d is not named %r: %r" % (t[0], name, labels))
+        page.evaluate("(function(s){s.value='%d';s.dispatchEvent(new Event('change'));})"
+                      "(document.getElementById('fg-thread'))" % t[0])
+        page.wait_for("memprofDebug.state().thread === %d" % t[0], what="thread %r" % name)
+        CF.expect_drawn(page, shown_tree(rep).only(t[0]), 0, "thread %r" % name)
+    page.screenshot(shot + "-thread")
+    page.evaluate("(function(s){s.value='all';s.dispatchEvent(new Event('change'));})"
+                  "(document.getElementById('fg-thread'))")
+    page.wait_for("memprofDebug.state().thread === -1", what="all threads again")
 
 
 def table(browser, a, page, d):
@@ -180,6 +212,7 @@ def main():
     ap.add_argument("--zoom")
     ap.add_argument("--search")
     ap.add_argument("--thread", type=int)
+    ap.add_argument("--thread-names", help="flamegraph: choices of the thread selector")
     ap.add_argument("--until-us", type=int, help="temporal: a window of the buckets ending by then")
     ap.add_argument("--window-names", help="temporal: drawn in that window")
     ap.add_argument("--window-bytes", type=int, help="temporal: that window's total")

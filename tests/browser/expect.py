@@ -176,6 +176,59 @@ class Tree:
             stack.extend(reversed(kids[v]))
         return Tree(self.rep, [depth[v] for v in pre], [loc[v] for v in pre], [sb[v] for v in pre], [sc[v] for v in pre])
 
+    def folded(self):
+        """The tree the page shows folded (share/templates/README.md, "Folding"), worked out
+        here from each node's path: its frames of class 1 left out, and a path with a frame of
+        class 4 but none of class 2 under fold.group (at its end in an inverted tree)."""
+        d = self.rep.d
+        cls, group, inverted = d["locations"]["class"], d["fold"]["group"], d.get("inverted")
+        own = {}
+        state = {0: ((), 0)}
+        for i in range(1, len(self.loc)):
+            kept, has = state[self.parent[i]]
+            c = cls[self.loc[i]] if self.loc[i] >= 0 else 0
+            has |= (1 if c & 2 else 0) | (2 if c & 4 else 0)
+            if not c & 1:
+                kept = kept + (self.loc[i],)
+            state[i] = (kept, has)
+            sb = self.bytes[i] - sum(self.bytes[x] for x in self.children[i])
+            sc = self.count[i] - sum(self.count[x] for x in self.children[i])
+            path = kept
+            if has == 2:
+                path = kept + (group,) if inverted else (group,) + kept
+            key = (self.thread[i] if self.thread else -1, path)
+            v = own.setdefault(key, [0, 0])
+            v[0] += sb
+            v[1] += sc
+        # A trie of (thread, path prefix), then preorder, children by bytes.
+        nodes = {(-2, ()): [0, 0, []]}
+        total = {}
+        for (th, path), (sb, sc) in own.items():
+            parent = (-2, ())
+            for k in range(1, len(path) + 1):
+                key = (th, path[:k])
+                if key not in nodes:
+                    nodes[key] = [0, 0, []]
+                    nodes[parent][2].append(key)
+                parent = key
+            nodes[parent][0] += sb
+            nodes[parent][1] += sc
+            for k in range(0, len(path) + 1):
+                key = (th, path[:k]) if k else (-2, ())
+                total[key] = total.get(key, 0) + sb
+        depth, loc, selfb, selfc, thread = [], [], [], [], []
+        stack = [((-2, ()), 0)]
+        while stack:
+            key, dep = stack.pop()
+            depth.append(dep)
+            loc.append(key[1][-1] if key[1] else -1)
+            thread.append(key[0] if key[1] else -1)
+            selfb.append(nodes[key][0])
+            selfc.append(nodes[key][1])
+            kids = sorted(nodes[key][2], key=lambda k: -total[k])
+            stack.extend((k, dep + 1) for k in reversed(kids))
+        return Tree(self.rep, depth, loc, selfb, selfc, thread if self.thread else None)
+
     def merged(self):
         """All threads: one node per call path."""
         return self._rebuild(lambda i: True, lambda i: self.loc[i])

@@ -48,6 +48,7 @@ E2E_TESTS = \
 	%reldir%/parse-golden.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
+	%reldir%/python-threads.sh \
 	%reldir%/python-views.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
@@ -87,6 +88,9 @@ E2E_TESTS = \
 	%reldir%/summary-errors.sh \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
+	%reldir%/symbols-debug-dirs.sh \
+	%reldir%/symbols-debuginfod.sh \
+	%reldir%/symbols-debuginfod-timeout.sh \
 	%reldir%/table-workloads.sh \
 	%reldir%/transform-errors.sh \
 	%reldir%/transform-formats.sh \
@@ -98,10 +102,12 @@ E2E_TESTS = \
 # end of E2E_TESTS
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
+	%reldir%/debuginfod-lib.sh \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
 	%reldir%/live-lib.sh \
+	%reldir%/python-lib.sh \
 	%reldir%/inject-init.sh \
 	%reldir%/reports.sh \
 	%reldir%/speedscope_check.py \

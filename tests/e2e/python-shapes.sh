@@ -2,19 +2,10 @@
 # Python frames in every shape of Python execution: threads, generators,
 # coroutines, recursion deeper than --max-depth, Python called back from C
 # (sqlite3), a forked child, and --memory-interval-ms short enough that the
-# timer thread runs among them; on Debian's python3 (3.11) and, when PATH has
-# them, python3.12 and python3.13 (each resolved to its real executable), and
-# the interpreters MEMPROF_TEST_PYTHONS names (paths, separated by spaces).
+# timer thread runs among them; on each CPython 3.11 to 3.13 there is
+# (python-lib.sh).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-
-pythons=
-[ -x /usr/bin/python3 ] && pythons=/usr/bin/python3
-for v in 3.12 3.13; do
-	exe=$(python$v -c 'import sys; print(sys.executable)' 2> /dev/null) || continue
-	[ -x "$exe" ] && pythons="$pythons $exe"
-done
-pythons="$pythons ${MEMPROF_TEST_PYTHONS:-}"
-[ -n "$pythons" ] || skip_ "no CPython 3.11 to 3.13 is installed"
+. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
 
 cat > shapes.py <<'EOF'
 import asyncio, os, sqlite3, sys, threading
@@ -88,7 +79,6 @@ EOF
 
 for py in $pythons; do
 	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-	case $v in 3.11|3.12|3.13) ;; *) continue ;; esac
 	mp run -q -f --follow-fork --memory-interval-ms 1 -o s$v.bin "$py" shapes.py 20
 	expect_rc 0 "python $v shapes.py"
 	expect_out "done"

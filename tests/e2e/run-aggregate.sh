@@ -90,6 +90,16 @@ mp run --aggregate -o r.bin --reporter flamegraph --reporter-arg --temporal "$WO
 expect_rc 2 "--aggregate with a temporal report"
 expect_err "--reporter-arg --temporal needs every event"
 [ ! -e r.bin ] || fail_ "the program ran"
+# Known by the reporter's own parse, as it would read them: abbreviated, or as FILE of -o.
+mp run --aggregate -o r.bin --reporter table --reporter-arg --no-mm "$WORKLOADS/allocs"
+expect_rc 2 "--aggregate with an abbreviated --no-mmap"
+expect_err "--reporter-arg --no-mmap needs every event"
+[ ! -e r.bin ] || fail_ "the program ran"
+mp run -q --aggregate -o r.bin --reporter table --reporter-arg -o --reporter-arg --no-mmap \
+	"$WORKLOADS/allocs"
+expect_rc 0 "--aggregate --reporter table -o --no-mmap"
+[ -s ./--no-mmap ] || fail_ "no report in './--no-mmap'"
+rm -f r.bin
 mp run -q --aggregate -o r.bin --reporter flamegraph --reporter-arg --leaks "$WORKLOADS/allocs"
 expect_rc 0 "--aggregate --reporter flamegraph --leaks"
 [ -s memprof-flamegraph-r.html ] || fail_ "no report"

@@ -12,6 +12,7 @@ UNIT_TESTS += \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
 	%reldir%/test-live \
+	%reldir%/test-options \
 	%reldir%/test-procids \
 	%reldir%/test-present \
 	%reldir%/test-procmaps \
@@ -63,6 +64,10 @@ tests_unit_test_inject_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_live_SOURCES = %reldir%/test-live.c %reldir%/records.h
 tests_unit_test_live_LDADD = $(UNIT_LDADD)
 tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS)
+# cmd/ has no library: the option tables' code is built in.
+tests_unit_test_options_SOURCES = %reldir%/test-options.c cmd/options.c cmd/report.c
+tests_unit_test_options_LDADD = $(UNIT_LDADD)
+tests_unit_test_options_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procids_SOURCES = %reldir%/test-procids.c
 tests_unit_test_procids_LDADD = $(UNIT_LDADD)
 tests_unit_test_procids_CFLAGS = $(UNIT_CFLAGS)

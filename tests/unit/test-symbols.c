@@ -273,6 +273,26 @@ static void check_warnings(struct mp_symbols *s, size_t n, ...)
 	va_end(ap);
 }
 
+/* mp_symbols_hint() of s is expect (NULL: there is none). */
+static void check_hint(struct mp_symbols *s, const char *expect)
+{
+	char *hint = mp_symbols_hint(s);
+	if (hint)
+		print_message("hint: %s\n", hint);
+	if (expect) {
+		assert_non_null(hint);
+		assert_string_equal(hint, expect);
+	} else {
+		assert_null(hint);
+	}
+	free(hint);
+}
+
+#define NAMES_ONLY "function names but no source lines"
+#define UNNAMED "some frames show module+offset instead of a function, none has a source line"
+#define HOW "; to get them, install their debug symbols (Debian's -dbgsym packages)"
+#define HOW_OFFLINE HOW " or set DEBUGINFOD_URLS to a debuginfod server"
+
 /* Look up a return address that a module contains. */
 static void lookup_ret(struct mp_symbols *s, uint64_t ip, struct mp_sym *out)
 {
@@ -353,6 +373,7 @@ static void check_program(struct fx *fx)
 
 	/* Every file had its debug information; libc was never looked at. */
 	check_warnings(s, 0);
+	check_hint(s, NULL);
 	mp_symbols_free(s);
 }
 
@@ -443,8 +464,10 @@ static void test_symtab_only(void **state)
 	lookup_ret(s, probe(fx, "lib-static"), &sym);
 	assert_int_equal(sym.nframes, 1);
 	check_frame(&sym.frames[0], "lib_helper", NULL, 0, 0);
-	check_warnings(s, 1, "no debug information for '" FIXDIR "/libsymfix-symtab.so': "
-			     "function names only, no source lines");
+	/* No debug information is no problem: no warning, a hint. */
+	check_warnings(s, 0);
+	check_hint(s, "no debug information for 1 module (libsymfix-symtab.so): " NAMES_ONLY
+		      HOW_OFFLINE);
 	mp_symbols_free(s);
 }
 
@@ -463,8 +486,9 @@ static void test_dynsym_only(void **state)
 	lookup_ret(s, probe(fx, "lib-static"), &sym);
 	assert_int_equal(sym.offset, probe(fx, "lib-static") - m->base);
 	assert_int_equal(sym.nframes, 0);
-	check_warnings(s, 1, "no debug information for '" FIXDIR "/libsymfix-nodebug.so': "
-			     "function names only, no source lines");
+	check_warnings(s, 0);
+	check_hint(s, "no debug information for 1 module (libsymfix-nodebug.so): " UNNAMED
+		      HOW_OFFLINE);
 	mp_symbols_free(s);
 }
 
@@ -596,9 +620,11 @@ static void remove_tree(char *dir)
 	free(dir);
 }
 
-static void build_id_path(char *buf, size_t size, const char *root, const struct fx_module *m)
+/* Where a debug directory (<root>/usr/lib/debug, say) keeps m's debug file. */
+static void build_id_path(char *buf, size_t size, const char *root, const char *dir,
+			  const struct fx_module *m)
 {
-	int n = snprintf(buf, size, "%s/usr/lib/debug/.build-id/%02x/", root, m->build_id[0]);
+	int n = snprintf(buf, size, "%s%s/.build-id/%02x/", root, dir, m->build_id[0]);
 	for (size_t i = 1; i < m->build_id_len; i++)
 		n += snprintf(buf + n, size - n, "%02x", m->build_id[i]);
 	snprintf(buf + n, size - n, ".debug");
@@ -614,7 +640,7 @@ static void test_root(void **state)
 
 	/* Under the root: a stripped library, and its debug file in the build-id tree. */
 	copy_into(root, "/opt/app/libsymfix.so", FIXDIR "/libsymfix-nodebug.so");
-	build_id_path(path, sizeof(path), root, m);
+	build_id_path(path, sizeof(path), root, "/usr/lib/debug", m);
 	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
 
 	s = new_symbols(root, true);
@@ -649,8 +675,8 @@ static void test_root_file_only(void **state)
 	lookup_ret(s, probe(fx, "lib-static"), &sym);
 	assert_int_equal(sym.nframes, 1);
 	check_frame(&sym.frames[0], "lib_helper", NULL, 0, 0);
-	check_warnings(s, 1, "no debug information for '/opt/app/libsymfix.so': "
-			     "function names only, no source lines");
+	check_warnings(s, 0);
+	check_hint(s, "no debug information for 1 module (libsymfix.so): " NAMES_ONLY HOW_OFFLINE);
 	mp_symbols_free(s);
 	remove_tree(root);
 }
@@ -682,7 +708,7 @@ static void test_debug_file_stands_in(void **state)
 	struct mp_symbols *s;
 	struct mp_sym sym;
 	(void)state;
-	build_id_path(path, sizeof(path), root, m);
+	build_id_path(path, sizeof(path), root, "/usr/lib/debug", m);
 	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
 
 	s = new_symbols(root, true);
@@ -698,6 +724,135 @@ static void test_debug_file_stands_in(void **state)
 	check_warnings(s, 1, expect);
 	mp_symbols_free(s);
 	remove_tree(root);
+}
+
+/* $MEMPROF_DEBUGINFO_PATH: debug directories of the user's, searched by build-id. */
+static void test_debuginfo_path(void **state)
+{
+	struct fx *fx = fixture("symfix");
+	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
+	char *dir = make_tmpdir(), path[PATH_MAX], dirs[PATH_MAX + 32];
+	struct mp_symbols *s;
+	struct mp_sym sym;
+	(void)state;
+	build_id_path(path, sizeof(path), dir, "/debug", m);
+	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
+
+	/* The variable is read when the cache is made; other entries are skipped. */
+	snprintf(dirs, sizeof(dirs), "/nonexistent:relative:%s/debug", dir);
+	setenv("MEMPROF_DEBUGINFO_PATH", dirs, 1);
+	s = new_symbols(NULL, true);
+	unsetenv("MEMPROF_DEBUGINFO_PATH");
+	/* A stripped file with no debuglink: its debug file by build-id. */
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	/* No file at all: the debug file stands in for it. */
+	add_as(s, 2, m, "/gone/libsymfix.so", 0x40000000, true);
+	check_lib_full(s, fx, 0x40000000);
+	check_warnings(s, 0);
+	check_hint(s, NULL);
+	mp_symbols_free(s);
+
+	/* Without the variable, the same stripped file has no lines. */
+	s = new_symbols(NULL, true);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	lookup_ret(s, probe(fx, "lib"), &sym);
+	assert_int_equal(sym.nframes, 1);
+	check_frame(&sym.frames[0], "symfix_lib_call", NULL, 0, 0);
+	mp_symbols_free(s);
+	remove_tree(dir);
+}
+
+/*
+ * debuginfod: the debug file of a file that is not here, by its recorded
+ * build-id, from a server given as a file:// URL (the client reads
+ * URL/buildid/ID/debuginfo as from a server, no network needed).
+ */
+static void test_debuginfod(void **state)
+{
+	struct fx *fx = fixture("symfix");
+	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
+	char *dir = make_tmpdir(), path[PATH_MAX], url[PATH_MAX + 16];
+	struct mp_symbols *s;
+	struct mp_sym sym;
+	int n;
+	(void)state;
+	n = snprintf(path, sizeof(path), "%s/server/buildid/", dir);
+	for (size_t i = 0; i < m->build_id_len; i++)
+		n += snprintf(path + n, sizeof(path) - n, "%02x", m->build_id[i]);
+	snprintf(path + n, sizeof(path) - n, "/debuginfo");
+	copy_file(FIXDIR "/libsymfix-split.so.debug", path, SIZE_MAX);
+	snprintf(url, sizeof(url), "file://%s/server", dir);
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", path, 1);
+
+	s = new_symbols(NULL, true);
+	add_as(s, 1, m, "/gone/libsymfix.so", 0, true);
+	check_lib_full(s, fx, 0);
+	/* Without a recorded build-id, nothing to ask for. */
+	add_as(s, 2, m, "/gone/libsymfix.so", 0x40000000, false);
+	lookup_ret(s, probe(fx, "lib") + 0x40000000, &sym);
+	assert_int_equal(sym.nframes, 0);
+	check_warnings(s, 1, "cannot find '/gone/libsymfix.so': no symbols");
+	check_hint(s, NULL);
+	mp_symbols_free(s);
+
+	/*
+	 * A server with nothing (and a new cache: the client keeps what it
+	 * fetched): a stripped file keeps its hint, which says the servers had none.
+	 */
+	snprintf(url, sizeof(url), "file://%s/empty", dir);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	snprintf(path, sizeof(path), "%s/cache2", dir);
+	setenv("DEBUGINFOD_CACHE_PATH", path, 1);
+	s = new_symbols(NULL, true);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	add_as(s, 2, m, "/gone/libsymfix.so", 0x40000000, true);
+	lookup_ret(s, probe(fx, "lib-static"), &sym);
+	assert_int_equal(sym.nframes, 0);
+	lookup_ret(s, probe(fx, "lib") + 0x40000000, &sym);
+	assert_int_equal(sym.nframes, 0);
+	check_warnings(s, 1, "cannot find '/gone/libsymfix.so': no symbols");
+	check_hint(s, "no debug information for 1 module (libsymfix-nodebug.so): " UNNAMED HOW
+		      ": the servers in DEBUGINFOD_URLS have none");
+	mp_symbols_free(s);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	remove_tree(dir);
+}
+
+/* The hint names four files, those with nameless frames first, and counts the others. */
+static void test_hint_list(void **state)
+{
+	struct fx *fx = fixture("symfix");
+	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
+	char *dir = make_tmpdir(), path[PATH_MAX];
+	struct mp_symbols *s = new_symbols(NULL, true);
+	struct mp_sym sym;
+	(void)state;
+	for (unsigned i = 0; i < 6; i++) {
+		uint64_t delta = (uint64_t)i << 32;
+		snprintf(path, sizeof(path), "%s/lib%u.so", dir, i);
+		copy_file(i ? FIXDIR "/libsymfix-nodebug.so" : FIXDIR "/libsymfix-symtab.so", path,
+			  SIZE_MAX);
+		add_as(s, i + 1, m, path, delta, true);
+		lookup_ret(s, probe(fx, "lib") + delta, &sym);
+		assert_string_equal(sym.frames[0].function, "symfix_lib_call");
+		if (!i) {
+			check_hint(s, "no debug information for 1 module (lib0.so): " NAMES_ONLY
+				      HOW_OFFLINE);
+			continue;
+		}
+		/* Named until a frame has no name. */
+		lookup_ret(s, probe(fx, "lib-static") + delta, &sym);
+		assert_int_equal(sym.nframes, 0);
+	}
+	check_warnings(s, 0);
+	check_hint(s, "no debug information for 6 modules (lib1.so, lib2.so, lib3.so, lib4.so and "
+		      "2 more): " UNNAMED HOW_OFFLINE);
+	mp_symbols_free(s);
+	remove_tree(dir);
 }
 
 static void test_remove_and_readd(void **state)
@@ -1113,6 +1268,9 @@ int main(void)
 		cmocka_unit_test(test_root_file_only),
 		cmocka_unit_test(test_root_debuglink),
 		cmocka_unit_test(test_debug_file_stands_in),
+		cmocka_unit_test(test_debuginfo_path),
+		cmocka_unit_test(test_debuginfod),
+		cmocka_unit_test(test_hint_list),
 		cmocka_unit_test(test_remove_and_readd),
 		cmocka_unit_test(test_shared_cache),
 		cmocka_unit_test(test_pseudo_modules),
