@@ -165,7 +165,8 @@ void mp_analysis_finish(struct mp_analysis *a)
 	mp_frames_compute_sites(a);
 	for (size_t i = 0; i < a->nslots; i++) {
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);
-		a->slots[i].caller = mp_analysis_caller(a, a->slots[i].stack);
+		if (a->interpreter_loc != MP_NONE) /* (no caller without Python frames) */
+			a->slots[i].caller = mp_analysis_caller(a, a->slots[i].stack);
 	}
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
 		mp_series_live_intervals(a);

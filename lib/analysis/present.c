@@ -21,20 +21,30 @@ static bool starts_with(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));
 }
+/* The same for a string literal. */
+#define STARTS_WITH(s, lit) (!strncmp((s), lit, sizeof(lit) - 1))
 
-/* The frames that start the process or a thread, before any code of the program's runs. */
+/*
+ * The frames that start the process or a thread, before any code of the
+ * program's runs: _start, __libc_start_main (and _impl), __libc_start_call_main,
+ * start_thread, clone, clone3, __clone, __clone3, __clone_internal. (Every
+ * location is classified: most names are done with at one test.)
+ */
 static bool is_startup(const char *fn)
 {
-	static const char *const names[] = {
-		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3",
-		"__clone_internal",
-	};
-	if (starts_with(fn, "__libc_start_"))
-		return true; /* __libc_start_main, _impl, __libc_start_call_main */
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(fn, names[i]))
-			return true;
-	return false;
+	switch (fn[0]) {
+	case '_':
+		if (fn[1] != '_')
+			return !strcmp(fn, "_start");
+		return STARTS_WITH(fn, "__libc_start_") || !strcmp(fn, "__clone") ||
+		       !strcmp(fn, "__clone3") || !strcmp(fn, "__clone_internal");
+	case 's':
+		return !strcmp(fn, "start_thread");
+	case 'c':
+		return !strcmp(fn, "clone") || !strcmp(fn, "clone3");
+	default:
+		return false;
+	}
 }
 
 /*
@@ -51,13 +61,15 @@ static bool is_plumbing(const char *fn, const char *file)
 		"operator new", "operator delete", "std::", "__gnu_cxx::", "__cxxabiv1::",
 		"__cxa_", "alloc::", "<alloc::", "core::", "<core::", "__rust_", "__rdl_", "__rg_",
 	};
-	const char *name = fn + mp_cxx_name_start(fn);
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (starts_with(name, prefixes[i]))
-			return true;
-	return strstr(file, "/include/c++/") ||
-	       (starts_with(file, "/usr/include/") && strstr(file, "/c++/")) ||
-	       starts_with(file, "/rustc/");
+	/* A return type comes before a space: most names have none. */
+	const char *name = strchr(fn, ' ') ? fn + mp_cxx_name_start(fn) : fn;
+	if (strchr("os_a<c", name[0]))
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+			if (name[0] == prefixes[i][0] && starts_with(name, prefixes[i]))
+				return true;
+	return (strstr(file, "/c++/") &&
+		(strstr(file, "/include/c++/") || STARTS_WITH(file, "/usr/include/"))) ||
+	       STARTS_WITH(file, "/rustc/");
 }
 
 uint32_t mp_frames_classify(const struct mp_analysis *a, const struct mp_location *l)
@@ -120,14 +132,49 @@ enum { HAS_PYTHON = 1, HAS_INTERPRETER = 2 };
 /* What cannot be an allocation's site (mp_analysis_site()). */
 #define NOT_SITE (MP_LOC_RUNTIME | MP_LOC_TRUNCATED | MP_LOC_PLUMBING)
 
+/*
+ * A capture without Python frames: nothing is folded and no site has a
+ * caller, so a node's site is its innermost frame that can be one, else its
+ * parent's, else (no frame of the stack can be one) the node's innermost.
+ */
+static void compute_native_sites(struct mp_analysis *a)
+{
+	struct mp_analysis_private *p = a->p;
+	bool raw = (a->opts.flags & MP_ANALYSIS_RAW_LEAF) != 0;
+	uint32_t *memo = p->site_memo;
+	memo[0] = MP_NONE;
+	for (size_t n = 1; n <= a->ntraces; n++) {
+		const uint32_t *locs;
+		size_t k = mp_analysis_node_frames(a, (uint32_t)n, &locs);
+		uint32_t site = MP_NONE;
+		for (size_t i = 0; i < k && site == MP_NONE && !raw; i++)
+			if (!(a->locs[locs[i]].flags & NOT_SITE))
+				site = locs[i];
+		memo[n] = site != MP_NONE ? site : memo[p->traces[n].parent];
+	}
+	/* Children come after their parents: a second sweep puts in the fallbacks. */
+	for (size_t n = a->ntraces; n >= 1; n--)
+		if (memo[n] == MP_NONE) {
+			const uint32_t *locs;
+			mp_analysis_node_frames(a, (uint32_t)n, &locs);
+			memo[n] = locs[0];
+		}
+}
+
 void mp_frames_compute_sites(struct mp_analysis *a)
 {
 	struct mp_analysis_private *p = a->p;
-	struct sweep *w = xreallocarray(NULL, a->ntraces + 1, sizeof(*w));
-	uint8_t *has = xcalloc(a->ntraces + 1, 1);
+	struct sweep *w;
+	uint8_t *has;
 	bool folds = mp_analysis_folds(a), raw = (a->opts.flags & MP_ANALYSIS_RAW_LEAF) != 0;
 
 	p->site_memo = xreallocarray(NULL, a->ntraces + 1, sizeof(*p->site_memo));
+	if (a->interpreter_loc == MP_NONE) {
+		compute_native_sites(a);
+		return;
+	}
+	w = xreallocarray(NULL, a->ntraces + 1, sizeof(*w));
+	has = xcalloc(a->ntraces + 1, 1);
 	p->caller_memo = xreallocarray(NULL, a->ntraces + 1, sizeof(*p->caller_memo));
 	w[0] = (struct sweep){ MP_NONE, MP_NONE, MP_NONE };
 	p->site_memo[0] = p->caller_memo[0] = MP_NONE;

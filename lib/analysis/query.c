@@ -132,8 +132,8 @@ size_t mp_analysis_group(const struct mp_analysis *a, enum mp_view view, unsigne
 		want.kind = (by & MP_BY_KIND) ? s->kind : MP_NONE;
 		want.thread = (by & MP_BY_THREAD) ? s->thread : MP_NONE;
 		h = mp_hash_u64(want.stack);
-		h = mp_hash_combine(h, want.site);
-		h = mp_hash_combine(h, want.caller);
+		/* (one word for the site and its caller) */
+		h = mp_hash_combine(h, (uint64_t)want.site | (uint64_t)want.caller << 32);
 		h = mp_hash_combine(h, want.module);
 		h = mp_hash_combine(h, want.kind);
 		h = mp_hash_combine(h, want.thread);

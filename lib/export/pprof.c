@@ -54,6 +54,7 @@ struct pprof {
 	int64_t *thread_str;            /* a->threads index -> string index of its label, 0: none yet */
 	uint64_t *mapping_of;           /* a->modules index -> mapping id (the program's is 1) */
 	uint64_t group_loc;             /* the location id of [python interpreter], 0: none yet */
+	bool folds;                     /* mp_analysis_folds() */
 	/* The message being built: what the next pack writes. */
 	char **strings;
 	size_t nstr, str_alloc;
@@ -184,7 +185,7 @@ static void add_line(struct pprof *p, PbLocation *l, uint32_t loc)
 /* Whether a frame is shown: folded stacks (mp_analysis_view_stack()) leave some out. */
 static bool frame_shown(const struct pprof *p, uint32_t loc)
 {
-	return !mp_analysis_folds(p->a) || !mp_location_folded(mp_analysis_location(p->a, loc));
+	return !p->folds || !mp_location_folded(mp_analysis_location(p->a, loc));
 }
 
 /*
@@ -197,15 +198,18 @@ static uint64_t location_id(struct pprof *p, uint32_t node, size_t first)
 	const uint32_t *frames;
 	uint64_t ip, id, key;
 	uint32_t module, number = mp_analysis_node_ip(p->a, node, &ip, &module);
-	size_t n = mp_analysis_node_frames(p->a, node, &frames), k = 0;
+	size_t n, k = 0;
 	PbLocation *l;
-	for (size_t i = first; i < n; i++)
-		k += frame_shown(p, frames[i]);
-	if (!k)
-		return 0;
 	key = (uint64_t)number | (uint64_t)first << 32;
 	if (mp_intmap_get(&p->locmap, key, &id))
 		return id;
+	n = mp_analysis_node_frames(p->a, node, &frames);
+	for (size_t i = first; i < n; i++)
+		k += frame_shown(p, frames[i]);
+	if (!k) {
+		mp_intmap_put(&p->locmap, key, 0); /* every frame folded: no location */
+		return 0;
+	}
 	id = ++p->nlocs;
 	mp_intmap_put(&p->locmap, key, id);
 	l = new_location(p, id);
@@ -420,13 +424,17 @@ static void sample(struct pprof *p, const struct mp_slot *s, struct mp_counts sh
 		}
 	}
 	do {
-		const uint32_t *frames;
-		size_t nf = mp_analysis_node_frames(p->a, node, &frames), first = 0;
+		size_t first = 0;
 		uint64_t id = 0;
-		for (size_t i = 0; i < nf; i++) {
-			uint32_t flags = mp_analysis_location(p->a, frames[i])->flags;
-			python |= (flags & MP_LOC_PYTHON) != 0;
-			interpreter |= (flags & MP_LOC_INTERPRETER) != 0;
+		if (p->folds) {
+			/* Whether the stack goes under [python interpreter]. */
+			const uint32_t *frames;
+			size_t nf = mp_analysis_node_frames(p->a, node, &frames);
+			for (size_t i = 0; i < nf; i++) {
+				uint32_t flags = mp_analysis_location(p->a, frames[i])->flags;
+				python |= (flags & MP_LOC_PYTHON) != 0;
+				interpreter |= (flags & MP_LOC_INTERPRETER) != 0;
+			}
 		}
 		if (node == site_node) {
 			/* At the site: every frame from here on. */
@@ -441,7 +449,7 @@ static void sample(struct pprof *p, const struct mp_slot *s, struct mp_counts sh
 		}
 		node = mp_analysis_parent(p->a, node);
 	} while (node);
-	if (mp_analysis_folds(p->a) && !python && interpreter) {
+	if (p->folds && !python && interpreter) {
 		ALLOC_GROW(p->ids, n + 1, p->ids_alloc);
 		p->ids[n++] = group_location(p);
 	}
@@ -488,6 +496,7 @@ int mp_export_pprof(const struct mp_analysis *a, const struct mp_export_opts *o,
 	strbuf_init(&p.tmp, 0);
 	p.thread_str = xcalloc(a->nthreads + 1, sizeof(*p.thread_str));
 	p.mapping_of = xcalloc(a->nmodules + 1, sizeof(*p.mapping_of));
+	p.folds = mp_analysis_folds(a);
 
 	header(&p, o->view);
 	key_allocator = add_string(&p, "allocator", false);

@@ -53,21 +53,23 @@ void mp_summary_build(struct mp_summary *s, const struct mp_analysis *a, enum mp
 	mp_idxset_init(&s->set_);
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_counts c = mp_slot_counts(&a->slots[i], view);
+		uint32_t site;
 		size_t n;
 		if (!c.count)
 			continue;
 		s->view_total.bytes += c.bytes;
 		s->view_total.count += c.count;
 		n = mp_analysis_view_stack(a, a->slots[i].stack, &buf, &alloc);
-		/* Own memory is the site's: the program's code, not the allocator's plumbing. */
-		{
-			uint32_t site = row_of(s, a, a->slots[i].site); /* may move s->rows */
-			s->rows[site].own.bytes += c.bytes;
-			s->rows[site].own.count += c.count;
-		}
+		/* Own memory is the site's (one of the frames shown): not the allocator's plumbing. */
+		site = a->slots[i].site;
 		for (size_t k = 0; k < n; k++) {
 			uint32_t idx = row_of(s, a, buf[k]); /* may move s->rows */
 			struct mp_summary_row *r = &s->rows[idx];
+			if (buf[k] == site) {
+				r->own.bytes += c.bytes;
+				r->own.count += c.count;
+				site = MP_NONE;
+			}
 			if (r->stamp_ == i)
 				continue; /* recursion: this stack is already counted */
 			r->stamp_ = (uint32_t)i;
