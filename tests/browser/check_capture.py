@@ -69,9 +69,9 @@ def flamegraph(browser, a, page, d):
     initial = CF.frames(page)
     CF.expect_drawn(page, tree, 0, "at load")
     # The chart's time axis ends at the last sample, not at the end of the process.
-    ts = d["memory"]["time_us"]
+    ts = d["memory"]["time_us"] + (d["base_memory"]["time_us"][-1:] if d.get("base_memory") else [])
     if ts and not d.get("temporal"):
-        equal(page.evaluate("memprofDebug.chart()")["xmax"], max(ts[-1], d["meta"].get("peak_time_us", 0)),
+        equal(page.evaluate("memprofDebug.chart()")["xmax"], max(max(ts), d["meta"].get("peak_time_us", 0)),
               "the end of the chart's time axis")
     for name in names_of(a):
         expect(CF.drawn_as(name, initial), "%r is not drawn; drawn: %s" % (name, sorted(set(initial))))
