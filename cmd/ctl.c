@@ -35,7 +35,6 @@ int cmd_ctl(int argc, char **argv)
 	long pid = mp_operand_pid(&spec, argv[first]);
 	const char *request = argv[first + 1];
 	struct strbuf err = STRBUF_INIT, reply = STRBUF_INIT;
-	char waiting[48];
 	bool known = false;
 
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
@@ -46,22 +45,7 @@ int cmd_ctl(int argc, char **argv)
 		mp_usage_error(&spec, "--aggregate goes with start, not with %s", request);
 	if (aggregate)
 		request = "start aggregate";
-	if (!strcmp(request, "snapshot") || !strncmp(request, "start", 5)) {
-		/*
-		 * A collector creates the capture's or the snapshot's file after
-		 * the tracker asked it: the tracker waits for its word, in our time.
-		 */
-		unsigned ms = timeout * 1000, wait = ms > 2000 ? ms - 1000 : ms / 2;
-		snprintf(waiting, sizeof(waiting), "%s %u", request, wait);
-		r = mp_ctl_request((pid_t)pid, waiting, (int)timeout * 1000, &reply, &err);
-		/* A tracker from before the wait (a service started before an upgrade): asked plainly. */
-		if (r > 0 && strstr(err.buf, "unknown request")) {
-			strbuf_reset(&err);
-			r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
-		}
-	} else {
-		r = mp_ctl_request((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
-	}
+	r = mp_ctl_ask((pid_t)pid, request, (int)timeout * 1000, &reply, &err);
 	if (r < 0)
 		die("%s", err.buf);
 	if (r > 0)

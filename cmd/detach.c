@@ -31,7 +31,7 @@ int cmd_detach(int argc, char **argv)
 	long pid = mp_operand_pid(&spec, argv[first]);
 	struct strbuf err = STRBUF_INIT, capture = STRBUF_INIT;
 
-	if (mp_attachctl_detach((pid_t)pid, timeout * 1000, &capture, &err) < 0)
+	if (mp_attachctl_detach((pid_t)pid, timeout * 1000, true, &capture, &err) < 0)
 		die("%s", err.buf);
 	if (!quiet)
 		fprintf(stderr, "memprof: detached from process %ld; capture in '%s'\n", pid, capture.buf);

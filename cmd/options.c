@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/process/collect.h"
 #include "lib/util/paths.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/usage.h"
@@ -270,44 +269,4 @@ int mp_parse_options_check(const struct mp_cmd_spec *spec, const struct mp_opt *
 			   char **argv, struct strbuf *err)
 {
 	return parse(spec, opts, argc, argv, true, err);
-}
-
-size_t mp_track_finish(const struct mp_track_opts *t, struct mp_collector *c,
-		       const struct mp_capture_info **infos, bool *written)
-{
-	const char **lines;
-	size_t n = mp_collector_finish(c, infos), nw = mp_collector_warnings(c, &lines);
-	*written = false;
-	for (size_t i = 0; i < n; i++)
-		*written |= (*infos)[i].main && !(*infos)[i].failed;
-	for (size_t i = 0; i < nw; i++)
-		warning("%s", lines[i]);
-	if (!t->quiet) {
-		size_t nn = mp_collector_notes(c, &lines);
-		for (size_t i = 0; i < nn; i++)
-			fprintf(stderr, "memprof: %s\n", lines[i]);
-	}
-	return n;
-}
-
-struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
-					int output_fd, pid_t pid, int listen_fd,
-					const struct mp_collect_observer *observer)
-{
-	struct mp_collect_opts co = { 0 };
-	struct mp_collector *c;
-	const char *what;
-	co.output = output;
-	co.output_fd = output_fd;
-	co.force = t->force;
-	co.symbolize = t->symbols;
-	co.keep_addresses = t->keep_addresses;
-	co.aggregate = t->aggregate;
-	co.main_pid = pid;
-	co.observer = observer;
-	c = mp_collector_new(&co, &what);
-	if (!c)
-		die("cannot set up the collector: cannot make %s: %s", what, strerror(errno));
-	mp_collector_listen(c, listen_fd);
-	return c;
 }

@@ -23,8 +23,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-struct mp_collector;
-struct mp_collect_observer;
+#include "lib/process/track.h"
 
 struct strbuf;
 struct mp_opt;
@@ -144,13 +143,10 @@ int mp_opt_parse_uint(const char *opt, const char *arg, uint64_t min, uint64_t m
 /* The operand arg as a process id, or a usage error (exit 2). */
 pid_t mp_operand_pid(const struct mp_cmd_spec *spec, const char *arg);
 
-/* The options every tracking command (run, attach) shares: their values and their entries. */
-struct mp_track_opts {
-	const char *output;
-	bool force, quiet, follow_fork, symbols, keep_addresses, aggregate, python_frames;
-	unsigned interval_ms, max_depth;
-};
-#define MP_TRACK_OPTS_INIT { .symbols = true, .python_frames = true, .interval_ms = 10, .max_depth = 128 }
+/*
+ * The entries of the options every tracking command (run, attach) shares,
+ * bound to their values (struct mp_track_opts, lib/process/track.h).
+ */
 /* -o, -f and -q of a tracking command, bound to t; default_name is the capture's. */
 #define MP_TRACK_OUTPUT_OPTS(t, default_name)                                                  \
 	MP_OPT_STRING('o', "output", "FILE", &(t)->output,                                     \
@@ -174,25 +170,6 @@ struct mp_track_opts {
 	MP_OPT_SET_BOOL(0, "no-python-frames", &(t)->python_frames, false,                     \
 			"in a Python program, keep the interpreter's frames instead of the "    \
 			"Python ones")
-/*
- * The collector of a tracking command, as its options say: the main
- * process pid writes to output (already created as output_fd, or -1; NULL:
- * no capture), tracked processes connect to listen_fd, and observer (or
- * NULL) sees every record.
- */
-struct mp_collector *mp_track_collector(const struct mp_track_opts *t, const char *output,
-					int output_fd, pid_t pid, int listen_fd,
-					const struct mp_collect_observer *observer);
-
-struct mp_capture_info;
-/*
- * Finish a tracking command's collector: its warnings said and, unless
- * quiet, its notes (snapshots written); its captures in *infos (returns
- * how many), and in *written whether the main one was written whole.
- */
-size_t mp_track_finish(const struct mp_track_opts *t, struct mp_collector *c,
-		       const struct mp_capture_info **infos, bool *written);
-
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));
 

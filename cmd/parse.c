@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
@@ -20,13 +21,13 @@ static const struct mp_cmd_spec spec = {
 	.max_args = 1,
 };
 
-/* First pass of --stacks: the trace tree, symbols and modules of the whole capture. */
-static struct mp_stacks *load_stacks(const char *path)
+/* First pass of --stacks: the trace tree, symbols and modules of the whole capture in fd. */
+static struct mp_stacks *load_stacks(int fd, const char *name)
 {
 	struct mp_reader r;
 	struct mp_record rec;
 	struct mp_stacks *st;
-	if (mp_reader_open(&r, path) < 0) {
+	if (mp_reader_open_fd(&r, fd, name) < 0) {
 		error("%s", r.err.buf);
 		mp_reader_release(&r);
 		return NULL;
@@ -54,16 +55,22 @@ int cmd_parse(int argc, char **argv)
 	struct mp_record rec;
 	struct strbuf line = STRBUF_INIT;
 	struct mp_stacks *stacks = NULL;
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	int fd = -1;
 
 	if (want_stacks) {
 		/* A SYMBOL may follow the allocations that use it: read the capture twice. */
-		if (!strcmp(path, "-"))
-			mp_usage_error(&spec, "--stacks reads the capture twice: it needs a file, not '-'");
-		stacks = load_stacks(path);
-		if (!stacks)
+		struct strbuf err = STRBUF_INIT;
+		fd = mp_reader_rewindable(path, &err);
+		if (fd < 0)
+			die("%s", err.buf);
+		stacks = load_stacks(fd, name);
+		if (!stacks || lseek(fd, 0, SEEK_SET) != 0) {
+			close(fd);
 			return MP_EXIT_FAILURE;
+		}
 	}
-	if (mp_reader_open(&r, path) < 0) {
+	if (fd >= 0 ? mp_reader_open_fd(&r, fd, name) < 0 : mp_reader_open(&r, path) < 0) {
 		error("%s", r.err.buf);
 		mp_reader_release(&r);
 		return MP_EXIT_FAILURE;
@@ -92,5 +99,7 @@ int cmd_parse(int argc, char **argv)
 	strbuf_release(&line);
 	mp_reader_release(&r);
 	mp_stacks_free(stacks);
+	if (fd >= 0)
+		close(fd);
 	return status;
 }

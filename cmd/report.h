@@ -20,9 +20,11 @@ struct mp_report_args {
 	const char *view_opt;           /* the long name of the option that chose it, for conflicts */
 	uint64_t threshold;             /* temporary threshold */
 	unsigned flags;                 /* enum mp_analysis_flags */
+	bool children;                  /* --children: each capture with its family's */
+	bool merge;                     /* --merge: captures of different programs as one */
 	bool full_names;                /* --full-names */
 };
-#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0, false }
+#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0, false, false, false }
 
 /*
  * The options of every reporter, bound to a struct mp_report_args: the
@@ -32,6 +34,11 @@ struct mp_report_args {
 #define MP_REPORT_OPTS(args)                                                                   \
 	MP_OPT_BIT(0, "no-mmap", &(args)->flags, MP_ANALYSIS_NO_MMAP,                           \
 		   "leave mmap, mremap and munmap out"),                                        \
+	MP_OPT_BOOL(0, "children", &(args)->children,                                          \
+		    "add the captures of the processes FILE forked (run --follow-fork), found "  \
+		    "next to it"),                                                              \
+	MP_OPT_BOOL(0, "merge", &(args)->merge,                                                \
+		    "report captures of different programs as one"),                            \
 	MP_OPT_BIT(0, "all-frames", &(args)->flags, MP_ANALYSIS_ALL_FRAMES,                     \
 		   "show every frame, a Python program's interpreter frames too")
 /*
@@ -105,6 +112,14 @@ int mp_report_json_write(const struct mp_report_json *j, const char *path,
  */
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
 		    const struct mp_analysis_opts *o);
+/*
+ * The same for several captures, reported as one (mp_analysis_read_files()):
+ * each with its family's with --children (which says what forked children
+ * left no capture), and refused, one line, when they are of different
+ * programs and not of one process tree, unless --merge.
+ */
+bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t n,
+			const struct mp_report_args *args, const struct mp_analysis_opts *o);
 
 struct mp_term;
 /* The terminal of standard output, fitted as args say (--full-names: no cut). */

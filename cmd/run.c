@@ -2,29 +2,18 @@
 #include <config.h>
 #include <stdio.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
-#include "lib/live/model.h"
-#include "lib/live/tui.h"
-#include "lib/process/collect.h"
-#include "lib/util/paths.h"
+#include "lib/live/runview.h"
 #include "lib/process/target.h"
-#include "lib/transport/merge.h"
+#include "lib/process/track.h"
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
@@ -46,255 +35,47 @@ struct run_opts {
 	int rargc;
 };
 
-static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM };
+/* The signals memprof run takes: the program's end, the terminal's, and those it passes on. */
+static const int taken[] = { SIGCHLD, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
+			     SIGWINCH };
 
-/* Whether pid has sig pending (SigPnd/ShdPnd) and whether it catches it (SigCgt). */
-static void signal_state(pid_t pid, int sig, bool *pending, bool *caught)
+/* What the loop says, as memprof says it. */
+static void say(void *ctx, const char *line)
 {
-	char path[64], line[256];
-	FILE *f;
-	*pending = *caught = false;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long mask;
-		bool *flag = !strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7) ? pending
-			     : !strncmp(line, "SigCgt:", 7)                             ? caught
-											  : NULL;
-		if (flag && sscanf(line + 7, "%llx", &mask) == 1 && (mask >> (sig - 1)) & 1)
-			*flag = true;
-	}
-	fclose(f);
+	(void)ctx;
+	fprintf(stderr, "memprof: %s\n", line);
 }
 
-/*
- * A signal sent to memprof by a process goes on to the program, as if memprof
- * were the program. But a kill of the whole process group, or of every
- * process of a service, gives the program its own copy, and nothing tells the
- * two apart. So: terminal signals (SIGINT, SIGQUIT from the kernel) are never
- * passed on; a signal the program has pending is not; a signal the program
- * catches is not either (a second copy could make a graceful shutdown a
- * forced one), with a note saying so; any other (default or ignored action)
- * is passed on, which is harmless even if it arrived twice.
- */
-static void forward_signal(pid_t pid, const struct signalfd_siginfo *si, const char *prog)
+/* The program's environment: our tracker first in line (before the user's own preloaded allocator). */
+static int set_env(const struct run_opts *o, const char *sock, struct strbuf *err)
 {
-	int sig = (int)si->ssi_signo;
-	bool pending, caught;
-	if (si->ssi_code != SI_USER && si->ssi_code != SI_QUEUE && si->ssi_code != SI_TKILL)
-		return;
-	signal_state(pid, sig, &pending, &caught);
-	if (pending)
-		return;
-	if (caught) {
-		warning("%s not passed on to '%s' (pid %d), which handles it itself and may have had "
-			"it already; send it there if it was meant for the program",
-			strsignal(sig), prog, (int)pid);
-		return;
-	}
-	kill(pid, sig);
-}
-
-/*
- * --live: the view holds the terminal, so what of the program's standard
- * streams is that terminal goes elsewhere: output and errors to a file
- * (memprof-<prog>.<pid>.out, named when the program ends), input from
- * /dev/null. Streams that are not the terminal stay the program's.
- */
-struct live {
-	bool on, out, err, in;
-	char *log;                    /* the output's file, when out or err */
-	struct mp_live model;
-	struct mp_collect_observer obs;
-	struct mp_live_tui *tui;      /* the view, while it is shown */
-};
-
-static char *live_log_path(const char *prog, pid_t pid)
-{
-	const char *base = strrchr(prog, '/');
-	return xasprintf("memprof-%s.%d.out", base ? base + 1 : prog, (int)pid);
-}
-
-/* In the child: the program's streams as struct live says. 0, or an errno. */
-static int live_stdio(const struct live *lv, const char *prog)
-{
-	int fd;
-	if (lv->out || lv->err) {
-		char *path = live_log_path(prog, getpid());
-		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		free(path);
-		if (fd < 0 || (lv->out && dup2(fd, STDOUT_FILENO) < 0) ||
-		    (lv->err && dup2(fd, STDERR_FILENO) < 0))
-			return errno;
-		close(fd);
-	}
-	if (lv->in) {
-		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
-			return errno;
-		close(fd);
-	}
-	return 0;
-}
-
-/* The view is closed (the user quit, or the program is being signalled): the terminal is back. */
-static void live_close_view(struct live *lv, const char *prog, pid_t pid, bool exited, bool quiet)
-{
-	if (!lv->tui)
-		return;
-	mp_live_tui_close(lv->tui);
-	lv->tui = NULL;
-	if (!exited && !quiet)
-		fprintf(stderr, "memprof: '%s' (pid %d) runs on; memprof ends when it does%s%s%s\n",
-			prog, (int)pid, lv->log ? " (its output goes to '" : "",
-			lv->log ? lv->log : "", lv->log ? "')" : "");
-}
-
-/* The program ended: where its output is (an empty file is removed). */
-static void live_finish(struct live *lv, const char *prog, bool quiet)
-{
-	struct stat st;
-	if (!lv->log)
-		return;
-	if (stat(lv->log, &st) == 0 && st.st_size == 0)
-		unlink(lv->log);
-	else if (!quiet)
-		fprintf(stderr, "memprof: the output of '%s' is in '%s'\n", prog, lv->log);
-}
-
-/* The child: restore what memprof changed, wait for the go, run the program. */
-static void child_exec(const struct mp_target *t, const sigset_t *orig_mask, int go_fd, int err_fd,
-		       const struct live *lv, const char *prog)
-{
-	char go;
-	ssize_t n;
-	int err;
-	signal(SIGPIPE, mp_saved_sigpipe_handler());
-	sigprocmask(SIG_SETMASK, orig_mask, NULL);
-	do
-		n = read(go_fd, &go, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(127); /* memprof gave up before the start */
-	if (lv->on && (err = live_stdio(lv, prog)) != 0) {
-		/* Told apart from exec's errors by its sign. */
-		err = -err;
-		if (write(err_fd, &err, sizeof(err)) < 0)
-			_exit(126);
-		_exit(126);
-	}
-	mp_close_missing_stdio();
-	execv(t->path, t->argv);
-	err = errno;
-	if (write(err_fd, &err, sizeof(err)) < 0)
-		_exit(127);
-	_exit(err == ENOENT ? 127 : 126);
-}
-
-static char *default_output(const char *prog, pid_t pid)
-{
-	const char *base = strrchr(prog, '/');
-	return xasprintf("memprof-%s.%d.bin", base ? base + 1 : prog, (int)pid);
-}
-
-static void set_env(const struct run_opts *o, const char *sock)
-{
-	char *tracker = mp_tracker_path(), *pre;
+	char *tracker = mp_track_tracker(err), *pre;
 	const char *old = getenv("LD_PRELOAD");
-	struct stat st;
-	char num[32];
-	if (stat(tracker, &st) < 0)
-		die("cannot find the tracker library '%s' (set MEMPROF_LIBDIR to its directory)",
-		    tracker);
-	/* Ours first, so the user's own preloaded allocator stays next in line. */
+	struct mp_config cfg;
+	if (!tracker)
+		return -1;
 	pre = old && *old ? xasprintf("%s:%s", tracker, old) : xstrdup(tracker);
 	setenv("LD_PRELOAD", pre, 1);
-	setenv("MEMPROF_SOCKET", sock, 1);
-	unsetenv("MEMPROF_OUTPUT");
-	snprintf(num, sizeof(num), "%u", o->t.interval_ms);
-	setenv("MEMPROF_INTERVAL_MS", num, 1);
-	snprintf(num, sizeof(num), "%u", o->t.max_depth);
-	setenv("MEMPROF_MAX_DEPTH", num, 1);
-	if (o->t.follow_fork)
-		setenv("MEMPROF_FOLLOW_FORK", "1", 1);
-	else
-		unsetenv("MEMPROF_FOLLOW_FORK");
-	if (o->paused)
-		setenv("MEMPROF_PAUSED", "1", 1);
-	else
-		unsetenv("MEMPROF_PAUSED");
-	if (!o->t.python_frames)
-		setenv("MEMPROF_PYTHON_FRAMES", "0", 1);
-	else
-		unsetenv("MEMPROF_PYTHON_FRAMES");
+	mp_track_settings(&o->t, sock, o->paused, &cfg);
+	mp_track_setenv(&cfg);
 	/* The interpreter's small-object allocator off: each object is a malloc of its own. */
 	if (o->python_allocators)
 		setenv("PYTHONMALLOC", "malloc", 1);
-	/* Records keyed by the time-stamp counter need a barrier only the collector can ask for. */
-	if (!mp_merge_can_fence())
-		setenv("MEMPROF_CLOCK", "counter", 1);
 	free(pre);
 	free(tracker);
+	return 0;
 }
 
-/* A private directory with the socket the tracked processes connect to. */
-static int make_socket(char *dir, size_t dirlen, char *path, size_t pathlen)
+/* In the child, before the program runs: what memprof changed for itself, undone. */
+static int prepare_child(void *ctx)
 {
-	const char *tmp = getenv("TMPDIR");
-	struct strbuf err = STRBUF_INIT;
-	int fd;
-	if (!tmp || !*tmp || strlen(tmp) > 60)
-		tmp = "/tmp";
-	fd = mp_collector_socket(tmp, "memprof", getuid(), getgid(), dir, dirlen, path, pathlen,
-				 &err);
-	if (fd < 0)
-		die("%s", err.buf);
-	strbuf_release(&err);
-	return fd;
-}
-
-/* Messages about the captures; returns whether the main one was written. */
-static bool report(const struct run_opts *o, struct mp_collector *c, const char *prog)
-{
-	const struct mp_capture_info *infos;
-	bool written;
-	size_t n = mp_track_finish(&o->t, c, &infos, &written);
-	char *hint;
-	if (o->t.quiet)
-		return written;
-	hint = mp_collector_symbols_hint(c);
-	/* One line however many modules: it is normal, and worth knowing. */
-	if (hint)
-		fprintf(stderr, "memprof: note: %s\n", hint);
-	free(hint);
-	for (size_t i = 0; i < n; i++) {
-		const struct mp_capture_info *ci = &infos[i];
-		if (ci->failed)
-			continue;
-		char what[64] = " (a child process)";
-		if (ci->main || ci->capture == 1)
-			what[0] = '\0';
-		else if (ci->capture)
-			snprintf(what, sizeof(what), " (capture %u, from 'memprof ctl start')", ci->capture);
-		fprintf(stderr, "memprof: wrote '%s'%s: %llu allocations, %llu frees, %llu stacks, %llu bytes on disk\n",
-			ci->path, what, (unsigned long long)ci->allocs,
-			(unsigned long long)ci->frees, (unsigned long long)ci->traces,
-			(unsigned long long)ci->file_bytes);
-		if (ci->lost)
-			fprintf(stderr, "memprof: warning: '%s' misses %llu allocations and frees the tracker "
-					"could not record (made in signal handlers that interrupted it); "
-					"'memprof stats' counts them\n", ci->path, (unsigned long long)ci->lost);
-		if (ci->exec_replaced)
-			fprintf(stderr, "memprof: note: '%s' replaced itself with another program (exec), "
-					"which was not tracked%s\n", prog,
-				o->t.follow_fork ? "" : "; --follow-fork tracks it");
-	}
-	for (size_t i = 0; i < n; i++)
-		if (infos[i].main && !infos[i].failed && !o->reporter)
-			fprintf(stderr, "memprof: next: memprof flamegraph %s\n", infos[i].path);
-	return written;
+	const struct mp_live_run *view = ctx;
+	int err = 0;
+	signal(SIGPIPE, mp_saved_sigpipe_handler());
+	if (view)
+		err = mp_live_run_child(view);
+	mp_close_missing_stdio();
+	return err;
 }
 
 /*
@@ -308,9 +89,15 @@ static int run_reporter(struct run_opts *o, bool written, const char *capture, i
 	if (!written) {
 		error("no %s report: the capture '%s' was not written", o->reporter->name, capture);
 	} else {
-		o->rargv[o->rargc + 1] = (char *)capture;
-		o->rargv[o->rargc + 2] = NULL;
-		rs = o->reporter->run(o->rargc + 2, o->rargv, o->t.quiet ? NULL : stderr);
+		/* After --follow-fork: the report of the whole process tree. */
+		char **argv = xcalloc((size_t)o->rargc + 4, sizeof(*argv));
+		int argc = o->rargc + 1;
+		memcpy(argv, o->rargv, (size_t)argc * sizeof(*argv));
+		if (o->t.follow_fork)
+			argv[argc++] = (char *)"--children";
+		argv[argc++] = (char *)capture;
+		rs = o->reporter->run(argc, argv, o->t.quiet ? NULL : stderr);
+		free(argv);
 	}
 	if (rs != MP_EXIT_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return W_EXITCODE(MP_EXIT_FAILURE, 0);
@@ -338,265 +125,111 @@ static int transparent_exit(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-/* --live: the view, once the program runs; without a terminal it carries on without. */
-static void live_open_view(struct live *lv)
+/* The session up to the program's start: -1 (said) when it cannot run, *code its exit status. */
+static int start(struct run_opts *o, struct mp_track *t, struct mp_live_run *view,
+		 const struct mp_target *tg, const char *prog, int *code)
 {
 	struct strbuf err = STRBUF_INIT;
-	lv->tui = mp_live_tui_open(&lv->model, &err);
-	if (!lv->tui)
-		warning("no live view: %s", err.buf);
+	const char *tmp = getenv("TMPDIR");
+	pid_t pid;
+	*code = MP_EXIT_FAILURE;
+	/* A private directory with the socket the tracked processes connect to. */
+	if (!tmp || !*tmp || strlen(tmp) > 60)
+		tmp = "/tmp";
+	if (mp_track_signals(t, taken, sizeof(taken) / sizeof(taken[0]) - !o->live, &err) < 0 ||
+	    mp_track_listen(t, tmp, "memprof", getuid(), getgid(), &err) < 0 ||
+	    set_env(o, mp_track_socket(t), &err) < 0 ||
+	    (pid = mp_track_spawn(t, tg, prog, prepare_child, view, &err)) < 0 ||
+	    /* The capture must be creatable before the program runs (--live writes one with -o only). */
+	    ((!o->live || o->t.output) && mp_track_capture(t, prog, pid, &err) < 0) ||
+	    (o->live && mp_live_run_prepare(view, pid, o->t.force, &err) < 0) ||
+	    mp_track_collect(t, pid, o->live ? mp_live_run_observer(view) : NULL, &err) < 0)
+		goto fail;
+	if (!o->t.quiet && o->paused)
+		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
+				"start' starts a capture into '%s'\n", prog, (int)pid, (int)pid,
+			mp_track_output(t));
+	else if (!o->t.quiet && mp_track_output(t))
+		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", prog, mp_track_output(t));
+	if (mp_track_go(t, &err, code) < 0)
+		goto fail;
 	strbuf_release(&err);
-}
-
-/* --live: the file for the program's output, created before it runs. 0, or -1 with errno. */
-static int live_create_log(struct live *lv, const char *prog, pid_t pid, bool force)
-{
-	int fd;
-	if (!lv->out && !lv->err)
-		return 0;
-	lv->log = live_log_path(prog, pid);
-	fd = open(lv->log, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
-	if (fd < 0)
-		return -1;
-	close(fd);
 	return 0;
+fail:
+	error("%s", err.buf);
+	strbuf_release(&err);
+	return -1;
 }
 
 static int run(struct run_opts *o, int argc, char **argv)
 {
-	struct mp_target t;
-	struct strbuf err = STRBUF_INIT;
-	char dir[PATH_MAX], sock[PATH_MAX], *output = NULL;
-	int listen_fd, sfd, go[2], errp[2], status = 0, code, out_fd = -1;
-	sigset_t block, orig;
-	pid_t pid;
-	bool exited = false, written;
-	struct mp_collector *c;
-	struct live lv = { .on = o->live };
+	struct mp_target tg;
+	struct strbuf err = STRBUF_INIT, lines = STRBUF_INIT;
+	struct mp_track_hooks hooks = { .say = say };
+	struct mp_track_result r;
+	struct mp_live_run view;
+	struct mp_track *t;
+	char *output;
+	int code, status;
 
-	if (mp_target_resolve(&t, argc, argv, &err, &code) < 0) {
+	if (mp_target_resolve(&tg, argc, argv, &err, &code) < 0) {
 		error("%s", err.buf);
 		return code;
 	}
-	if (lv.on) {
-		if (mp_live_tui_check(&err) < 0)
+	if (o->live) {
+		if (mp_live_run_init(&view, argv[0], o->t.quiet ? NULL : stderr, &err) < 0)
 			die("%s", err.buf);
-		lv.out = isatty(STDOUT_FILENO);
-		lv.err = isatty(STDERR_FILENO);
-		lv.in = isatty(STDIN_FILENO);
+		hooks = mp_live_run_hooks(&view);
 	}
-	listen_fd = make_socket(dir, sizeof(dir), sock, sizeof(sock));
-	mp_remove_on_die(dir);
-	mp_remove_on_die(sock);
-	set_env(o, sock);
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGQUIT);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&block, forwarded[i]);
-	if (lv.on)
-		sigaddset(&block, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &block, &orig);
-	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
-		die_errno("cannot set up the child process");
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die_errno("cannot fork");
-	if (pid == 0) {
-		/* Only the parent may hold the write end: its close must read as "give up". */
-		close(listen_fd);
-		close(go[1]);
-		close(errp[0]);
-		child_exec(&t, &orig, go[0], errp[1], &lv, argv[0]);
+	t = mp_track_new(&o->t, &err);
+	if (!t)
+		die("%s", err.buf);
+	mp_track_set_hooks(t, &hooks);
+	if (start(o, t, o->live ? &view : NULL, &tg, argv[0], &code) < 0) {
+		if (o->live)
+			mp_live_run_finish(&view);
+		mp_track_free(t);
+		mp_target_release(&tg);
+		return code;
 	}
-	close(go[0]);
-	close(errp[1]);
-
-	/* The capture must be creatable before the program runs (--live writes one with -o only). */
-	if (!lv.on || o->t.output) {
-		output = o->t.output ? xstrdup(o->t.output) : default_output(argv[0], pid);
-		out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC | (o->t.force ? O_TRUNC : O_EXCL),
-			      0644);
-	}
-	if ((output && out_fd < 0) ||
-	    (lv.on && live_create_log(&lv, argv[0], pid, o->t.force) < 0)) {
-		int e = errno;
-		const char *what = output && out_fd < 0 ? output : lv.log;
-		close(go[1]);
-		waitpid(pid, NULL, 0);
-		if (out_fd >= 0) {
-			close(out_fd);
-			unlink(output);
-		}
-		unlink(sock);
-		rmdir(dir);
-		if (e == EEXIST)
-			die("'%s' exists (use -f to overwrite it)", what);
-		errno = e;
-		die_errno("cannot create '%s'%s", what, what == lv.log ? " for the program's output" : "");
-	}
-	if (output)
-		mp_remove_on_die(output); /* until the program runs */
-	if (lv.on) {
-		mp_live_init(&lv.model, pid);
-		lv.obs = mp_live_observer(&lv.model);
-	}
-	c = mp_track_collector(&o->t, output, out_fd, pid, listen_fd, lv.on ? &lv.obs : NULL);
-	if (!o->t.quiet && o->paused)
-		fprintf(stderr, "memprof: '%s' runs as pid %d with tracking paused; 'memprof ctl %d "
-				"start' starts a capture into '%s'\n", argv[0], (int)pid, (int)pid, output);
-	else if (!o->t.quiet && output)
-		fprintf(stderr, "memprof: tracking '%s' into '%s'\n", argv[0], output);
-
-	if (write(go[1], "g", 1) != 1)
-		die_errno("cannot start '%s'", argv[0]);
-	close(go[1]);
-	{
-		int e;
-		ssize_t n;
-		do
-			n = read(errp[0], &e, sizeof(e));
-		while (n < 0 && errno == EINTR);
-		close(errp[0]);
-		if (n == (ssize_t)sizeof(e)) {
-			waitpid(pid, NULL, 0);
-			if (output)
-				unlink(output);
-			if (lv.log)
-				unlink(lv.log);
-			unlink(sock);
-			rmdir(dir);
-			if (e < 0) {
-				errno = -e;
-				error_errno("cannot give '%s' its output file or input", argv[0]);
-				return 126;
-			}
-			errno = e;
-			error_errno("cannot execute '%s'", argv[0]);
-			return e == ENOENT ? 127 : 126;
-		}
-	}
-	mp_keep_on_die();
-	if (lv.on)
-		live_open_view(&lv);
-
-	/*
-	 * Collect until the program ended and every tracked process closed its
-	 * stream; with the view, until the user leaves it too.
-	 */
-	for (;;) {
-		struct pollfd fds[1024];
-		size_t n = 0, first, ns;
-		int timeout = -1, r;
-		short input = 0;
-		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		if (lv.tui)
-			fds[n++] = (struct pollfd){ .fd = mp_live_tui_fd(lv.tui), .events = POLLIN };
-		first = n;
-		ns = mp_collector_pollfds(c, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
-		if (exited && mp_collector_open_streams(c) == 0 && !lv.tui) {
-			/*
-			 * A followed child connects before it lets go of its parent's
-			 * connection: one may wait to be accepted (a daemon's, whose
-			 * parent left at once).
-			 */
-			if (poll(fds + first, ns, 0) > 0) {
-				mp_collector_service(c, fds + first, ns);
-				if (mp_collector_open_streams(c))
-					continue;
-			}
-			break;
-		}
-		if (exited && mp_collector_open_streams(c))
-			timeout = 5000; /* a descendant holding the main stream open */
-		if (lv.tui && (timeout < 0 || mp_live_tui_timeout(lv.tui) < timeout))
-			timeout = mp_live_tui_timeout(lv.tui);
-		r = poll(fds, n + ns, timeout);
-		if (r == 0 && exited && mp_collector_open_streams(c) && !lv.tui) {
-			/* Nothing for 5 s after the program ended: only followed children remain. */
-			if (!o->t.follow_fork)
-				break;
-			continue;
-		}
-		if (fds[0].revents) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				int sig = (int)si.ssi_signo;
-				if (sig == SIGCHLD) {
-					int st;
-					pid_t w;
-					while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-						if (w == pid) {
-							status = st;
-							exited = true;
-							mp_collector_main_exited(c, st);
-							if (lv.on)
-								mp_live_exited(&lv.model, st);
-						}
-				} else if (sig == SIGWINCH) {
-					if (lv.tui)
-						mp_live_tui_resized(lv.tui);
-				} else {
-					/* The terminal back before any message, and for what the signal does. */
-					live_close_view(&lv, argv[0], pid, exited, o->t.quiet);
-					if (!exited)
-						forward_signal(pid, &si, argv[0]);
-				}
-			}
-		}
-		if (lv.tui && first > 1)
-			input = fds[1].revents;
-		mp_collector_service(c, fds + first, ns);
-		if (lv.tui && !mp_live_tui_service(lv.tui, input))
-			live_close_view(&lv, argv[0], pid, exited, o->t.quiet);
-	}
-	unlink(sock);
-	rmdir(dir);
-	if (lv.on) {
-		live_finish(&lv, argv[0], o->t.quiet);
-		free(lv.log);
-	}
-	if (!mp_collector_streams(c) && o->paused) {
+	if (o->live && mp_live_run_open(&view, &err) < 0)
+		warning("no live view: %s", err.buf);
+	/* Until the program ended and every tracked process closed its stream (and the view). */
+	mp_track_run(t);
+	output = mp_track_output(t) ? xstrdup(mp_track_output(t)) : NULL;
+	mp_track_finish(t, &r);
+	status = r.status;
+	if (o->live)
+		mp_live_run_finish(&view);
+	if (!r.tracked && o->paused) {
 		/* Nobody asked for a capture: the program ran as it would have without us. */
-		close(out_fd);
-		unlink(output);
 		if (!o->t.quiet)
 			fprintf(stderr, "memprof: '%s' ended with tracking still paused; no capture "
 					"written\n", argv[0]);
-		mp_collector_free(c);
-		return transparent_exit(status);
-	}
-	if (!mp_collector_streams(c)) {
-		if (output) {
-			close(out_fd);
-			unlink(output);
-		}
+	} else if (!r.tracked) {
 		error("'%s' ran without being tracked: no tracker reached memprof (LD_PRELOAD was "
 		      "ignored or replaced, or the tracker could not start)", argv[0]);
-		mp_collector_free(c);
-		if (lv.on)
-			mp_live_release(&lv.model);
-		return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? MP_EXIT_FAILURE
-								       : transparent_exit(status);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			status = W_EXITCODE(MP_EXIT_FAILURE, 0);
+	} else {
+		mp_track_messages(t, &r, argv[0], o->t.quiet ? MP_TRACK_QUIET : 0, "memprof: ", &lines);
+		fputs(lines.buf, stderr);
+		for (size_t i = 0; i < r.ninfos && !o->t.quiet && !o->reporter; i++)
+			if (r.infos[i].main && !r.infos[i].failed)
+				fprintf(stderr, "memprof: next: memprof flamegraph %s%s\n",
+					o->t.follow_fork && r.ninfos > 1 ? "--children " : "",
+					r.infos[i].path);
+		/* A capture that could not be written (a full disk) fails a run that succeeded. */
+		if (!r.written && output && !o->reporter && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			status = W_EXITCODE(MP_EXIT_FAILURE, 0);
+		if (o->reporter)
+			status = run_reporter(o, r.written, output, status);
 	}
-	written = report(o, c, argv[0]);
-	mp_collector_free(c);
-	/* A capture that could not be written (a full disk) fails a run that succeeded. */
-	if (!written && output && !o->reporter && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		status = W_EXITCODE(MP_EXIT_FAILURE, 0);
-	/* The model is the collector's observer to the end. */
-	if (lv.on)
-		mp_live_release(&lv.model);
-	if (o->reporter)
-		status = run_reporter(o, written, output, status);
+	mp_track_free(t);
 	free(output);
-	mp_target_release(&t);
+	mp_target_release(&tg);
 	strbuf_release(&err);
+	strbuf_release(&lines);
 	return transparent_exit(status);
 }
 

@@ -77,7 +77,7 @@ uint32_t mp_frames_classify(const struct mp_analysis *a, const struct mp_locatio
 	const struct mp_module *m = l->module != MP_NONE ? &a->modules[l->module] : NULL;
 	const char *fn = mp_analysis_string(a, l->function);
 	uint32_t c = 0;
-	if (l->flags & (MP_LOC_TRUNCATED | MP_LOC_NO_STACK | MP_LOC_GROUP))
+	if (l->flags & (MP_LOC_TRUNCATED | MP_LOC_NO_STACK | MP_LOC_GROUP | MP_LOC_PROCESS))
 		return 0;
 	if (m && m->source)
 		return MP_LOC_PYTHON;
@@ -114,8 +114,15 @@ size_t mp_analysis_view_stack(const struct mp_analysis *a, uint32_t stack, uint3
 			(*buf)[k++] = (*buf)[i];
 	}
 	if (!python && interpreter) {
+		/* Outermost, but inside a process's frame (MP_ANALYSIS_SPLIT_PROCESSES). */
 		ALLOC_GROW(*buf, k + 1, *alloc);
-		(*buf)[k++] = a->interpreter_loc;
+		if (k && (a->locs[(*buf)[k - 1]].flags & MP_LOC_PROCESS)) {
+			(*buf)[k] = (*buf)[k - 1];
+			(*buf)[k - 1] = a->interpreter_loc;
+			k++;
+		} else {
+			(*buf)[k++] = a->interpreter_loc;
+		}
 	}
 	return k ? k : mp_analysis_stack(a, stack, buf, alloc);
 }

@@ -154,6 +154,53 @@ int mp_reader_open(struct mp_reader *r, const char *path)
 	return 0;
 }
 
+int mp_reader_rewindable(const char *path, struct strbuf *err)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input", *tmp = getenv("TMPDIR");
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : fcntl(0, F_DUPFD_CLOEXEC, 3);
+	int copy;
+	struct stat st;
+	char buf[1 << 16];
+	ssize_t n;
+	if (fd < 0) {
+		strbuf_addf(err, "cannot open '%s': %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_SET) == 0)
+		return fd;
+	copy = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (copy < 0) {
+		strbuf_addf(err, "cannot read '%s' twice: cannot make a temporary file in '%s': %s",
+			    name, tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		do
+			n = read(fd, buf, sizeof(buf));
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			break;
+		for (ssize_t done = 0, k; done < n; done += k) {
+			k = write(copy, buf + done, (size_t)(n - done));
+			if (k < 0) {
+				n = -1;
+				break;
+			}
+		}
+		if (n < 0)
+			break;
+	}
+	if (n < 0 || lseek(copy, 0, SEEK_SET) != 0) {
+		strbuf_addf(err, "cannot read '%s' twice: copying it to a temporary file: %s", name,
+			    strerror(errno));
+		close(copy);
+		copy = -1;
+	}
+	close(fd);
+	return copy;
+}
+
 void mp_reader_release(struct mp_reader *r)
 {
 	if (r->ra)

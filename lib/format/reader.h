@@ -72,6 +72,13 @@ struct mp_reader {
 int mp_reader_open(struct mp_reader *r, const char *path);
 /* As mp_reader_open() on an open descriptor; name is used in messages. */
 int mp_reader_open_fd(struct mp_reader *r, int fd, const char *name);
+/*
+ * For a reader that reads the capture at path twice ("-", /dev/stdin or a
+ * pipe included): a descriptor that lseek() can take back to the start, the
+ * file itself when it can, else a copy of what the pipe holds in an unnamed
+ * temporary file ($TMPDIR, else /tmp). -1 with a one-line reason in err.
+ */
+int mp_reader_rewindable(const char *path, struct strbuf *err);
 void mp_reader_release(struct mp_reader *r);
 /*
  * Next record: 1 when rec is filled, 0 at the end. At the end, r->status

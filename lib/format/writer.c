@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +29,35 @@ static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned 
 	w->fd = fd;
 	w->path = xstrdup(name);
 	w->flags = flags;
+	w->cancel_fd = -1;
 	w->nthreads = 1;
 	w->threads = xcalloc(1, sizeof(*w->threads));
 	mp_fields_init(&w->fields);
 	w->fields.tick_deltas = true;
 	w->fields.vplanes = !(flags & MP_WRITER_FORMAT3);
+}
+
+/*
+ * An output that takes nothing now (a FIFO, a device: opened non-blocking):
+ * wait until it does; once w->cancel_fd is readable (a stop was asked),
+ * MP_WRITER_STALL_MS more at most, then give up (ECANCELED). 0, or -1
+ * with errno.
+ */
+static int wait_output(struct mp_writer *w)
+{
+	struct pollfd p[2] = { { .fd = w->fd, .events = POLLOUT }, { .fd = w->cancel_fd, .events = POLLIN } };
+	int r;
+	do
+		r = poll(p, w->cancel_fd >= 0 ? 2 : 1, -1);
+	while (r < 0 && errno == EINTR);
+	if (r < 0 || p[0].revents)
+		return r < 0 ? -1 : 0; /* (what write() finds, it says) */
+	do
+		r = poll(p, 1, MP_WRITER_STALL_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		errno = ECANCELED;
+	return r > 0 ? 0 : -1;
 }
 
 void mp_writer_write(struct mp_writer *w, const void *buf, size_t len)
@@ -43,7 +68,7 @@ void mp_writer_write(struct mp_writer *w, const void *buf, size_t len)
 	while (len) {
 		ssize_t n = write(w->fd, p, len);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_output(w) == 0))
 				continue;
 			w->errnum = errno;
 			return;
@@ -238,6 +263,10 @@ static void header_payload(struct rbuf *b, const struct mp_header *h)
 		rb_fb(b, MP_H_CWD, h->cwd, strlen(h->cwd));
 	if (h->forked_from)
 		rb_fu(b, MP_H_FORKED_FROM, h->forked_from);
+	if (h->family)
+		rb_fu(b, MP_H_FAMILY, h->family);
+	if (h->parent_capture)
+		rb_fb(b, MP_H_PARENT_CAPTURE, h->parent_capture, strlen(h->parent_capture));
 }
 
 uint8_t *mp_encode_header(const struct mp_header *h, size_t *len)

@@ -32,6 +32,8 @@ enum mp_writer_flags {
 	MP_WRITER_FORMAT3 = 1 << 4,
 };
 
+#define MP_WRITER_STALL_MS 2000
+
 struct mp_writer {
 	int fd;
 	char *path;
@@ -53,6 +55,13 @@ struct mp_writer {
 	void *cctx;                   /* one-frame blocks */
 	void *scctx[MP_FS_COUNT];     /* the field streams' zstd streams, continued block to block */
 	int errnum;            /* first write error, sticky */
+	/*
+	 * An output opened non-blocking (one that may take nothing for a
+	 * while: a FIFO, a device) is waited for; once this descriptor (-1:
+	 * none) is readable (memprof was told to stop), for MP_WRITER_STALL_MS
+	 * at most: then the writing fails with ECANCELED.
+	 */
+	int cancel_fd;
 	uint32_t waited;       /* intervals the block being built has waited (mp_writer_flush) */
 	/* Encoder state, for records written through the event functions. */
 	struct mp_enc_thread *threads;

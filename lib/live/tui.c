@@ -7,6 +7,7 @@
 #include <locale.h>
 #include <poll.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -235,13 +236,18 @@ bool mp_live_tui_service(struct mp_live_tui *t, short revents)
 	return true;
 }
 
-void mp_live_tui_resized(struct mp_live_tui *t)
+bool mp_live_tui_resized(struct mp_live_tui *t, int sig)
 {
 	struct winsize ws;
+	if (sig != SIGWINCH)
+		return false;
+	if (!t)
+		return true;
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
 		resizeterm(ws.ws_row, ws.ws_col);
 	clamp(t);
 	t->dirty = true;
+	return true;
 }
 
 void mp_live_tui_note(struct mp_live_tui *t, const char *note)

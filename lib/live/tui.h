@@ -3,8 +3,8 @@
  * lib/live/screen about once a second and at each key, and reads the keys.
  * The caller owns the event loop: it polls mp_live_tui_fd() with
  * mp_live_tui_timeout() next to its own descriptors, then calls
- * mp_live_tui_service(). Signals are the caller's (it passes SIGWINCH on
- * with mp_live_tui_resized()); the terminal is in raw mode, so Ctrl-C and
+ * mp_live_tui_service(). Signals are the caller's (it passes them on to
+ * mp_live_tui_resized(), which takes SIGWINCH); the terminal is in raw mode, so Ctrl-C and
  * Ctrl-Z are keys, which no process of the terminal gets as a signal.
  *
  * Keys: q, Esc or Ctrl-C quit; o, t, a, b sort by own, total, allocations,
@@ -45,8 +45,11 @@ int mp_live_tui_timeout(const struct mp_live_tui *t);
  * Returns false when the user asked to quit, or the terminal is gone.
  */
 bool mp_live_tui_service(struct mp_live_tui *t, short revents);
-/* The terminal changed size (SIGWINCH): lay the view out again. */
-void mp_live_tui_resized(struct mp_live_tui *t);
+/*
+ * A signal came: when it is SIGWINCH (the terminal changed size), lay the
+ * view t (if any) out again and return true.
+ */
+bool mp_live_tui_resized(struct mp_live_tui *t, int sig);
 /* Show note in place of the line of keys (NULL: the keys again), at once. */
 void mp_live_tui_note(struct mp_live_tui *t, const char *note);
 /* Give the terminal back as it was, and free t (NULL is fine). */

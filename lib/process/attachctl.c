@@ -2,7 +2,9 @@
 #include <config.h>
 #include "lib/process/attachctl.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -107,7 +109,60 @@ void mp_attachctl_reply(int cfd, const char *capture)
 	close(cfd);
 }
 
-int mp_attachctl_detach(pid_t pid, unsigned timeout_ms, struct strbuf *capture,
+/* How long a detach waits for a memprof attach that may be starting (not running yet). */
+#define ATTACH_GRACE_MS 1000
+
+/*
+ * Whether a memprof attach of process pid runs (this memprof, or one of the
+ * same name), not listening yet: its command line ends "attach ... PID".
+ */
+static bool attach_on_its_way(pid_t pid)
+{
+	char want[24], path[300], buf[4096];
+	struct stat self, exe;
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/proc");
+	if (!d || stat("/proc/self/exe", &self) < 0) {
+		if (d)
+			closedir(d);
+		return false;
+	}
+	snprintf(want, sizeof(want), "%d", (int)pid);
+	while (!found && (de = readdir(d))) {
+		char target[4096], *arg, *last = NULL, *end;
+		ssize_t n;
+		int fd, nargs = 0;
+		bool attach = false;
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoi(de->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/exe", de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if ((stat(path, &exe) < 0 || exe.st_dev != self.st_dev || exe.st_ino != self.st_ino) &&
+		    (!strrchr(target, '/') || strcmp(strrchr(target, '/') + 1, "memprof")))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (arg = buf, end = buf + n; arg < end; arg += strlen(arg) + 1, nargs++) {
+			attach |= nargs == 1 && !strcmp(arg, "attach");
+			last = arg;
+		}
+		found = attach && last && !strcmp(last, want);
+	}
+	closedir(d);
+	return found;
+}
+
+int mp_attachctl_detach(pid_t pid, unsigned timeout_ms, bool wait_start, struct strbuf *capture,
 			struct strbuf *err)
 {
 	struct sockaddr_un sa;
@@ -117,18 +172,34 @@ int mp_attachctl_detach(pid_t pid, unsigned timeout_ms, struct strbuf *capture,
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r = -1;
 	if (fd < 0)
 		return fail(err, "cannot create a socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+		long waited;
+		/*
+		 * A memprof attach started a moment ago (memprof attach PID &
+		 * memprof detach PID) listens as soon as it runs: its detach waits
+		 * for it rather than finding nobody, and for a second for one
+		 * that may not have started yet.
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (wait_start && waited < (long)timeout_ms && (kill(pid, 0) == 0 || errno == EPERM) &&
+		    (waited < ATTACH_GRACE_MS || attach_on_its_way(pid))) {
+			nanosleep(&ms10, NULL);
+			continue;
+		}
 		close(fd);
 		if (kill(pid, 0) < 0 && errno == ESRCH)
 			return fail(err, "no process %d", (int)pid);
-		return fail(err, "process %d is not tracked by 'memprof attach'", (int)pid);
+		fail(err, "process %d is not tracked by 'memprof attach'", (int)pid);
+		return wait_start ? -1 : 1;
 	}
 	if (send(fd, "detach\n", 7, MSG_NOSIGNAL) != 7) {
 		close(fd);
 		return fail(err, "cannot ask the session of process %d to detach: %s", (int)pid,
 			    strerror(errno));
 	}
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char buf[4096];

@@ -29,10 +29,13 @@ void mp_attachctl_reply(int cfd, const char *capture);
 
 /*
  * Ask the session tracking pid to detach and wait up to timeout_ms for the
- * capture to be finished. Returns 0 with the capture's path in capture, or
- * -1 with a message in err (no session for pid, no answer in time).
+ * capture to be finished. With wait_start, a memprof attach of pid that is
+ * starting (not listening yet) is waited for: a second when none runs, as
+ * long as one runs. Returns 0 with the capture's whole path in capture, or
+ * -1 with a message in err (no session for pid, no answer in time); 1
+ * (with the message) when no session listens and wait_start is false.
  */
-int mp_attachctl_detach(pid_t pid, unsigned timeout_ms, struct strbuf *capture,
+int mp_attachctl_detach(pid_t pid, unsigned timeout_ms, bool wait_start, struct strbuf *capture,
 			struct strbuf *err);
 
 struct mp_target_info {

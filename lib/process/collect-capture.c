@@ -8,11 +8,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/format/writer.h"
@@ -52,6 +56,90 @@ static void reply(struct stream *s, uint8_t kind, uint64_t number, const char *t
 	mp_collect_flush_replies(s);
 }
 
+/* An id of this collector's captures: its family (memprof-capture(5), header key 18). */
+static uint64_t family_id(struct mp_collector *c)
+{
+	if (!c->family) {
+		struct timespec ts;
+		uint64_t id = 0;
+		if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id)) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			     ((uint64_t)getpid() << 40);
+		}
+		c->family = id ? id : 1;
+	}
+	return c->family;
+}
+
+/* The file name of the capture of the process s was forked from, or NULL. */
+static const char *parent_capture(const struct mp_collector *c, const struct stream *s)
+{
+	const char *name = NULL;
+	uint64_t parent = s->dec.header.forked_from;
+	if (!parent)
+		return NULL;
+	/* Its latest capture (a pid may have had several: exec, or a reused pid). */
+	for (size_t i = 0; i < c->nstreams; i++) {
+		const struct stream *p = c->streams[i];
+		if (p != s && p->info.path && p->have_header && p->dec.header.pid == parent) {
+			const char *slash = strrchr(p->info.path, '/');
+			name = slash ? slash + 1 : p->info.path;
+		}
+	}
+	return name;
+}
+
+static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
+{
+	mp_writer_raw(ctx, rec, len);
+}
+
+void mp_collect_end_capture(struct mp_collector *c, struct stream *s)
+{
+	struct mp_trailer t = { 0 };
+	struct stat st;
+	if (s->sym)
+		mp_collect_retry_pending(c, s);
+	if (s->agg) {
+		mp_analysis_finish(s->agg);
+		mp_aggregate_emit(s->agg, emit_raw, &s->w);
+	}
+	mp_collect_fill_trailer(c, s, &t, true);
+	mp_writer_trailer(&s->w, &t);
+	if (mp_writer_close(&s->w) < 0) {
+		if (errno == ECANCELED)
+			mp_collect_warn(c, "gave up writing '%s', which took no more data when memprof "
+					"was told to stop; the capture is incomplete", s->info.path);
+		else
+			mp_collect_warn(c, "cannot write '%s': %s; the capture is incomplete",
+					s->info.path ? s->info.path : "/dev/null", strerror(errno));
+		s->info.failed = true;
+	}
+	s->w_open = false;
+	if (s->info.path && stat(s->info.path, &st) == 0)
+		s->info.file_bytes = (uint64_t)st.st_size;
+	if (s->fd >= 0 && s->info.path && !s->info.failed)
+		mp_collect_tell_finished(s);
+	if (s->obs) {
+		c->opts.observer->close(s->obs, &s->info);
+		s->obs = NULL;
+	}
+}
+
+void mp_collect_tell_finished(struct stream *s)
+{
+	uint8_t buf[MP_REPLY_HEAD + MP_REPLY_TEXT_MAX];
+	char *full = mp_collect_whole_path(s->info.path);
+	size_t n = mp_reply(buf, MP_REPLY_CAPTURE_DONE, s->info.capture, full);
+	/* After what waits, if it can go now; the stream has ended, so nothing else will. */
+	mp_collect_flush_replies(s);
+	if (!s->replies.len && send(s->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* The tracker gave up waiting, or never waited: nothing to tell. */
+	}
+	free(full);
+}
+
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 {
 	struct mp_header h = s->dec.header;
@@ -71,7 +159,13 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 	}
 	s->info.pid = s->pid;
 	s->info.main = s->main;
-	if (!c->opts.output) {
+	{
+		struct strbuf name = STRBUF_INIT;
+		mp_process_command_name(h.argv, h.argc, h.exe, &name);
+		snprintf(s->info.command, sizeof(s->info.command), "%s", name.buf);
+		strbuf_release(&name);
+	}
+	if (!c->output) {
 		/* No capture: the records go through the writer, as ever, to nowhere. */
 		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || mp_writer_fdopen(&s->w, fd, "/dev/null", MP_WRITER_NO_COMPRESS) < 0) {
@@ -85,10 +179,10 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 		goto opened;
 	}
 	s->info.path = mp_collect_path(c, s);
-	if (s->main && c->opts.output_fd >= 0) {
-		if (mp_writer_fdopen(&s->w, c->opts.output_fd, s->info.path, flags) < 0)
+	if (s->main && c->output_fd >= 0) {
+		if (mp_writer_fdopen(&s->w, c->output_fd, s->info.path, flags) < 0)
 			goto fail;
-		c->opts.output_fd = -1;
+		c->output_fd = -1;
 	} else if (mp_writer_open(&s->w, s->info.path, flags) < 0) {
 		goto fail;
 	}
@@ -97,8 +191,12 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 	free(full);
 opened:
 	s->w_open = true;
+	s->w.cancel_fd = c->opts.cancel_fd;
 	if (c->opts.symbolize)
 		h.flags |= MP_HF_SYMBOLIZED;
+	/* Its family: the captures of this run, and the one of its parent. */
+	h.family = family_id(c);
+	h.parent_capture = (char *)parent_capture(c, s);
 	if (c->opts.aggregate || (h.flags & MP_HF_AGGREGATED)) {
 		/* The analysis reads the events as a capture without the flag would hold them. */
 		struct mp_analysis_opts ao = MP_ANALYSIS_OPTS_INIT;

@@ -67,6 +67,8 @@ struct stream {
 
 struct mp_collector {
 	struct mp_collect_opts opts;
+	char *output;                /* the main capture's path (NULL: no capture) */
+	int output_fd;               /* its descriptor, until the main stream takes it */
 	int listen_fd;
 	int notify_fd;               /* an eventfd the drains write when they queue data */
 	int epfd;                    /* an epoll set of all the descriptors above and below */
@@ -80,6 +82,7 @@ struct mp_collector {
 	char **notes;                /* what the user should hear of (snapshots written) */
 	size_t nnotes, notes_alloc;
 	struct mp_symbols *shared;   /* file cache shared by every process's symbolizer */
+	uint64_t family;             /* the id every capture of this collector names (0: none yet) */
 	struct mp_capture_info *infos;
 	size_t ninfos;
 	char **warnings;
@@ -110,10 +113,16 @@ char *mp_collect_path(struct mp_collector *c, struct stream *s);
 bool mp_collect_start_capture(struct mp_collector *c, struct stream *s);
 /* Send what of s's replies its socket has room for now. */
 void mp_collect_flush_replies(struct stream *s);
+/*
+ * The end of s's capture, once every record of it is in: its last symbols
+ * (or an aggregated capture's totals), its trailer, the file closed, the
+ * tracker and the observer told.
+ */
+void mp_collect_end_capture(struct mp_collector *c, struct stream *s);
+/* Tell s's tracker, which ended its stream, that its capture is finished (its trailer written). */
+void mp_collect_tell_finished(struct stream *s);
 void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t number);
 void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
-/* path from the root (a new string): as it is when absolute, else below the working directory. */
-char *mp_collect_whole_path(const char *path);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */
 bool mp_collect_symbolize(struct mp_collector *c, struct stream *s, uint64_t ip);
 /*

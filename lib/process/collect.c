@@ -72,6 +72,7 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const 
 	struct mp_collector *c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
 	c->listen_fd = -1;
+	c->output_fd = -1;
 	c->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->epfd = c->notify_fd < 0 ? -1 : epoll_create1(EPOLL_CLOEXEC);
 	c->look_fd = c->epfd < 0 ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -89,7 +90,11 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const 
 		errno = err;
 		return NULL;
 	}
-	c->opts.output = opts->output ? xstrdup(opts->output) : NULL;
+	c->opts.capture = NULL;
+	c->output = opts->capture ? xstrdup(opts->capture->path) : NULL;
+	c->output_fd = opts->capture ? opts->capture->fd : -1;
+	if (opts->capture)
+		opts->capture->fd = -1; /* ours now */
 	if (opts->root)
 		c->opts.root = xstrdup(opts->root);
 	return c;
@@ -140,7 +145,8 @@ void mp_collector_free(struct mp_collector *c)
 		free(c->notes[i]);
 	free(c->notes);
 	free(c->warnings);
-	free((char *)c->opts.output);
+	free(c->output);
+	close_open(c->output_fd);
 	free((char *)c->opts.root);
 	close(c->notify_fd);
 	close(c->epfd);
@@ -167,6 +173,9 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	c->streams[c->nstreams++] = s;
 	if (watch(c, fd, EPOLLIN, (uint64_t)(uintptr_t)s))
 		mp_collect_warn(c, "cannot watch a tracker's connection: %s", strerror(errno));
+	/* A tracker that connected after the detach was asked (it waited to be accepted) stops too. */
+	if (c->detaching && send(fd, (const char[]){ MP_REPLY_END }, 1, MSG_NOSIGNAL) < 0)
+		s->detach_failed = true;
 }
 
 void mp_collector_listen(struct mp_collector *c, int fd)
@@ -205,11 +214,6 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 
 
 /* ---- streams ---- */
-
-static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
-{
-	mp_writer_raw(ctx, rec, len);
-}
 
 /*
  * What one round of the collector's loop processes of a stream, at most (a
@@ -450,9 +454,14 @@ static void forget_control_socket(struct stream *s)
 	mp_ctl_forget(s->pid, s->peer_uid, s->pidfd);
 }
 
+static void finish_stream(struct mp_collector *c, struct stream *s);
+
 /*
  * The stream ended: the process is gone, replaced itself (exec), or its
- * tracker stopped (detach). Everything its rings hold goes to the capture.
+ * tracker stopped (detach). Everything its rings hold goes to the capture;
+ * one the tracker stopped (memprof ctl PID stop, a detach) is finished at
+ * once, its trailer written: the process runs on, and the capture's time
+ * is the time it recorded.
  */
 static void end_stream(struct mp_collector *c, struct stream *s)
 {
@@ -483,12 +492,15 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 			     "may be out of order", (int)s->pid);
 	}
 	forget_control_socket(s);
-	close_open(s->fd);
-	s->fd = -1;
 	close_open(s->pidfd);
 	s->pidfd = -1;
 	if (s->obs && c->opts.observer->ended)
 		c->opts.observer->ended(s->obs);
+	/* (Its tracker may wait, on the socket, to hear that it is finished.) */
+	if (s->detach_seen)
+		finish_stream(c, s);
+	close_open(s->fd);
+	s->fd = -1;
 }
 
 /* The tracker's hello: its version and the memfd of its rings. */
@@ -566,7 +578,9 @@ static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
 {
 	if (!s->drain || s->pidfd < 0 || s->detach_seen)
 		return false;
-	take(c, s, SIZE_MAX); /* what came before, a detach or an exit among it */
+	/* What came before, a detach or an exit among it: the drain may not have merged it yet. */
+	mp_drain_sync(s->drain);
+	take(c, s, SIZE_MAX);
 	if (s->detach_seen)
 		return false;
 	if (!rings_mapped(s))
@@ -723,8 +737,9 @@ void mp_collector_main_exited(struct mp_collector *c, int wait_status)
 
 static void finish_stream(struct mp_collector *c, struct stream *s)
 {
-	struct mp_trailer t = { 0 };
-	struct stat st;
+	if (s->finished)
+		return;
+	s->finished = true;
 	/* What the socket still holds (a header), then everything the rings hold. */
 	if (!s->eof && s->fd >= 0 && !s->have_header) {
 		set_nonblock(s->fd);
@@ -736,29 +751,8 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 		}
 	}
 	end_stream(c, s);
-	s->finished = true;
-	if (!s->w_open)
-		return;
-	if (s->sym)
-		mp_collect_retry_pending(c, s);
-	if (s->agg) {
-		mp_analysis_finish(s->agg);
-		mp_aggregate_emit(s->agg, emit_raw, &s->w);
-	}
-	mp_collect_fill_trailer(c, s, &t, true);
-	mp_writer_trailer(&s->w, &t);
-	if (mp_writer_close(&s->w) < 0) {
-		mp_collect_warn(c, "cannot write '%s': %s; the capture is incomplete",
-				s->info.path ? s->info.path : "/dev/null", strerror(errno));
-		s->info.failed = true;
-	}
-	s->w_open = false;
-	if (s->info.path && stat(s->info.path, &st) == 0)
-		s->info.file_bytes = (uint64_t)st.st_size;
-	if (s->obs) {
-		c->opts.observer->close(s->obs, &s->info);
-		s->obs = NULL;
-	}
+	if (s->w_open)
+		mp_collect_end_capture(c, s);
 }
 
 /*

@@ -47,14 +47,52 @@ struct mp_collect_observer {
 	void (*ended)(void *sctx);
 };
 
+/*
+ * A capture's file, its name and its descriptor together (collect-paths.c),
+ * created before the program it is of runs, so that it fails first.
+ */
+struct mp_capture_file {
+	char *path;              /* NULL: none */
+	int fd;                  /* -1: not open (or handed to the collector) */
+	bool made;               /* created here, empty: removed when nothing is written into it */
+};
+#define MP_CAPTURE_FILE_INIT { NULL, -1, false }
+/* The capture of process pid running prog, as its name goes by default: memprof-<base>.<pid>.bin. */
+char *mp_capture_default_name(const char *prog, pid_t pid);
+/*
+ * Create the capture at path into f (a new file, or an existing one emptied
+ * when force), without blocking: 0; 1 when path is a FIFO that no process
+ * reads yet (mp_capture_file_wait() waits for one); -1 with one line in err
+ * ("'PATH' exists (use -f to overwrite it)", "cannot create 'PATH': ...").
+ * An output that may keep memprof waiting (a FIFO, a device) stays
+ * non-blocking: the writer waits for it, as long as no stop is asked
+ * (mp_collect_opts.cancel_fd).
+ */
+int mp_capture_file_create(struct mp_capture_file *f, const char *path, bool force,
+			   struct strbuf *err);
+/*
+ * Wait for a process to open the FIFO f's create found unread, giving up
+ * when cancel_fd (or -1) is readable: 0, or -1 with err.
+ */
+int mp_capture_file_wait(struct mp_capture_file *f, int cancel_fd, struct strbuf *err);
+/* path from the root (a new string): as it is when absolute, else below the working directory. */
+char *mp_collect_whole_path(const char *path);
+/* Close f (if still open) and forget it; remove the file too when it was made and stayed empty. */
+void mp_capture_file_release(struct mp_capture_file *f, bool remove);
+
 struct mp_collect_opts {
 	/*
-	 * Capture of the main process; others get .<pid>. NULL: no capture is
-	 * written (the observer sees every stream: memprof live).
+	 * Capture of the main process, created already; others get .<pid>.
+	 * The collector takes its descriptor (capture->fd becomes -1). NULL: no
+	 * capture is written (the observer sees every stream: memprof live).
 	 */
-	const char *output;
-	int output_fd;           /* already created output (or -1 to create it) */
+	struct mp_capture_file *capture;
 	bool force;              /* overwrite existing files */
+	/*
+	 * Readable when the session is asked to stop (or -1): a capture's
+	 * output that takes nothing then (a FIFO nobody reads) is given up.
+	 */
+	int cancel_fd;
 	bool symbolize;          /* write SYMBOL records */
 	pid_t main_pid;          /* the process whose stream is the main capture */
 	const char *root;        /* prefix for module paths (containers), or NULL */
@@ -78,6 +116,7 @@ struct mp_capture_info {
 	uint64_t lost;           /* events the tracker counted but could not record (LOST records) */
 	uint64_t file_bytes;
 	bool exec_replaced;      /* the process replaced itself (exec) */
+	char command[64];        /* its command, short ("cc1", "python3 mp.py"; memprof(1)) */
 	bool failed;             /* the file could not be written: see the warnings */
 };
 

@@ -1,6 +1,7 @@
 /* Asking a tracker through its control socket. */
 #include <config.h>
 #include "lib/process/ctl.h"
+#include "lib/process/attachctl.h"
 #include "lib/process/collect.h"
 #include "lib/process/ctlsock.h"
 #include "lib/process/procids.h"
@@ -41,6 +42,7 @@ static int dial(const char *path)
 int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];
+	struct strbuf why = STRBUF_INIT;
 	const char *path = here;
 	unsigned long uid = 0;
 	long nspid = pid;
@@ -75,7 +77,12 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 			unlink(path); /* (no process can listen on it: its pid is another's now) */
 			e = ENOENT;
 		}
-		if (e == ENOENT)
+		/* (A tracker that finds its directory unusable says so, and listens nowhere.) */
+		if ((e == ENOENT || e == EACCES || e == EPERM) && mp_ctl_dir_unusable(uid, &why))
+			strbuf_addf(err, "process %d has no memprof tracker listening: %s, where a tracker "
+				    "of user %lu would listen (it must be that user's directory, mode 0700)",
+				    (int)pid, why.buf, uid);
+		else if (e == ENOENT)
 			strbuf_addf(err, "process %d has no memprof tracker listening (preload it with "
 				    "MEMPROF_OUTPUT, or start the program with 'memprof run --paused')",
 				    (int)pid);
@@ -88,6 +95,7 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 		else
 			strbuf_addf(err, "cannot reach the tracker of process %d at '%s': %s", (int)pid,
 				    here, strerror(e));
+		strbuf_release(&why);
 		return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s\n", request);
@@ -153,6 +161,40 @@ int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf
 	if (fd < 0)
 		return -1;
 	return mp_ctl_answer(pid, fd, timeout_ms, reply, err);
+}
+
+int mp_ctl_ask(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
+	       struct strbuf *err)
+{
+	char waiting[48];
+	unsigned wait = timeout_ms > 2000 ? (unsigned)timeout_ms - 1000 : (unsigned)timeout_ms / 2;
+	int r;
+	if (!strcmp(request, "stop")) {
+		/* A capture memprof attach makes ends as its detach ends it. */
+		struct strbuf path = STRBUF_INIT;
+		r = mp_attachctl_detach(pid, (unsigned)timeout_ms, false, &path, err);
+		if (r == 0)
+			strbuf_addf(reply, "stopped: '%s' is complete", path.buf);
+		strbuf_release(&path);
+		if (r <= 0)
+			return r;
+		strbuf_reset(err);
+	}
+	if (!strcmp(request, "status"))
+		return mp_ctl_request(pid, request, timeout_ms, reply, err);
+	/*
+	 * A collector creates the capture's or the snapshot's file after the
+	 * tracker asked it, and finishes the capture after it stopped: the
+	 * tracker waits for its word, in our time.
+	 */
+	snprintf(waiting, sizeof(waiting), "%s %u", request, wait);
+	r = mp_ctl_request(pid, waiting, timeout_ms, reply, err);
+	/* A tracker from before the wait (a service started before an upgrade): asked plainly. */
+	if (r > 0 && strstr(err->buf, "unknown request")) {
+		strbuf_reset(err);
+		r = mp_ctl_request(pid, request, timeout_ms, reply, err);
+	}
+	return r;
 }
 
 int mp_ctl_stream_socket(pid_t pid, char *dir, size_t dirlen, char *path, size_t pathlen,

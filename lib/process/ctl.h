@@ -20,6 +20,15 @@
 int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
 		   struct strbuf *err);
 /*
+ * memprof ctl PID REQUEST: mp_ctl_request(), with what the tracker needs to
+ * answer once the collector did what it asked ("start", "snapshot" and
+ * "stop" wait for it, in timeout_ms less a second), and "stop" of a
+ * capture memprof attach makes done as its detach (lib/process/attachctl).
+ * Returns as mp_ctl_request().
+ */
+int mp_ctl_ask(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
+	       struct strbuf *err);
+/*
  * mp_ctl_request() in two halves, for a caller that must serve something
  * else while the tracker works (memprof live: the tracker connects to its
  * collector before it answers). mp_ctl_send() returns the connection, or -1

@@ -13,6 +13,25 @@ void mp_ctl_socket_path(char *buf, size_t len, unsigned long uid, long nspid)
 	snprintf(buf, len, "/tmp/memprof-%lu/ctl.%ld", uid, nspid);
 }
 
+int mp_ctl_dir_unusable(unsigned long uid, struct strbuf *why)
+{
+	char dir[64];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "/tmp/memprof-%lu", uid);
+	/* (As the tracker checks it: lib/tracker/control.c.) */
+	if (lstat(dir, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		strbuf_addf(why, "'%s' is not a directory", dir);
+	else if (st.st_uid != uid)
+		strbuf_addf(why, "'%s' belongs to user %lu", dir, (unsigned long)st.st_uid);
+	else if (st.st_mode & 077)
+		strbuf_addf(why, "'%s' has mode %04o", dir, (unsigned)(st.st_mode & 07777));
+	else
+		return 0;
+	return 1;
+}
+
 /* Whether a file of status st was made over 2 s before a process that started start_ticks after boot. */
 static int made_before(const struct stat *st, unsigned long long start_ticks)
 {

@@ -9,8 +9,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "lib/util/strbuf.h"
+
 /* /tmp/memprof-UID/ctl.NSPID: nspid is the process's pid in its own pid namespace. */
 void mp_ctl_socket_path(char *buf, size_t len, unsigned long uid, long nspid);
+/*
+ * Whether the directory of user uid's control sockets (/tmp/memprof-UID) is
+ * one a tracker of that user cannot use (it must be the user's, mode
+ * 0700): 1 with what is wrong in why ("'/tmp/memprof-4242' belongs to user
+ * 0"), else 0. A tracker that found it so listens nowhere.
+ */
+int mp_ctl_dir_unusable(unsigned long uid, struct strbuf *why);
 /*
  * Whether the socket at path is older than process pid: left by an earlier
  * process of the same pid (a tracker killed before it could remove it), as

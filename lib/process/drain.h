@@ -41,6 +41,13 @@ void mp_drain_take(struct mp_drain *d, uint8_t **buf, size_t *len, size_t *cap);
 bool mp_drain_ready(struct mp_drain *d);
 #define MP_DRAIN_LOOK_MS 50
 /*
+ * Merge now, on the caller's thread, what the rings hold (the drain's
+ * thread may be dozing): a tracker that stops writes its last records,
+ * then closes its socket, and the collector that sees the socket's end
+ * wants to know whether they said it stopped.
+ */
+void mp_drain_sync(struct mp_drain *d);
+/*
  * The process is gone or its stream ended: merge everything published,
  * stop the thread and tell the tracker (if it is still there) that its
  * reader is gone. What remains is then for mp_drain_take().

@@ -13,5 +13,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/procids.c %reldir%/procids.h \
 	%reldir%/procmaps.c %reldir%/procmaps.h \
 	%reldir%/remote.c %reldir%/remote.h \
-	%reldir%/target.c %reldir%/target.h
+	%reldir%/target.c %reldir%/target.h \
+	%reldir%/track.c %reldir%/track.h %reldir%/track-private.h \
+	%reldir%/track-run.c
 # end of lib_libmp_a_SOURCES for lib/process

@@ -167,7 +167,7 @@ static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t 
 {
 	const struct mp_thread *t = &b->a->threads[i];
 	(void)ctx;
-	return c == 0 ? (int64_t)t->tid : out_string(b, t->name);
+	return c == 0 ? (int64_t)t->tid : c == 1 ? out_string(b, t->name) : (int64_t)t->process;
 }
 
 /* The name of the frames, or of the table's rows, merged to keep a report within its limits. */
@@ -177,7 +177,7 @@ static const char *merged_name(const struct builder *b)
 }
 
 /* The classes of locations.class (share/templates/README.md): how the page folds stacks. */
-enum { CLASS_FOLDED = 1, CLASS_PYTHON = 2, CLASS_INTERPRETER = 4 };
+enum { CLASS_FOLDED = 1, CLASS_PYTHON = 2, CLASS_INTERPRETER = 4, CLASS_PROCESS = 8 };
 
 /* The short name of a location (a C++ one's template arguments elided), as an output string. */
 static int64_t short_name(struct builder *b, const struct mp_analysis *a,
@@ -186,7 +186,7 @@ static int64_t short_name(struct builder *b, const struct mp_analysis *a,
 	const char *fn = mp_analysis_string(a, l->function);
 	struct strbuf sb = STRBUF_INIT;
 	uint32_t id;
-	if ((l->flags & MP_LOC_PYTHON) || !mp_cxx_is_name(fn))
+	if ((l->flags & (MP_LOC_PYTHON | MP_LOC_PROCESS)) || !mp_cxx_is_name(fn))
 		return out_string_of(b, a, l->function);
 	mp_cxx_shorten(fn, &sb);
 	id = mp_strtab_intern(&b->strings, sb.buf, sb.len);
@@ -216,7 +216,8 @@ static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_
 	default:
 		return (mp_location_folded(l) ? CLASS_FOLDED : 0) |
 		       (l->flags & MP_LOC_PYTHON ? CLASS_PYTHON : 0) |
-		       (l->flags & MP_LOC_INTERPRETER ? CLASS_INTERPRETER : 0);
+		       (l->flags & MP_LOC_INTERPRETER ? CLASS_INTERPRETER : 0) |
+		       (l->flags & MP_LOC_PROCESS ? CLASS_PROCESS : 0);
 	}
 }
 
@@ -232,7 +233,7 @@ static bool shortens(const struct builder *b, uint32_t out)
 		return false;
 	l = mp_analysis_location(a, b->locs[out] & ~BASE_LOC);
 	fn = mp_analysis_string(a, l->function);
-	if ((l->flags & MP_LOC_PYTHON) || !mp_cxx_is_name(fn))
+	if ((l->flags & (MP_LOC_PYTHON | MP_LOC_PROCESS)) || !mp_cxx_is_name(fn))
 		return false;
 	mp_cxx_shorten(fn, &sb);
 	differs = strcmp(sb.buf, fn) != 0;
@@ -247,16 +248,34 @@ static bool page_folds(const struct builder *b)
 	       (b->a->interpreter_loc != MP_NONE || (b->o->base && b->o->base->interpreter_loc != MP_NONE));
 }
 
+static int64_t process_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_process *p = &b->a->processes[i];
+	(void)ctx;
+	switch (c) {
+	case 0: return (int64_t)p->pid;
+	case 1: return out_string(b, p->name);
+	case 2: return p->location == MP_NONE ? -1 : (int64_t)out_location(b, p->location);
+	default: return p->parent == MP_NONE ? -1 : (int64_t)p->parent;
+	}
+}
+
 static void write_memory_and_threads(struct builder *b)
 {
 	static const char *const mem[] = { "time_us", "rss", "heap", "heap_max" };
-	static const char *const threads[] = { "tid", "name" };
+	static const char *const threads[] = { "tid", "name", "process" };
+	static const char *const procs[] = { "pid", "name", "location", "parent" };
+	bool several = b->a->nprocesses > 1;
 	write_columns(b, "memory", mem, NCOLS(mem), 0, b->a->nsamples, memory_cell, b->a);
 	/* A differential report draws both captures' memory on one chart. */
 	if (b->o->base)
 		write_columns(b, "base_memory", mem, NCOLS(mem), 0, b->o->base->nsamples, memory_cell,
 			      b->o->base);
-	write_columns(b, "threads", threads, NCOLS(threads), 0, b->a->nthreads, thread_cell, NULL);
+	write_columns(b, "threads", threads, NCOLS(threads), several ? 0 : 1u << 2, b->a->nthreads,
+		      thread_cell, NULL);
+	if (several)
+		write_columns(b, "processes", procs, NCOLS(procs), 0, b->a->nprocesses, process_cell,
+			      NULL);
 }
 
 /*
@@ -395,6 +414,7 @@ static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 2: return out_location(b, r->site == MP_NONE ? MP_LOCATION_NO_STACK : r->site);
 	case 3: return (int64_t)r->c.bytes;
 	case 4: return (int64_t)r->c.count;
+	case 5: return r->process == MP_NONE ? -1 : (int64_t)r->process;
 	default: return r->caller == MP_NONE ? -1 : (int64_t)out_location(b, r->caller);
 	}
 }
@@ -404,6 +424,8 @@ static int kind_thread_cmp(const void *x, const void *y)
 	const struct mp_group_row *p = x, *q = y;
 	if (p->thread != q->thread)
 		return p->thread < q->thread ? -1 : 1;
+	if (p->process != q->process)
+		return p->process < q->process ? -1 : 1;
 	return p->kind < q->kind ? -1 : p->kind > q->kind;
 }
 
@@ -439,18 +461,21 @@ static void write_rows(struct builder *b, bool split)
 {
 	struct mp_json *j = &b->j;
 	struct mp_group_row *rows;
-	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0);
+	bool several = b->a->nprocesses > 1;
+	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0) |
+		      (several ? MP_BY_PROCESS : 0);
 	size_t n = mp_analysis_group(b->a, b->o->view, by, MP_SORT_BYTES, &rows);
 	uint32_t kinds[64], nkinds = 0, *kind_of;
-	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count", "caller" };
-	unsigned skip = split ? 0 : 1u;
+	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count",
+					    "process", "caller" };
+	unsigned skip = (split ? 0 : 1u) | (several ? 0 : 1u << 5);
 	bool callers = false;
 
 	n = bound_rows(b, rows, n);
 	for (size_t i = 0; i < n && !callers; i++)
 		callers = rows[i].caller != MP_NONE;
 	if (!callers)
-		skip |= 1u << 5; /* no site called from Python: no column */
+		skip |= 1u << 6; /* no site called from Python: no column */
 	kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
 	/* Allocator names, numbered on first use (at most one per kind of the capture). */
 	for (size_t i = 0; i < n; i++) {
@@ -518,6 +543,8 @@ static void write_data(struct builder *b, struct strbuf *out, bool split)
 	mp_json_field_bool(&b->j, "inverted", flame && o->inverted);
 	mp_json_field_bool(&b->j, "split_threads", split);
 	mp_json_field_bool(&b->j, "temporal", flame && o->temporal);
+	if (a->nprocesses > 1)
+		mp_json_field_bool(&b->j, "split_processes", o->split_processes);
 	write_meta(b, "meta", a, o->capture);
 	if (o->base) {
 		mp_json_field_bool(&b->j, "diff", true);

@@ -42,8 +42,13 @@ struct mp_html_opts {
 	 * shortened (locations.short); tooltips always have them whole.
 	 */
 	bool full_names;
+	/*
+	 * Several processes (the analysis made with MP_ANALYSIS_SPLIT_PROCESSES):
+	 * the page shows them apart at first, else merged.
+	 */
+	bool split_processes;
 };
-#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL, false }
+#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL, false, false }
 
 /*
  * The bounds of every HTML report, whatever the capture's size: at most

@@ -12,11 +12,22 @@
 #include "lib/symbols/cxxname.h"
 #include "lib/util/xalloc.h"
 
-/* Split path into its directory part (with the slash, or "") and its file name. */
+/*
+ * Split path into its directory part (with the slash, or "") and its file
+ * name. A capture read from standard input ("-", /dev/stdin) is "stdin", and
+ * one read through another descriptor (/dev/fd/63, /proc/self/fd/5) is
+ * named after it, in the working directory: never next to it in /dev.
+ */
 static void split_path(const char *path, struct strbuf *dir, const char **name)
 {
+	static const char *const stdin_names[] = { "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
 	const char *slash = strrchr(path, '/');
 	*name = slash ? slash + 1 : path;
+	for (size_t i = 0; i < sizeof(stdin_names) / sizeof(stdin_names[0]); i++)
+		if (!strcmp(path, stdin_names[i]))
+			*name = "stdin";
+	if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6) || !strcmp(*name, "stdin"))
+		return;
 	if (slash)
 		strbuf_add(dir, path, (size_t)(slash - path + 1));
 }
@@ -126,9 +137,10 @@ const char *mp_signal_name(int sig)
 	return buf;
 }
 
-void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
+/* How a capture's process ended, by its trailer (or its EXIT record, when it has no trailer). */
+static void exit_status(const struct mp_trailer *t, bool has_marker, int64_t marker,
+			struct strbuf *sb)
 {
-	const struct mp_trailer *t = &a->trailer;
 	if (t->present && t->has_exit_code) {
 		strbuf_addf(sb, "%d", t->exit_code);
 	} else if (t->present && t->has_exit_signal) {
@@ -140,12 +152,22 @@ void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
 		strbuf_addstr(sb, "unknown: a snapshot, taken while the process ran");
 	} else if (t->present) {
 		strbuf_addstr(sb, "unknown: the stream ended without an exit status");
-	} else if (a->has_exit_marker) {
+	} else if (has_marker) {
 		strbuf_addf(sb, "%lld (the argument of exit(); the capture has no trailer)",
-			    (long long)a->exit_marker_status);
+			    (long long)marker);
 	} else {
 		strbuf_addstr(sb, "unknown: the capture has no trailer (it was cut short)");
 	}
+}
+
+void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
+{
+	exit_status(&a->trailer, a->has_exit_marker, a->exit_marker_status, sb);
+}
+
+void mp_report_process_exit(const struct mp_analysis *a, uint32_t process, struct strbuf *sb)
+{
+	exit_status(&a->processes[process].trailer, false, 0, sb);
 }
 
 void mp_report_peak_time(const struct mp_analysis *a, struct strbuf *sb)
@@ -190,6 +212,8 @@ void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct
 		amount(sb, c);
 		break;
 	}
+	if (a->nprocesses > 1)
+		strbuf_addf(sb, ", in %zu processes", a->nprocesses);
 	if (a->attached)
 		strbuf_addstr(sb, " (since attach)");
 	if (a->opts.flags & MP_ANALYSIS_NO_MMAP)
@@ -211,7 +235,9 @@ void mp_report_name(const char *fn, bool full, struct strbuf *sb)
 void mp_report_function(const struct mp_analysis *a, uint32_t loc, bool full, struct strbuf *sb)
 {
 	const struct mp_location *l = mp_analysis_location(a, loc);
-	mp_report_name(mp_analysis_string(a, l->function), full || (l->flags & MP_LOC_PYTHON), sb);
+	/* Python's names, and a process's ("cc1 (pid 12)"), are not C++. */
+	mp_report_name(mp_analysis_string(a, l->function),
+		       full || (l->flags & (MP_LOC_PYTHON | MP_LOC_PROCESS)), sb);
 }
 
 void mp_report_location(const struct mp_analysis *a, uint32_t loc, enum mp_location_style style,

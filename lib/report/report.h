@@ -18,6 +18,9 @@
  * directory, "memprof-<reporter>-<stem><ext>" where stem is the capture's
  * file name without its last suffix and without a leading "memprof-".
  * Example: "dir/memprof-app.1234.bin" -> "dir/memprof-flamegraph-app.1234.html".
+ * A capture read from standard input ("-", /dev/stdin) is named "stdin", one
+ * read through another descriptor (/dev/fd/N, /proc/...) after it; both in
+ * the working directory.
  */
 char *mp_report_output_path(const char *capture, const char *reporter, const char *ext);
 /* The default stats JSON: "dir/out.bin" -> "dir/memprof-stats-out.bin.json". */
@@ -36,6 +39,8 @@ void mp_report_command_line(const struct mp_analysis *a, bool quote, struct strb
  * core dumped", or why it is unknown (detached, no trailer).
  */
 void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb);
+/* The same of one of its processes (a->processes). */
+void mp_report_process_exit(const struct mp_analysis *a, uint32_t process, struct strbuf *sb);
 /* "SIGKILL", or "signal 77" for numbers without a name. */
 const char *mp_signal_name(int sig);
 /*

@@ -25,13 +25,6 @@
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
-/* What memprof attach asks for (memprof_attach's argument). */
-struct mp_attach_cfg {
-	char socket_path[108];
-	unsigned interval_ms, max_depth, ring_kb;
-	int follow_fork, libunwind_only, clock, no_python_frames;
-};
-
 struct mp_marker_baseline {
 	int valid;
 	uint64_t arena, in_use;
@@ -84,8 +77,8 @@ static void attach_record(void)
 		mp_stream_put(w, rec, (size_t)(p - rec));
 }
 
-/* Start a stream to the collector of `memprof attach`; 0 or -errno (-EALREADY: tracked). */
-static int attach_start(const struct mp_attach_cfg *ac)
+/* Start a stream to the collector of `memprof attach`, as ac says; 0 or -errno (-EALREADY: tracked). */
+static int attach_start(const struct mp_config *ac)
 {
 	if (mp_state == MP_STATE_ON)
 		return -EALREADY;
@@ -93,60 +86,26 @@ static int attach_start(const struct mp_attach_cfg *ac)
 		mp_init_stage1();
 	if (!mp_real.malloc || mp_setup())
 		return -ENOMEM;
-	if (strlen(ac->socket_path) >= sizeof(mp_cfg.socket_path))
-		return -ENAMETOOLONG;
-	memset(mp_cfg.socket_path, 0, sizeof(mp_cfg.socket_path));
-	strcpy(mp_cfg.socket_path, ac->socket_path);
+	mp_cfg = *ac;
 	mp_cfg.direct = 0;
-	mp_cfg.interval_ms = ac->interval_ms ? ac->interval_ms : 10;
-	mp_cfg.max_depth = ac->max_depth && ac->max_depth <= MP_MAX_DEPTH_LIMIT ? ac->max_depth : 128;
-	mp_cfg.follow_fork = ac->follow_fork;
-	mp_cfg.python_frames = !ac->no_python_frames;
 	mp_py_setup();
-	mp_cfg.libunwind_only = ac->libunwind_only;
-	mp_cfg.clock = ac->clock;
-	mp_cfg.ring_kb = ac->ring_kb >= 4 && ac->ring_kb <= (1u << 16) &&
-				 !(ac->ring_kb & (ac->ring_kb - 1)) ? ac->ring_kb : MP_RING_SIZE_DEFAULT >> 10;
 	mp_register_handlers();
 	return mp_session_start(MP_MODE_ATTACH, 0, &attach_ops, attach_record);
 }
 
-/* "key=value" lines; unknown keys are ignored so newer collectors can add some. */
-static int parse_config(const char *arg, struct mp_attach_cfg *c)
+/*
+ * The settings, as in the environment (lib/transport/settings.h), one
+ * "NAME=VALUE" a line; names we do not know are ignored, so a newer memprof
+ * can add some. The socket must be there.
+ */
+static int parse_config(const char *arg, struct mp_config *c)
 {
-	memset(c, 0, sizeof(*c));
+	mp_settings_defaults(c);
 	while (arg && *arg) {
-		const char *eol = strchr(arg, '\n'), *eq = strchr(arg, '=');
+		const char *eol = strchr(arg, '\n');
 		size_t len = eol ? (size_t)(eol - arg) : strlen(arg);
-		if (eq && eq < arg + len) {
-			size_t klen = (size_t)(eq - arg), vlen = len - klen - 1;
-			const char *v = eq + 1;
-			uint64_t num = 0;
-			for (size_t i = 0; i < vlen && v[i] >= '0' && v[i] <= '9'; i++)
-				num = num * 10 + (uint64_t)(v[i] - '0');
-			if (klen == 6 && !strncmp(arg, "socket", 6)) {
-				if (vlen >= sizeof(c->socket_path))
-					return -ENAMETOOLONG;
-				memcpy(c->socket_path, v, vlen);
-				c->socket_path[vlen] = '\0';
-			} else if (klen == 8 && !strncmp(arg, "interval", 8)) {
-				c->interval_ms = (unsigned)num;
-			} else if (klen == 5 && !strncmp(arg, "depth", 5)) {
-				c->max_depth = (unsigned)num;
-			} else if (klen == 6 && !strncmp(arg, "follow", 6)) {
-				c->follow_fork = num != 0;
-			} else if (klen == 6 && !strncmp(arg, "unwind", 6)) {
-				c->libunwind_only = vlen == 9 && !strncmp(v, "libunwind", 9);
-			} else if (klen == 5 && !strncmp(arg, "clock", 5)) {
-				c->clock = vlen == 7 && !strncmp(v, "counter", 7) ? MP_CFG_CLOCK_COUNTER
-					   : vlen == 3 && !strncmp(v, "tsc", 3)   ? MP_CFG_CLOCK_TSC
-										 : MP_CFG_CLOCK_AUTO;
-			} else if (klen == 7 && !strncmp(arg, "ring_kb", 7)) {
-				c->ring_kb = (unsigned)num;
-			} else if (klen == 6 && !strncmp(arg, "python", 6)) {
-				c->no_python_frames = vlen == 1 && v[0] == '0';
-			}
-		}
+		if (mp_settings_set(c, arg, len) == -2 && mp_settings_key(arg, len) == MP_SET_SOCKET)
+			return -ENAMETOOLONG;
 		arg = eol ? eol + 1 : NULL;
 	}
 	return c->socket_path[0] ? 0 : -EINVAL;
@@ -161,7 +120,7 @@ static int parse_config(const char *arg, struct mp_attach_cfg *c)
 MP_EXPORT long memprof_attach(const char *arg);
 MP_EXPORT long memprof_attach(const char *arg)
 {
-	struct mp_attach_cfg c;
+	static struct mp_config c; /* (its paths are large for the stack of a thread we stopped) */
 	int saved = errno, r;
 	mp_in_hook++;
 	r = parse_config(arg, &c);

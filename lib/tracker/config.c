@@ -6,53 +6,33 @@
 #include <string.h>
 
 #include "lib/tracker/config.h"
-#include "lib/transport/ring.h"
 
 struct mp_config mp_cfg;
 
-/* An integer setting in [lo, hi], else its default (checked before narrowing). */
-static unsigned env_in(const char *name, unsigned def, uint64_t lo, uint64_t hi)
-{
-	uint64_t v = mp_env_u64(name, def);
-	return v < lo || v > hi ? def : (unsigned)v;
-}
-
-/* A path setting into dst; -1 when it does not fit. */
-static int env_path(char *dst, size_t size, const char *value)
-{
-	if (strlen(value) >= size)
-		return -1;
-	strcpy(dst, value);
-	return 0;
-}
+extern char **environ;
 
 int mp_config_read(void)
 {
-	const char *sock = mp_getenv("MEMPROF_SOCKET"), *out = mp_getenv("MEMPROF_OUTPUT");
-	const char *unwind = mp_getenv("MEMPROF_UNWIND"), *clock = mp_getenv("MEMPROF_CLOCK");
-	mp_cfg.interval_ms = env_in("MEMPROF_INTERVAL_MS", 10, 1, 3600 * 1000);
-	mp_cfg.max_depth = env_in("MEMPROF_MAX_DEPTH", 128, 1, MP_MAX_DEPTH_LIMIT);
-	mp_cfg.follow_fork = mp_env_u64("MEMPROF_FOLLOW_FORK", 0) != 0;
-	mp_cfg.paused = mp_env_u64("MEMPROF_PAUSED", 0) != 0;
-	mp_cfg.control = mp_env_u64("MEMPROF_CONTROL", 1) != 0;
-	mp_cfg.force = mp_env_u64("MEMPROF_FORCE", 0) != 0;
-	mp_cfg.python_frames = mp_env_u64("MEMPROF_PYTHON_FRAMES", 1) != 0;
-	mp_cfg.libunwind_only = unwind && !strcmp(unwind, "libunwind");
-	mp_cfg.clock = !clock ? MP_CFG_CLOCK_AUTO
-		       : !strcmp(clock, "counter") ? MP_CFG_CLOCK_COUNTER
-		       : !strcmp(clock, "tsc") ? MP_CFG_CLOCK_TSC : MP_CFG_CLOCK_AUTO;
-	/* A power of two from 4 KiB up: the smallest rings are for tests of full rings. */
-	mp_cfg.ring_kb = env_in("MEMPROF_RING_KB", MP_RING_SIZE_DEFAULT >> 10, 4, 1u << 16);
-	while (mp_cfg.ring_kb & (mp_cfg.ring_kb - 1))
-		mp_cfg.ring_kb &= mp_cfg.ring_kb - 1;
-	/* A failure leaves the tracker off, whatever mp_cfg.direct says. */
-	if (sock && *sock) {
-		mp_cfg.direct = 0;
-		return env_path(mp_cfg.socket_path, sizeof(mp_cfg.socket_path), sock);
+	uint32_t seen = 0;
+	int bad = 0;
+	mp_settings_defaults(&mp_cfg);
+	/* Not getenv(): the program may define its own (bash does). The first of a name counts. */
+	for (char **e = environ; e && *e; e++) {
+		int k = mp_settings_key(*e, strlen(*e));
+		if (k < 0 || (seen & (1u << k)))
+			continue;
+		seen |= 1u << k;
+		if (mp_settings_set(&mp_cfg, *e, strlen(*e)) == -2)
+			bad |= 1 << k;
 	}
-	if (out && *out) {
+	/* A failure leaves the tracker off, whatever mp_cfg.direct says. */
+	if (mp_cfg.socket_path[0] || (bad & (1 << MP_SET_SOCKET))) {
+		mp_cfg.direct = 0;
+		return bad & (1 << MP_SET_SOCKET) ? -1 : 0;
+	}
+	if (mp_cfg.output[0] || (bad & (1 << MP_SET_OUTPUT))) {
 		mp_cfg.direct = 1;
-		return env_path(mp_cfg.output, sizeof(mp_cfg.output), out);
+		return bad & (1 << MP_SET_OUTPUT) ? -1 : 0;
 	}
 	return -1;
 }
@@ -64,7 +44,6 @@ int mp_config_read(void)
  * a program may define its own (bash does, for its variable table), and ours
  * would then call the program's before it is initialised.
  */
-extern char **environ;
 
 static void env_remove_at(char **e)
 {
@@ -73,20 +52,10 @@ static void env_remove_at(char **e)
 	while (*++e);
 }
 
-/* The variables the tracker reads; other MEMPROF_* variables are the user's. */
-static const char *const own_vars[] = {
-	"MEMPROF_SOCKET=", "MEMPROF_OUTPUT=", "MEMPROF_FORCE=", "MEMPROF_FOLLOW_FORK=",
-	"MEMPROF_INTERVAL_MS=", "MEMPROF_MAX_DEPTH=", "MEMPROF_UNWIND=",
-	"MEMPROF_CLOCK=", "MEMPROF_RING_KB=", "MEMPROF_PAUSED=", "MEMPROF_CONTROL=",
-	"MEMPROF_PYTHON_FRAMES=",
-};
-
+/* The variables the tracker reads (its settings); other MEMPROF_* variables are the user's. */
 static int own_var(const char *entry)
 {
-	for (size_t i = 0; i < sizeof(own_vars) / sizeof(own_vars[0]); i++)
-		if (!strncmp(entry, own_vars[i], strlen(own_vars[i])))
-			return 1;
-	return 0;
+	return mp_settings_key(entry, strlen(entry)) >= 0;
 }
 
 /* Remove our own library from LD_PRELOAD and our variables, unless children are followed. */

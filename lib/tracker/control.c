@@ -161,14 +161,16 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
 }
 
 /*
- * "start" and "snapshot" may end with how long the asker waits (ms) for the
- * collector's word on the file: cut from req into *wait_ms. -1 when too long.
+ * "start", "snapshot" and "stop" may end with how long the asker waits (ms)
+ * for the collector's word on the file: cut from req into *wait_ms. -1 when
+ * too long.
  */
 static int cut_wait(char *req, uint64_t *wait_ms)
 {
 	char *sp = strrchr(req, ' ');
 	*wait_ms = 0;
-	if ((strncmp(req, "start", 5) && strncmp(req, "snapshot", 8)) || !sp || sp[1] < '0' || sp[1] > '9')
+	if ((strncmp(req, "start", 5) && strncmp(req, "snapshot", 8) && strncmp(req, "stop", 4)) || !sp ||
+	    sp[1] < '0' || sp[1] > '9')
 		return 0;
 	if (mp_dec_u64(sp + 1, wait_ms) < 0 || *wait_ms > 86400000)
 		return -1;
@@ -245,9 +247,12 @@ static void serve(const char *request, char *r, size_t cap)
 			add(r, cap, &n, "ok stopped streaming to the live view\n");
 		} else {
 			char path[4096] = "";
-			if (mp_cfg.direct)
+			if (mp_cfg.direct) {
 				strncpy(path, mp_direct_path(), sizeof(path) - 1);
-			mp_session_stop(NULL);
+				mp_session_stop(NULL);
+			} else if (!mp_session_stop_finished((unsigned)wait_ms, path, sizeof(path))) {
+				path[0] = '\0'; /* (the collector did not say it finished it, in time) */
+			}
 			add(r, cap, &n, "ok stopped");
 			if (path[0]) {
 				add(r, cap, &n, ": '");

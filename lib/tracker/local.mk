@@ -31,7 +31,8 @@ libmemprof_la_SOURCES = \
 	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \
 	lib/transport/reply.h \
-	lib/transport/ring.h
+	lib/transport/ring.h \
+	lib/transport/settings.c lib/transport/settings.h
 # end of libmemprof_la_SOURCES
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing

@@ -25,6 +25,8 @@ static struct {
 	int garbled;          /* a reply that made no sense: what follows is not read as replies */
 	int capture;          /* the capture's file: 1 opened, -1 not (capture_text says why), 0 not said */
 	char capture_text[MP_REPLY_TEXT_MAX + 1];
+	int done;             /* the capture is finished (done_text: its path) */
+	char done_text[MP_REPLY_TEXT_MAX + 1];
 	uint32_t snap_number; /* the last snapshot answered (0: none yet) */
 	int snap_ok;
 	char snap_text[MP_REPLY_TEXT_MAX + 1];
@@ -38,7 +40,7 @@ static void take_byte(uint8_t b)
 	if (rp.garbled)
 		return;
 	if (rp.npart == 0 && b != MP_REPLY_SNAP_OK && b != MP_REPLY_SNAP_FAILED &&
-	    b != MP_REPLY_CAPTURE_OK && b != MP_REPLY_CAPTURE_FAILED) {
+	    b != MP_REPLY_CAPTURE_OK && b != MP_REPLY_CAPTURE_FAILED && b != MP_REPLY_CAPTURE_DONE) {
 		rp.end_asked = 1; /* MP_REPLY_END, or any byte as older collectors sent */
 		return;
 	}
@@ -59,6 +61,12 @@ static void take_byte(uint8_t b)
 		rp.capture = rp.part[0] == MP_REPLY_CAPTURE_OK ? 1 : -1;
 		memcpy(rp.capture_text, rp.part + MP_REPLY_HEAD, len);
 		rp.capture_text[len] = '\0';
+		return;
+	}
+	if (rp.part[0] == MP_REPLY_CAPTURE_DONE) {
+		rp.done = 1;
+		memcpy(rp.done_text, rp.part + MP_REPLY_HEAD, len);
+		rp.done_text[len] = '\0';
 		return;
 	}
 	rp.snap_number = (uint32_t)rp.part[1] | (uint32_t)rp.part[2] << 8 | (uint32_t)rp.part[3] << 16 |
@@ -201,6 +209,26 @@ int mp_stream_capture_wait(unsigned wait_ms, char *text, size_t cap)
 	return wait_for(capture_answered, 0, wait_ms, text, cap);
 }
 
+static int done_answered(uint32_t unused, char *text, size_t cap)
+{
+	(void)unused;
+	if (!rp.done)
+		return rp.gone ? 0 : -1;
+	copy_text(text, cap, rp.done_text);
+	return 1;
+}
+
+int mp_stream_finish_wait(unsigned wait_ms, char *text, size_t cap)
+{
+	int fd = mp_st.sink_fd;
+	if (fd < 0 || !mp_st.sink_is_socket || mp_cfg.direct || !mp_fd_intact(fd))
+		return -1;
+	/* The end of what we write: the collector takes it as the stream's end. */
+	if (shutdown(fd, SHUT_WR) < 0)
+		return -1;
+	return wait_for(done_answered, 0, wait_ms, text, cap);
+}
+
 void mp_stream_close_sink(void)
 {
 	mp_lock(&rp.lock);
@@ -210,6 +238,7 @@ void mp_stream_close_sink(void)
 	rp.epoch++;
 	rp.end_asked = rp.gone = rp.garbled = 0;
 	rp.capture = 0;
+	rp.done = 0;
 	rp.snap_number = 0;
 	rp.npart = 0;
 	mp_unlock(&rp.lock);

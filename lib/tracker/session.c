@@ -118,9 +118,14 @@ static void end_live(void)
 	live.on = 0;
 }
 
-void mp_session_stop(void (*before)(void))
+/*
+ * Stop (see mp_session_stop()); with wait_ms, wait that long at most for the
+ * collector to say it finished the capture: 1 then, with its path in path.
+ */
+static int stop(void (*before)(void), unsigned wait_ms, char *path, size_t cap)
 {
 	struct mp_wring *w;
+	int r = 0;
 	mp_in_hook++;
 	mp_lock(&session_lock);
 	if (mp_state != MP_STATE_ON)
@@ -137,11 +142,24 @@ void mp_session_stop(void (*before)(void))
 	}
 	if (mp_cfg.direct)
 		mp_direct_stop();
+	else if (wait_ms)
+		r = mp_stream_finish_wait(wait_ms, path, cap) == 1;
 	mp_stream_detach();
 out:
 	end_live();
 	mp_unlock(&session_lock);
 	mp_in_hook--;
+	return r;
+}
+
+void mp_session_stop(void (*before)(void))
+{
+	stop(before, 0, NULL, 0);
+}
+
+int mp_session_stop_finished(unsigned wait_ms, char *path, size_t cap)
+{
+	return stop(NULL, wait_ms, path, cap);
 }
 
 /* ---- a live view's session (memprof live) ---- */

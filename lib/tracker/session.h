@@ -34,6 +34,12 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
  */
 void mp_session_stop(void (*before)(void)) MP_HIDDEN;
 /*
+ * The same (memprof ctl PID stop), then, when a collector writes the
+ * capture, wait at most wait_ms for it to say it finished it: 1 when it
+ * did, with the capture's path in path (cap bytes); else 0.
+ */
+int mp_session_stop_finished(unsigned wait_ms, char *path, size_t cap) MP_HIDDEN;
+/*
  * Start a live view's session (memprof live, through the control socket):
  * a stream to the collector listening at path (absolute), whatever mp_cfg
  * says, which is not a numbered capture; it ends when the collector asks

@@ -100,6 +100,14 @@ int mp_stream_snapshot_wait(uint32_t number, unsigned wait_ms, char *text, size_
  * begins: 1 opened (text: its path), 0 not (text: why), -1 no word (yet).
  */
 int mp_stream_capture_wait(unsigned wait_ms, char *text, size_t cap) MP_HIDDEN;
+/*
+ * The stream's last record is written: shut our side of the connection for
+ * writing, which ends the stream, and wait at most wait_ms for the
+ * collector to say the capture is finished: 1 (text: its path), 0 when the
+ * collector closed the connection without saying so, -1 when no word came
+ * in time (or there is no connection).
+ */
+int mp_stream_finish_wait(unsigned wait_ms, char *text, size_t cap) MP_HIDDEN;
 /* Close the connection (or, in direct mode, the capture): what was said on it is forgotten. */
 void mp_stream_close_sink(void) MP_HIDDEN;
 /* In a forked child, before mp_stream_close(). */

@@ -3,5 +3,6 @@
 lib_libmp_a_SOURCES += \
 	%reldir%/merge.c %reldir%/merge.h \
 	%reldir%/reply.h \
-	%reldir%/ring.h
+	%reldir%/ring.h \
+	%reldir%/settings.c %reldir%/settings.h
 # end of lib_libmp_a_SOURCES for lib/transport

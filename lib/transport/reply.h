@@ -8,7 +8,11 @@
  *       for its FILE.N, else 0; the text: its absolute path), or why not;
  *     - MP_REPLY_SNAP_OK, MP_REPLY_SNAP_FAILED: snapshot number was written
  *       (the text: its absolute path), or why not;
- *     (`memprof ctl PID start` and `snapshot` wait for them);
+ *     - MP_REPLY_CAPTURE_DONE: the tracker ended the stream (it wrote
+ *       its DETACH record, then shut its side of the socket for writing)
+ *       and the capture is finished, its trailer written (the text: its
+ *       absolute path); the collector closes the connection after it;
+ *     (`memprof ctl PID start`, `snapshot` and `stop` wait for them);
  *   any other byte: the end of tracking is asked (attach's detach).
  * The end of the connection means the collector is gone.
  */
@@ -24,6 +28,7 @@
 #define MP_REPLY_SNAP_FAILED 'F'
 #define MP_REPLY_CAPTURE_OK 'C'
 #define MP_REPLY_CAPTURE_FAILED 'E'
+#define MP_REPLY_CAPTURE_DONE 'W'
 #define MP_REPLY_HEAD 7 /* kind, number, length */
 #define MP_REPLY_TEXT_MAX 4000
 

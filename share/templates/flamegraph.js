@@ -113,32 +113,47 @@
   }
   /* All threads: nodes with the same location under the same merged parent become one. */
   function merged(base) {
-    var n = base.n, L1 = MP.nloc + 1, mid = new Int32Array(n), ids = new Map(), mPar = [-1], mLoc = [-1], cnt = 1, i;
+    return regroup(base, null, null, false);
+  }
+  /*
+   * A tree made of base's nodes: those keep[i] leaves out go with their subtrees, those
+   * skip[i] marks give their children to their parent, and nodes with the same location
+   * (and thread, withThread) under the same new parent become one.
+   */
+  function regroup(base, keep, skip, withThread) {
+    var n = base.n, L1 = MP.nloc + 1, T1 = MP.nthreads + 1, mid = new Int32Array(n).fill(-1), ids = new Map();
+    var mPar = [-1], mLoc = [-1], mTh = [-1], cnt = 1, i, j;
+    mid[0] = 0;
     for (i = 1; i < n; i++) {
-      var mp = mid[base.parent[i]], key = mp * L1 + base.loc[i] + 1, id = ids.get(key);
+      if ((keep && !keep[i]) || mid[base.parent[i]] < 0) continue;
+      if (skip && skip[i]) { mid[i] = mid[base.parent[i]]; continue; }
+      var th = withThread ? base.thread[i] : -1;
+      var mp = mid[base.parent[i]], key = (mp * L1 + base.loc[i] + 1) * T1 + th + 1, id = ids.get(key);
       if (id === undefined) {
         id = cnt++;
         ids.set(key, id);
         mPar.push(mp);
         mLoc.push(base.loc[i]);
+        mTh.push(th);
       }
       mid[i] = id;
     }
-    return assemble(base, cnt, mPar, mLoc, null, mid);
+    return assemble(base, cnt, mPar, mLoc, mTh, mid, withThread);
   }
   /*
-   * A tree of cnt nodes (node j's parent mPar[j] < j, location mLoc[j], thread mTh[j] or none)
-   * that base node i goes to (mid[i]), in preorder with children by bytes: the view and its map.
+   * A tree of cnt nodes (node j's parent mPar[j] < j, location mLoc[j], thread mTh[j]) that base
+   * node i goes to (mid[i], -1: none), in preorder with children by bytes: the view and its map.
    */
-  function assemble(base, cnt, mPar, mLoc, mTh, mid) {
-    var n = base.n, mB = new Float64Array(cnt), first = new Int32Array(cnt + 1), kids = new Int32Array(cnt), fill, i, j;
+  function assemble(base, cnt, mPar, mLoc, mTh, mid, withThread) {
+    var n = base.n, i, j;
+    var mB = new Float64Array(cnt), first = new Int32Array(cnt + 1), kids = new Int32Array(cnt), fill;
     for (i = 0; i < n; i++) if (mid[i] >= 0) mB[mid[i]] += base.selfB[i];
     for (j = cnt - 1; j > 0; j--) mB[mPar[j]] += mB[j];
     for (j = 1; j < cnt; j++) first[mPar[j] + 1]++;
     for (j = 0; j < cnt; j++) first[j + 1] += first[j];
     fill = first.slice(0, cnt);
     for (j = 1; j < cnt; j++) kids[fill[mPar[j]]++] = j;
-    var pos = new Int32Array(cnt), stack = [0], k = 0, t = alloc(cnt, !!mTh);
+    var pos = new Int32Array(cnt), stack = [0], k = 0, t = alloc(cnt, withThread);
     while (stack.length) {
       j = stack.pop();
       pos[j] = k;
@@ -146,7 +161,7 @@
         t.parent[k] = pos[mPar[j]];
         t.depth[k] = t.depth[t.parent[k]] + 1;
       } else t.parent[k] = -1;
-      if (mTh) t.thread[k] = mTh[j];
+      if (withThread) t.thread[k] = mTh[j];
       t.loc[k++] = mLoc[j];
       var c = Array.prototype.slice.call(kids, first[j], first[j + 1]);
       c.sort(function (a, b) { return mB[b] - mB[a] || a - b; });
@@ -158,8 +173,9 @@
       t.bytes2 = new Float64Array(cnt);
       t.count2 = new Float64Array(cnt);
     }
-    var map = new Int32Array(n);
+    var map = new Int32Array(n).fill(-1);
     for (i = 0; i < n; i++) {
+      if (mid[i] < 0) continue;
       map[i] = pos[mid[i]];
       t.selfB[map[i]] += base.selfB[i];
       t.selfC[map[i]] += base.selfC[i];
@@ -169,6 +185,32 @@
     sums(t);
     return { tree: t, map: map };
   }
+  /*
+   * Several processes: each one's frame is a child of the root. All of them apart: the
+   * tree as it is; merged: without those frames, the same stacks made one; one process:
+   * its frame's subtree.
+   */
+  var procs = MP.nprocs > 1;
+  function procView(base, proc, apart) {
+    if (!procs || (proc < 0 && apart)) return { tree: base, map: null };
+    var keep = new Uint8Array(base.n), skip = new Uint8Array(base.n), p;
+    keep[0] = 1;
+    for (var i = 1; i < base.n; i++) {
+      p = base.depth[i] === 1 ? MP.procOfLoc(base.loc[i]) : -1;
+      skip[i] = p >= 0 ? 1 : 0;
+      keep[i] = p >= 0 ? (proc < 0 || p === proc ? 1 : 0) : keep[base.parent[i]];
+    }
+    return regroup(base, keep, skip, split);
+  }
+  /* The view of a process and thread choice: the thread view of the process view. */
+  function choiceView(base, proc, apart, th) {
+    var pv = procView(base, proc, apart), tv = threadView(pv.tree, th), map;
+    if (!pv.map) return tv;
+    if (!tv.map) return { tree: tv.tree, map: pv.map };
+    map = new Int32Array(base.n);
+    for (var i = 0; i < base.n; i++) map[i] = pv.map[i] < 0 ? -1 : tv.map[pv.map[i]];
+    return { tree: tv.tree, map: map };
+  }
 
   /*
    * ---- folded stacks (memprof(1), FRAMES): a Python program's Python frames and the native code they
@@ -177,7 +219,7 @@
    * go where their stack, folded, ends.
    */
   var FOLD = d.fold && (d.locations || {})['class'] ? { cls: d.locations['class'], group: d.fold.group } : null;
-  var HIDDEN = 1, PYTHON = 2, INTERPRETER = 4;
+  var HIDDEN = 1, PYTHON = 2, INTERPRETER = 4, PROCESS = 8;
   function folded(base) {
     var n = base.n, cls = FOLD.cls, G = FOLD.group, L1 = MP.nloc + 1, T1 = MP.nthreads + 2;
     var keep = new Int32Array(n), grp = new Int32Array(n).fill(-2), has = new Uint8Array(n), mid = new Int32Array(n);
@@ -188,11 +230,16 @@
       if (id === undefined) { id = cnt++; ids.set(key, id); par.push(p); loc.push(l); th.push(t); }
       return id;
     }
-    /* The node of i's path, folded, under [python interpreter] (stacks without a Python frame). */
+    /*
+     * The node of i's path, folded, under [python interpreter] (stacks without a Python frame),
+     * which is inside a process's frame when stacks start with one.
+     */
     function group(i) {
       if (grp[i] === -2) {
-        var p = base.parent[i], g = p === 0 ? child(0, G, thread(i)) : group(p);
-        grp[i] = cls[base.loc[i]] & HIDDEN ? g : child(g, base.loc[i], thread(i));
+        var p = base.parent[i], c = cls[base.loc[i]], g;
+        if (p === 0 && (c & PROCESS)) return (grp[i] = child(child(0, base.loc[i], thread(i)), G, thread(i)));
+        g = p === 0 ? child(0, G, thread(i)) : group(p);
+        grp[i] = c & HIDDEN ? g : child(g, base.loc[i], thread(i));
       }
       return grp[i];
     }
@@ -201,7 +248,8 @@
       has[i] = has[p] | (c & PYTHON ? 1 : 0) | (c & INTERPRETER ? 2 : 0);
       keep[i] = c & HIDDEN ? keep[p] : child(keep[p], base.loc[i], thread(i));
       /* The interpreter's frames and no Python one: [python interpreter] is the outermost frame. */
-      mid[i] = has[i] !== 2 ? keep[i] : d.inverted ? child(keep[i], G, thread(i)) : group(i);
+      mid[i] = has[i] !== 2 ? keep[i] : !d.inverted ? group(i) :
+        c & PROCESS ? child(child(keep[p], G, thread(i)), base.loc[i], thread(i)) : child(keep[i], G, thread(i));
     }
     /* Only the nodes some stack ends at, and their callers. */
     var used = new Uint8Array(cnt), renum = new Int32Array(cnt), m = 0, j;
@@ -216,7 +264,7 @@
       uTh.push(th[j]);
     }
     for (i = 0; i < n; i++) mid[i] = renum[mid[i]];
-    return assemble(base, m, uPar, uLoc, split ? uTh : null, mid);
+    return assemble(base, m, uPar, uLoc, uTh, mid, split);
   }
 
   /* ---- temporal: values for a window of buckets [b0, b1], from the interval records ---- */
@@ -262,8 +310,8 @@
   /* ---- state ---- */
   var base = baseTree();
   var canvas = MP.$('fg-canvas'), wrap = MP.$('fg-wrap'), tip = MP.$('mp-tooltip');
-  var S = { thread: -1, zoom: 0, flame: false, query: '', focus: -1, win: null, shown: -1, side: 'new',
-    all: !FOLD || !!d.fold.all_frames };
+  var S = { thread: -1, proc: -1, apart: !!d.split_processes, zoom: 0, flame: false, query: '', focus: -1, win: null,
+    shown: -1, side: 'new', all: !FOLD || !!d.fold.all_frames };
   var view = null, hits = [], aggs = [], match = null, found = { frames: 0, bytes: 0 }, hay = null;
   var charW = 0, colorCache = null, colorTheme = '', H = 0, draws = 0, windows = 0;
 
@@ -272,13 +320,14 @@
   });
 
   function setView() {
-    var f = FOLD && !S.all ? folded(base) : null, v = threadView(f ? f.tree : base, S.thread), map = v.map;
+    var f = FOLD && !S.all ? folded(base) : null, v = choiceView(f ? f.tree : base, S.proc, S.apart, S.thread);
+    var map = v.map;
     if (f) {
-      /* base -> folded -> thread view: one map from the base tree. */
+      /* base -> folded -> process and thread view: one map from the base tree. */
       map = new Int32Array(base.n);
-      for (var i = 0; i < base.n; i++) map[i] = v.map ? v.map[f.map[i]] : f.map[i];
+      for (var i = 0; i < base.n; i++) map[i] = !v.map ? f.map[i] : f.map[i] < 0 ? -1 : v.map[f.map[i]];
     }
-    view = { tree: v.tree, map: map, labels: labelsOf(v.tree) };
+    view = { tree: v.tree, map: map, labels: labelsOf(v.tree), all: S.all };
     if (TL) recompute(true);
     else computeMatch();
   }
@@ -541,6 +590,7 @@
     lines.push(MP.pct(t.bytes[id], t.bytes[0]) + ' of the total' + (p >= 0 ? ', ' + MP.pct(t.bytes[id], t.bytes[p]) + ' of its parent' : ''));
     if (!diff) lines.push(MP.plural(t.count[id], 'allocation', 'allocations'));
     if (split) lines.push('thread: ' + MP.threadLabel(t.thread ? t.thread[id] : -1));
+    if (procs && S.proc >= 0) lines.push('process: ' + MP.procLabel(S.proc));
     return lines;
   }
   function showTip(id, cx, cy) {
@@ -556,15 +606,17 @@
   }
 
   /* ---- navigation: thread and zoom live in the URL fragment ---- */
-  function fragment(th, z, all) {
+  function fragment(th, z, pr, apart) {
     var p = [];
-    if (FOLD && all !== !!d.fold.all_frames) p.push('frames=' + (all ? 'all' : 'folded'));
+    if (FOLD && S.all !== !!d.fold.all_frames) p.push('frames=' + (S.all ? 'all' : 'folded'));
+    if (procs && pr >= 0) p.push('process=' + pr);
+    if (procs && apart !== !!d.split_processes) p.push('apart=' + (apart ? 1 : 0));
     if (split && th >= 0) p.push('thread=' + th);
     if (z > 0) p.push('zoom=' + z);
     return p.join('&');
   }
-  function go(th, z, all) {
-    var h = fragment(th, z, all === undefined ? S.all : all);
+  function go(th, z, pr, apart) {
+    var h = fragment(th, z, pr === undefined ? S.proc : pr, apart === undefined ? S.apart : apart);
     if (location.hash.replace(/^#/, '') !== h) location.hash = h;
     apply();
   }
@@ -575,12 +627,19 @@
       if (e > 0) p[kv.slice(0, e)] = kv.slice(e + 1);
     });
     var th = split && /^\d+$/.test(p.thread || '') && +p.thread < MP.nthreads ? +p.thread : -1;
-    var all = !FOLD || (p.frames === 'all' ? true : p.frames === 'folded' ? false : !!d.fold.all_frames);
-    if (th !== S.thread || all !== S.all || !view) {
+    var pr = procs && /^\d+$/.test(p.process || '') && +p.process < MP.nprocs ? +p.process : -1;
+    var apart = procs && p.apart !== undefined ? p.apart === '1' : !!d.split_processes;
+    S.all = !FOLD || (p.frames === 'all' ? true : p.frames === 'folded' ? false : !!d.fold.all_frames);
+    allBox.checked = S.all;
+    if (th !== S.thread || pr !== S.proc || apart !== S.apart || !view || view.all !== S.all) {
       S.thread = th;
-      S.all = all;
-      allBox.checked = all;
+      S.proc = pr;
+      S.apart = apart;
       MP.$('fg-thread').value = th < 0 ? 'all' : String(th);
+      MP.$('fg-process').value = pr < 0 ? 'all' : String(pr);
+      MP.$('fg-apart').textContent = apart ? 'Processes: apart' : 'Processes: merged';
+      MP.$('fg-apart').setAttribute('aria-pressed', String(apart));
+      MP.$('fg-apart').disabled = pr >= 0;
       setView();
     }
     var z = /^\d+$/.test(p.zoom || '') ? +p.zoom : 0;
@@ -596,7 +655,7 @@
   if (FOLD) {
     /* memray's "Hide Irrelevant Frames", the other way round: checked shows them. */
     MP.$('fg-all-label').hidden = false;
-    allBox.addEventListener('change', function () { go(S.thread, 0, allBox.checked); });
+    allBox.addEventListener('change', function () { S.all = allBox.checked; go(S.thread, 0); });
   }
   if (diff) {
     sideBtn.hidden = false;
@@ -627,6 +686,15 @@
     for (var ti = 0; ti < MP.nthreads; ti++) threadSel.appendChild(MP.el('option', { value: String(ti) }, MP.threadLabel(ti)));
     threadSel.addEventListener('change', function () { go(threadSel.value === 'all' ? -1 : +threadSel.value, 0); });
   } else MP.$('fg-thread-label').hidden = true;
+  if (procs) {
+    var procSel = MP.$('fg-process'), apartBtn = MP.$('fg-apart');
+    MP.$('fg-process-label').hidden = false;
+    apartBtn.hidden = false;
+    procSel.appendChild(MP.el('option', { value: 'all' }, 'all processes'));
+    for (var pi = 0; pi < MP.nprocs; pi++) procSel.appendChild(MP.el('option', { value: String(pi) }, MP.procLabel(pi)));
+    procSel.addEventListener('change', function () { go(S.thread, 0, procSel.value === 'all' ? -1 : +procSel.value); });
+    apartBtn.addEventListener('click', function () { go(S.thread, 0, S.proc, !S.apart); });
+  }
   document.addEventListener('keydown', function (e) {
     if (e.key === 'Escape' && !e.defaultPrevented && S.zoom) go(S.thread, 0);
   });
@@ -737,7 +805,8 @@
   MP.hook('state', function () {
     var t = view.tree;
     return {
-      zoom: S.zoom, zoomLabel: label(S.zoom), thread: S.thread, flame: S.flame, query: S.query, allFrames: S.all,
+      zoom: S.zoom, zoomLabel: label(S.zoom), thread: S.thread, process: S.proc, apart: S.apart, flame: S.flame, query: S.query,
+      allFrames: S.all,
       matchFrames: found.frames, matchBytes: found.bytes, rootBytes: t.bytes[0], zoomBytes: t.bytes[S.zoom],
       nodes: t.n, side: diff ? S.side : null, window: S.win || (TL ? [0, TL.hwm_bytes.length - 1] : null), chartWindow: chart.window(), snapshot: S.shown,
       windows: windows, draws: draws, theme: document.documentElement.getAttribute('data-theme')

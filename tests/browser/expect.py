@@ -195,7 +195,12 @@ class Tree:
             sc = self.count[i] - sum(self.count[x] for x in self.children[i])
             path = kept
             if has == 2:
-                path = kept + (group,) if inverted else (group,) + kept
+                # Outermost, inside a process's frame (bit 8) when the stack has one.
+                proc = 1 if kept and cls[kept[-1 if inverted else 0]] & 8 else 0
+                if inverted:
+                    path = kept[:len(kept) - proc] + (group,) + kept[len(kept) - proc:]
+                else:
+                    path = kept[:proc] + (group,) + kept[proc:]
             key = (self.thread[i] if self.thread else -1, path)
             v = own.setdefault(key, [0, 0])
             v[0] += sb

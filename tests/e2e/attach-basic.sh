@@ -10,7 +10,7 @@ send_cmd "alloc 100 1000"
 send_cmd "free"
 "$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err; rc=$?
 [ "$rc" -eq 0 ] || fail_ "detach exited $rc: $(cat detach.err)"
-grep -qx "memprof: detached from process $TARGET_PID; capture in 'a.bin'" detach.err ||
+grep -qx "memprof: detached from process $TARGET_PID; capture in '$PWD/a.bin'" detach.err ||
 	fail_ "detach said: $(cat detach.err)"
 wait $ATTACH_PID; rc=$?
 [ "$rc" -eq 0 ] || fail_ "attach exited $rc: $(cat attach.err)"

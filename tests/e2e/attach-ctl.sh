@@ -1,7 +1,7 @@
 #!/bin/bash
 # memprof ctl on a process memprof attach got into: status and snapshots while it records
-# (the attach collector writes them next to its capture); stop and start are memprof
-# attach's and detach's to do; after the detach nothing listens, until the next attach.
+# (the attach collector writes them next to its capture); start is refused, stop ends the
+# capture as memprof detach does; after it nothing listens, until the next attach.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
 
@@ -25,16 +25,16 @@ mp ctl $TARGET_PID snapshot
 expect_rc 0 "second snapshot"
 grep -qx "process $TARGET_PID: snapshot 2 written to '$T/a.bin.snap.2'" out || fail_ "snapshot 2 said: $(cat out)"
 
-# The capture is the attach's to end: memprof ctl says who ends it, and nothing changes.
-mp ctl $TARGET_PID stop
-expect_rc 1 "stop"
-expect_err "process $TARGET_PID: this capture is memprof attach's: memprof detach ends it"
+# Nothing else starts while the attach records; memprof ctl stop ends its capture as the
+# detach does, complete when it returns.
 mp ctl $TARGET_PID start
 expect_rc 1 "start"
 expect_err "already recording into '$T/a.bin'"
 send_cmd "alloc 3 777"
-
-"$MEMPROF" detach -q $TARGET_PID || fail_ "detach"
+mp ctl $TARGET_PID stop
+expect_rc 0 "stop"
+[ "$(cat out)" = "process $TARGET_PID: stopped: '$T/a.bin' is complete" ] || fail_ "stop said: $(cat out)"
+"$MEMPROF" parse a.bin | grep -q "^TRAILER .* end=detach " || fail_ "a.bin is not complete as stop returns"
 wait $ATTACH_PID || fail_ "memprof attach failed: $(cat attach.err)"
 [ ! -e "$sock" ] || fail_ "the control socket outlived the detach"
 mp ctl $TARGET_PID status

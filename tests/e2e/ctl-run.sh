@@ -58,7 +58,7 @@ send_cmd "alloc 2 2222"          # after the snapshot: in the capture, not in th
 send_cmd "free"
 ctl stop
 expect_rc 0 stop
-[ "$(cat out)" = "process $TARGET_PID: stopped" ] || fail_ "stop: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: stopped: '$PWD/c.bin' is complete" ] || fail_ "stop: $(cat out)"
 send_cmd "alloc 7 777"           # stopped: in no capture
 ctl status
 [ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after stop: $(cat out)"

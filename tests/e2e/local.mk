@@ -4,7 +4,9 @@ E2E_TESTS = \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
 	%reldir%/attach-cycles.sh \
+	%reldir%/attach-detach-now.sh \
 	%reldir%/attach-ctl.sh \
+	%reldir%/attach-end.sh \
 	%reldir%/attach-errors.sh \
 	%reldir%/attach-fork.sh \
 	%reldir%/attach-gdb.sh \
@@ -13,7 +15,9 @@ E2E_TESTS = \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
+	%reldir%/ctl-refusal.sh \
 	%reldir%/ctl-run.sh \
+	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
 	%reldir%/cxx-views.sh \
 	%reldir%/diff-errors.sh \
@@ -46,6 +50,7 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stdin.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
@@ -63,7 +68,13 @@ E2E_TESTS = \
 	%reldir%/run-dlopen.sh \
 	%reldir%/run-errors.sh \
 	%reldir%/run-exec.sh \
+	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
+	%reldir%/family-shell.sh \
+	%reldir%/family-python.sh \
+	%reldir%/family-errors.sh \
+	%reldir%/family-clock.sh \
+	%reldir%/html-processes.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
 	%reldir%/run-kill.sh \
@@ -103,6 +114,7 @@ E2E_TESTS = \
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
 	%reldir%/debuginfod-lib.sh \
+	%reldir%/family-lib.sh \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \

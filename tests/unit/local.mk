@@ -18,6 +18,7 @@ UNIT_TESTS += \
 	%reldir%/test-procmaps \
 	%reldir%/test-python \
 	%reldir%/test-rangemap \
+	%reldir%/test-settings \
 	%reldir%/test-readahead \
 	%reldir%/test-render-html \
 	%reldir%/test-render-text \
@@ -40,6 +41,9 @@ tests_unit_test_blocks_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_capture_SOURCES = %reldir%/test-capture.c %reldir%/files.h
 tests_unit_test_capture_LDADD = $(UNIT_LDADD)
 tests_unit_test_capture_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_settings_SOURCES = %reldir%/test-settings.c
+tests_unit_test_settings_LDADD = $(UNIT_LDADD)
+tests_unit_test_settings_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_collect_paths_SOURCES = %reldir%/test-collect-paths.c
 tests_unit_test_collect_paths_LDADD = $(UNIT_LDADD)
 tests_unit_test_collect_paths_CFLAGS = $(UNIT_CFLAGS)

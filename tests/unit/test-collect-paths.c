@@ -1,5 +1,6 @@
 /*
  * Unit tests for lib/process/collect-paths: the names of a run's captures.
+ * memprof-<program>.<pid>.bin by default, created once with its refusals;
  * FILE for the main process, FILE.N for its later captures (memprof ctl
  * start), FILE.PID for other processes (the pid their captures hold, their
  * own pid namespace's); in a pid namespace N and PID meet, and a name a
@@ -13,12 +14,18 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/process/collect-private.h"
 
 static struct mp_collector c;
+static char output[] = "/nonexistent/c.bin";
 static struct stream streams[8], *ptrs[8];
 
 /*
@@ -49,7 +56,7 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(&c, 0, sizeof(c));
-	c.opts.output = "/nonexistent/c.bin";
+	c.output = output;
 	c.opts.main_pid = 2;
 	c.main_captures = 1;
 	c.streams = ptrs;
@@ -105,9 +112,123 @@ static void test_another_pid_namespace(void **state)
 	assert_string_equal(name_ns(71, 5, false), "/nonexistent/c.bin.5.2");
 }
 
+/* The default name: the program's base name and the pid, whatever path it was run by. */
+static void test_default_name(void **state)
+{
+	static const struct {
+		const char *prog;
+		pid_t pid;
+		const char *want;
+	} cases[] = {
+		{ "./allocs", 42, "memprof-allocs.42.bin" },
+		{ "/usr/bin/python3.11", 7, "memprof-python3.11.7.bin" },
+		{ "sleep", 123456, "memprof-sleep.123456.bin" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *name = mp_capture_default_name(cases[i].prog, cases[i].pid);
+		assert_string_equal(name, cases[i].want);
+		free(name);
+	}
+}
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/test-capture-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+	char cmd[128];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Created once, its name and descriptor together; refused when it exists, unless forced. */
+static void test_create(void **state)
+{
+	struct mp_capture_file f;
+	struct strbuf err = STRBUF_INIT;
+	char path[128], want[256];
+	struct stat st;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/c.bin", dir);
+	assert_int_equal(mp_capture_file_create(&f, path, false, &err), 0);
+	assert_string_equal(f.path, path);
+	assert_true(f.fd >= 0 && f.made);
+	assert_int_equal(write(f.fd, "x", 1), 1);
+	mp_capture_file_release(&f, true); /* (not empty: kept) */
+	assert_int_equal(stat(path, &st), 0);
+	assert_null(f.path);
+	assert_int_equal(f.fd, -1);
+
+	assert_int_equal(mp_capture_file_create(&f, path, false, &err), -1);
+	snprintf(want, sizeof(want), "'%s' exists (use -f to overwrite it)", path);
+	assert_string_equal(err.buf, want);
+	assert_int_equal(f.fd, -1);
+	mp_capture_file_release(&f, true);
+	assert_int_equal(stat(path, &st), 0); /* (refused: left as it was) */
+
+	strbuf_reset(&err);
+	assert_int_equal(mp_capture_file_create(&f, path, true, &err), 0);
+	assert_int_equal(fstat(f.fd, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	mp_capture_file_release(&f, true); /* (empty: nothing was written into it) */
+	assert_int_equal(stat(path, &st), -1);
+
+	snprintf(path, sizeof(path), "%s/none/c.bin", dir);
+	assert_int_equal(mp_capture_file_create(&f, path, true, &err), -1);
+	snprintf(want, sizeof(want), "cannot create '%s': No such file or directory", path);
+	assert_string_equal(err.buf, want);
+	mp_capture_file_release(&f, true);
+	strbuf_release(&err);
+}
+
+/* A FIFO nobody reads: said at once, never blocking; waited for until cancelled, or a reader. */
+static void test_fifo(void **state)
+{
+	struct mp_capture_file f;
+	struct strbuf err = STRBUF_INIT;
+	char path[128], want[256];
+	int cancel[2], reader;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(mp_capture_file_create(&f, path, false, &err), -1);
+	mp_capture_file_release(&f, true);
+	strbuf_reset(&err);
+	assert_int_equal(mp_capture_file_create(&f, path, true, &err), 1);
+	assert_int_equal(pipe(cancel), 0);
+	assert_int_equal(write(cancel[1], "x", 1), 1);
+	assert_int_equal(mp_capture_file_wait(&f, cancel[0], &err), -1);
+	snprintf(want, sizeof(want), "no process opened '%s' for reading; gave up waiting", path);
+	assert_string_equal(err.buf, want);
+	mp_capture_file_release(&f, true);
+	assert_int_equal(access(path, F_OK), 0); /* (a FIFO is never removed) */
+
+	reader = open(path, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_int_equal(mp_capture_file_create(&f, path, true, &err), 0);
+	assert_true(f.fd >= 0 && !f.made);
+	close(reader);
+	mp_capture_file_release(&f, true);
+	assert_int_equal(access(path, F_OK), 0);
+	close(cancel[0]);
+	close(cancel[1]);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_name),
+		cmocka_unit_test_setup_teardown(test_create, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_fifo, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_usual_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_numbers_that_are_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_another_pid_namespace, setup, teardown),

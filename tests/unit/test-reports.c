@@ -35,6 +35,17 @@ static void test_output_paths(void **state)
 		{ "/a/b/out", "/a/b/memprof-flamegraph-out.html" },
 		{ "memprof-", "memprof-flamegraph-memprof-.html" },
 		{ ".hidden", "memprof-flamegraph-.hidden.html" },
+		/* Read from standard input or another descriptor: here, never in /dev. */
+		{ "-", "memprof-flamegraph-stdin.html" },
+		{ "/dev/stdin", "memprof-flamegraph-stdin.html" },
+		{ "/proc/self/fd/0", "memprof-flamegraph-stdin.html" },
+		{ "/dev/fd/63", "memprof-flamegraph-63.html" },
+	};
+	static const char *const stats[][2] = {
+		{ "dir/out.bin", "dir/memprof-stats-out.bin.json" },
+		{ "memprof-x.bin", "memprof-stats-memprof-x.bin.json" },
+		{ "/dev/stdin", "memprof-stats-stdin.json" },
+		{ "-", "memprof-stats-stdin.json" },
 	};
 	char *p;
 	(void)state;
@@ -43,12 +54,11 @@ static void test_output_paths(void **state)
 		assert_string_equal(p, cases[i][1]);
 		free(p);
 	}
-	p = mp_report_stats_path("dir/out.bin");
-	assert_string_equal(p, "dir/memprof-stats-out.bin.json");
-	free(p);
-	p = mp_report_stats_path("memprof-x.bin");
-	assert_string_equal(p, "memprof-stats-memprof-x.bin.json");
-	free(p);
+	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
+		p = mp_report_stats_path(stats[i][0]);
+		assert_string_equal(p, stats[i][1]);
+		free(p);
+	}
 }
 
 static void test_write_file(void **state)
