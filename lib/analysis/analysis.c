@@ -158,6 +158,7 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 	s->thread = thread;
 	s->kind = kind;
 	s->site = MP_NONE;
+	s->caller = MP_NONE;
 	s->process = MP_NONE;
 	/* It did not exist at the last peak: its value there was zero. */
 	s->epoch_ = a->p->epoch;

@@ -73,7 +73,9 @@ static void add_counts(struct mp_counts *to, struct mp_counts c)
 uint32_t mp_calltree_add(struct mp_calltree *t, uint32_t stack, uint32_t thread,
 			 struct mp_counts c)
 {
-	size_t n = mp_analysis_stack(t->a, stack, &t->stack_buf, &t->stack_alloc);
+	size_t n = (t->flags & MP_CALLTREE_ALL_FRAMES)
+			   ? mp_analysis_stack(t->a, stack, &t->stack_buf, &t->stack_alloc)
+			   : mp_analysis_view_stack(t->a, stack, &t->stack_buf, &t->stack_alloc);
 	uint32_t node = 0;
 	if (!(t->flags & MP_CALLTREE_SPLIT_THREADS))
 		thread = MP_THREAD_MERGED;

@@ -33,7 +33,7 @@ struct speedscope {
 /* A stack's locations, innermost first, into sc->stack; returns how many. */
 static size_t stack_of(struct speedscope *sc, uint32_t slot)
 {
-	return mp_analysis_stack(sc->a, sc->a->slots[slot].stack, &sc->stack, &sc->stack_alloc);
+	return mp_analysis_view_stack(sc->a, sc->a->slots[slot].stack, &sc->stack, &sc->stack_alloc);
 }
 
 static void frames(struct speedscope *sc)

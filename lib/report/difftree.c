@@ -84,7 +84,7 @@ static void add_side(struct merge *m, int side, enum mp_view view, bool inverted
 {
 	struct mp_calltree t;
 	uint32_t *to;
-	mp_calltree_init(&t, m->a[side], inverted ? MP_CALLTREE_INVERTED : 0);
+	mp_calltree_init(&t, m->a[side], MP_CALLTREE_ALL_FRAMES | (inverted ? MP_CALLTREE_INVERTED : 0));
 	mp_calltree_add_view(&t, view);
 	to = xcalloc(t.n ? t.n : 1, sizeof(*to));
 	m->nodes[0].self[side] = t.nodes[0].self;

@@ -432,7 +432,9 @@ void mp_html_tree_build(struct mp_html_tree *t, const struct mp_analysis *a, enu
 			bool inverted, bool split, bool temporal, const struct mp_html_limits *lim)
 {
 	struct build b;
-	unsigned flags = (inverted ? MP_CALLTREE_INVERTED : 0) | (split ? MP_CALLTREE_SPLIT_THREADS : 0);
+	/* Every frame: the page folds them itself (flamegraph.js), so that it can show them all. */
+	unsigned flags = MP_CALLTREE_ALL_FRAMES | (inverted ? MP_CALLTREE_INVERTED : 0) |
+			 (split ? MP_CALLTREE_SPLIT_THREADS : 0);
 
 	memset(t, 0, sizeof(*t));
 	memset(&b, 0, sizeof(b));

@@ -24,6 +24,7 @@ E2E_TESTS = \
 	%reldir%/ctl-run.sh \
 	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
+	%reldir%/cxx-views.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
@@ -61,6 +62,7 @@ E2E_TESTS = \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
 	%reldir%/python-tracker.sh \
+	%reldir%/python-views.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-edges.sh \

@@ -86,14 +86,17 @@ for py in $pythons; do
 	expect_rc 0 "$v: transform folded"
 	f=s$v.folded
 	# Each shape's allocation has its Python callers, innermost last, and
-	# no evaluation-loop frame is left anywhere.
-	for path in '<module>;consume;[^ ]*gen_chunks;' '[^ ]*coro_alloc;' 'thread_work;' \
-		'<module>;recurse(;recurse){20};' ';use_sqlite;[^ ]*sql_cb;'; do
+	# ends there: the interpreter's frames are folded (none is left
+	# anywhere), and so is the evaluation loop.
+	for path in '<module>;consume;[^ ]*gen_chunks ' '[^ ]*coro_alloc ' 'thread_work ' \
+		'<module>;recurse(;recurse){20} ' ';use_sqlite;[^ ]*sql_cb '; do
 		grep -qE -- "$path" "$f" || fail_ "$v: no stack matches '$path' in the leaks"
 	done
 	grep -q '_PyEval_EvalFrameDefault' "$f" && fail_ "$v: _PyEval_EvalFrameDefault left: $(grep -m1 _PyEval_EvalFrameDefault "$f")"
+	grep -qE 'python3\.[0-9]+\+0x|Py_RunMain|_start' "$f" &&
+		fail_ "$v: an interpreter frame is left: $(grep -m1 -E 'python3\.[0-9]+\+0x|Py_RunMain|_start' "$f")"
 	# sqlite3's C frames stand between use_sqlite and the callback it runs.
-	grep -qE ';use_sqlite;[^ ]*sqlite3_step;[^ ]*sql_cb;' "$f" ||
+	grep -qE ';use_sqlite;[^ ]*sqlite3_step;[^ ]*sql_cb ' "$f" ||
 		fail_ "$v: sqlite3's frames are not between use_sqlite and sql_cb"
 	# The four threads' allocations, each with its thread's Python frames.
 	"$MEMPROF" parse --stacks s$v.bin > p$v || fail_ "$v: parse"

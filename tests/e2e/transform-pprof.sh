@@ -44,7 +44,15 @@ pprof -raw memprof-pprof-app.pb.gz > raw
 grep -q '^alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]$' raw ||
 	fail_ "sample types: $(grep count raw)"
 grep -q 'M=1 build_index /src/app.c:30 s=0$' raw || fail_ "no build_index at /src/app.c:30"
-grep -q 'M=3 libparse.so.1+0x2000 :0 s=0$' raw || fail_ "no unsymbolized frame in its mapping"
+# Each sample ends at its allocation site, as memprof stats names it: strdup,
+# libc's, is left out (and libc's mapping, unused, from pprof's list).
+grep -q 'M=2 libparse.so.1+0x2000 :0 s=0$' raw || fail_ "no unsymbolized frame in its mapping"
+grep -q ' strdup ' raw && fail_ "libc's strdup is a sample's leaf: $(grep strdup raw)"
+# --raw-leaf: the innermost frame as recorded.
+mp transform --raw-leaf -o raw-leaf.pb.gz pprof app.mprof
+pprof -raw raw-leaf.pb.gz | grep -q 'M=2 strdup :0 s=0$' || fail_ "--raw-leaf: no strdup"
+[ "$(sums raw-leaf.pb.gz)" = "8 4198764 7 4198700" ] || fail_ "--raw-leaf sums: $(sums raw-leaf.pb.gz)"
+pprof -raw memprof-pprof-app.pb.gz > raw
 grep -q '^1: 0x555555555000/0x555555559000/0x0 /usr/bin/app  \[FN\]\[FL\]\[LN\]\[IN\]$' raw ||
 	fail_ "mapping 1: $(grep '^1: ' raw)"
 grep -q 'allocator:\[mmap\]' raw || fail_ "no allocator label"
