@@ -17,10 +17,10 @@ static const struct mp_analysis_opts runs[] = {
 	/* flags, temporary threshold, max memory records: as the commands ask */
 	{ 0, 1, 0, NULL, NULL, NULL },
 	{ MP_ANALYSIS_TEMPORAL, 1, 2048, NULL, NULL, NULL },
-	{ MP_ANALYSIS_SPLIT_THREADS | MP_ANALYSIS_NO_MMAP, 0, 0, NULL, NULL, NULL },
+	{ MP_ANALYSIS_SPLIT_THREADS | MP_ANALYSIS_NO_MMAP | MP_ANALYSIS_ALL_FRAMES, 0, 0, NULL, NULL, NULL },
 	/* and what they allow at the edges: few points (merged often), a long threshold */
-	{ MP_ANALYSIS_TEMPORAL | MP_ANALYSIS_SPLIT_THREADS | MP_ANALYSIS_NO_MMAP, 1000, 2, NULL,
-	  NULL, NULL },
+	{ MP_ANALYSIS_TEMPORAL | MP_ANALYSIS_SPLIT_THREADS | MP_ANALYSIS_SPLIT_PROCESSES | MP_ANALYSIS_NO_MMAP |
+		  MP_ANALYSIS_RAW_LEAF, 1000, 2, NULL, NULL, NULL },
 };
 
 /* The views reports show, and every allocation. */

@@ -12,8 +12,10 @@
 #include "lib/util/usage.h"
 
 const enum mp_view fuzz_views[3] = { MP_VIEW_PEAK, MP_VIEW_LEAKS, MP_VIEW_TEMPORARY };
-const struct mp_term fuzz_pipe = { false, false, 80, 24 };
-const struct mp_term fuzz_tty = { true, true, 40, 10 };
+/* A pipe with the default line limit; a narrow terminal, C++ names whole. */
+const struct mp_term fuzz_pipe = { .width = 80, .height = 24, .limit = MP_TERM_PIPE_LIMIT };
+const struct mp_term fuzz_tty = { .tty = true, .color = true, .width = 40, .height = 10, .limit = 40,
+				  .full_names = true };
 
 void fuzz_fail(const char *file, int line, const char *what)
 {

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* The default, and --no-mmap --temporary-allocation-threshold 0. */
 	static const struct mp_analysis_opts runs[] = { { 0, 1, 0, NULL, NULL, NULL },
-							{ MP_ANALYSIS_NO_MMAP, 0, 0, NULL, NULL, NULL } };
+							{ MP_ANALYSIS_NO_MMAP | MP_ANALYSIS_RAW_LEAF, 0, 0, NULL, NULL, NULL } };
 	fuzz_each_analysis(data, size, runs, FUZZ_N(runs), report, NULL);
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* Fuzz target: memprof tree, each view, for a pipe and a terminal. */
+/* Fuzz target: memprof tree, each view, for a pipe (folded chains) and a terminal (whole paths). */
 #include <config.h>
 
 #include "lib/analysis/analysis.h"
@@ -9,13 +9,14 @@
 
 static void report(const struct mp_analysis *a, size_t run, void *ctx)
 {
+	static const struct mp_tree_opts folded = { .whole_paths = false }, whole = { .whole_paths = true };
 	struct strbuf out = STRBUF_INIT;
 	(void)run;
 	(void)ctx;
 	for (size_t v = 0; v < FUZZ_N(fuzz_views); v++) {
 		mp_report_view_title(a, fuzz_views[v], &out);
-		mp_tree_render(a, fuzz_views[v], 10, &fuzz_pipe, &out);
-		mp_tree_render(a, fuzz_views[v], 1, &fuzz_tty, &out);
+		mp_tree_render(a, fuzz_views[v], 10, &folded, &fuzz_pipe, &out);
+		mp_tree_render(a, fuzz_views[v], 1, &whole, &fuzz_tty, &out);
 	}
 	strbuf_release(&out);
 }
