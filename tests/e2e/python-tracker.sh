@@ -147,14 +147,18 @@ sys.exit(0 if a == f and a["location"] == want and a["count"] >= 40 and a["size"
          else f"{a} (aggregated) != {f} (full), at {want}")
 PY
 		fail_ "$py: the top location of agg.bin"
-	child=$(sed -n 's/^aggforked //p' out)
-	for f in aggforks.bin:54321 "aggforks.bin.$child:123456"; do
+	# The followed child of an aggregated capture: aggregated too, leaking what the child of
+	# the full capture of the same scenario leaks (parent and child alike).
+	aggchild=$(sed -n 's/^aggforked //p' out)
+	for f in aggforks.bin:forks.bin "aggforks.bin.$aggchild:forks.bin.$child"; do
 		"$MEMPROF" parse "${f%:*}" > p || fail_ "$py: parse ${f%:*}"
 		grep -q '^HEADER .*aggregated' p || fail_ "$py: ${f%:*} is not aggregated"
 		expect_count 0 '^(ALLOC|FREE|TICK) ' p
-		"$MEMPROF" transform folded --leaks -o - "${f%:*}" 2> /dev/null | grep -q " ${f#*:}\$" ||
-			fail_ "$py: ${f%:*} does not hold the block of ${f#*:} bytes"
+		"$MEMPROF" transform folded --leaks -o - "${f%:*}" > agg.folded 2> /dev/null &&
+		"$MEMPROF" transform folded --leaks -o - "${f#*:}" > full.folded 2> /dev/null || fail_ "$py: transform folded ${f%:*}"
+		diff -u full.folded agg.folded >&2 || fail_ "$py: ${f%:*} leaks what ${f#*:} does not"
 	done
+	[ "$(awk '{n += $NF} END {print n}' agg.folded)" -ge 123456 ] || fail_ "$py: the child's capture lacks its block"
 	# The snapshot is a complete capture of the outer tracker's, at the time it was taken.
 	"$MEMPROF" parse outer.snap | grep -q '^TRAILER .* end=snapshot' || fail_ "$py: outer.snap's trailer"
 	"$MEMPROF" parse outer.bin | grep -q '^TRAILER .* end=detach' || fail_ "$py: outer.bin's trailer"
