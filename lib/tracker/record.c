@@ -304,7 +304,7 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	if (unlikely(!ts))
 		goto out;
 	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
+		mp_modules_refresh();
 	/* The thread's ring first: new stacks write their TRACE records into it. */
 	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
 		goto out;
@@ -353,7 +353,7 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	 * leave its frames with no module.
 	 */
 	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
+		mp_modules_refresh();
 	p = event_begin(ts, &start);
 	if (unlikely(!p))
 		goto out;

@@ -63,7 +63,7 @@ static void *timer_main(void *arg)
 			timer_running = 0;
 			return NULL;
 		}
-		if (mp_modules_refresh(0) && timer_ops)
+		if (mp_modules_refresh() && timer_ops)
 			timer_ops->modules_added();
 		{
 			struct mp_wring *ts = mp_thread_ring();
