@@ -8,6 +8,7 @@ WORKLOADS = \
 	%reldir%/cxx \
 	%reldir%/deep \
 	%reldir%/dies \
+	%reldir%/dlchurn \
 	%reldir%/dlopens \
 	%reldir%/execs \
 	%reldir%/forks \
@@ -34,6 +35,8 @@ tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_LDADD = -lpthread
+tests_workloads_dlchurn_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dlchurn_LDADD = -ldl -lpthread
 tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dlopens_LDADD = -ldl
 tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
