@@ -25,6 +25,7 @@ bench_launch_CFLAGS = $(BENCH_CFLAGS)
 EXTRA_DIST += \
 	%reldir%/README.md \
 	%reldir%/html_scale.py \
+	%reldir%/merge_scale.py \
 	%reldir%/run.py
 CLEANFILES += $(BENCH_BINARIES)
 BENCH_RUN = python3 $(srcdir)/%reldir%/run.py --builddir $(abs_top_builddir) --json bench-work/results.json

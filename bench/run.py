@@ -23,6 +23,7 @@ import time
 import types
 
 import html_scale
+import merge_scale
 
 MODE_LABEL = {
     "native": "untracked",
@@ -199,8 +200,9 @@ class Workload:
     """A command to benchmark and what to run it with."""
 
     def __init__(self, name, desc, argv, exe, modes, stdin=None, make_input=None, env=None,
-                 expect_counts=False, memprof_args=()):
+                 expect_counts=False, memprof_args=(), before=None):
         self.name, self.desc, self.argv, self.exe = name, desc, argv, exe
+        self.before = before  # untimed, before each run (the build's make clean)
         self.memprof_args = list(memprof_args)  # before the command, for memprof run
         self.modes = modes
         self.stdin, self.make_input = stdin, make_input
@@ -275,6 +277,11 @@ def workloads(cfg):
                  ["/usr/bin/sort"], "/usr/bin/sort", real,
                  stdin=sort_text, make_input=lambda: gen_text(sort_text, sort_kib << 10, seed=9)),
         # A stripped program with a big symbol table (symbolized without debug information).
+        # A process tree (issue 29): the project's own build, from a configured tree made clean.
+        Workload("build", "memprof's own build: make -j2 in a configured clean tree (--follow-fork)",
+                 ["/bin/sh", "-c", "make -C %s -j2 -s all > build.log 2>&1" % build_tree(cfg)], "/usr/bin/make",
+                 ["native", "memprof"], make_input=lambda: configure_build_tree(cfg),
+                 before=lambda: clean_build_tree(cfg), memprof_args=["--follow-fork"]),
         Workload("gcc", "gcc -O1 -c of %d generated functions (--follow-fork: gcc, cc1, as)" % cfuns,
                  ["/usr/bin/gcc", "-O1", "-x", "c", "-c", "-", "-o", os.path.join(cfg.workdir, "gcc-out.o")],
                  "/usr/bin/gcc", ["native", "memprof"], stdin=csrc, make_input=lambda: gen_c(csrc, cfuns),
@@ -282,7 +289,7 @@ def workloads(cfg):
     ]
     if cfg.only:
         names = cfg.only.split(",")
-        unknown = [n for n in names if n not in [x.name for x in w]]
+        unknown = [n for n in names if n not in [x.name for x in w] + ["merge"]]
         if unknown:
             die("unknown workload '%s' (have: %s)" % (unknown[0], ", ".join(x.name for x in w)))
         w = [x for x in w if x.name in names]
@@ -295,6 +302,12 @@ def workloads(cfg):
             x.modes = [m for m in x.modes if not m.startswith("heaptrack")]
         if x.stdin and not os.path.exists(x.stdin):
             x.make_input()
+        elif x.make_input and not x.stdin:
+            try:
+                x.make_input()
+            except BenchError as e:
+                sys.stderr.write("bench: %s: %s left out\n" % (e, x.name))
+                continue
         chosen.append(x)
     return chosen
 
@@ -320,6 +333,32 @@ def file_digest(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def build_tree(cfg):
+    return os.path.join(cfg.workdir, "build-tree")
+
+
+def configure_build_tree(cfg):
+    """A copy of the sources (git archive of HEAD), configured once (not timed)."""
+    tree = build_tree(cfg)
+    if os.path.exists(os.path.join(tree, "config.status")):
+        return
+    src = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(tree)
+    steps = ["git -C '%s' archive HEAD | tar -x -C '%s'" % (src, tree),
+             "cd '%s' && autoreconf -fi && ./configure" % tree]
+    for step in steps:
+        r = subprocess.run(step, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if r.returncode:
+            shutil.rmtree(tree, ignore_errors=True)
+            raise BenchError("cannot make the build tree (%s): %s" % (step, r.stderr.decode()[-300:]))
+
+
+def clean_build_tree(cfg):
+    subprocess.run(["make", "-C", build_tree(cfg), "-s", "clean"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
 
 
 def launch(cfg, argv, tag, target_exe=None, stdin=None, env=None, limit_mb=None):
@@ -384,6 +423,8 @@ def run_mode(cfg, w, mode, rep):
         argv = ["heaptrack", "-o", base] + w.argv
     if cap:
         remove_captures(cap)
+    if w.before:
+        w.before()
     m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=w.env,
                limit_mb=HEAPTRACK_LIMIT_MB if mode == "heaptrack" else None)
     m["capture"] = cap
@@ -558,6 +599,8 @@ def bench_workload(cfg, w, log):
     notes = []
     modes = list(w.modes)
     # one untimed run first, so that the program and its input are in the page cache
+    if w.before:
+        w.before()
     warm = launch(cfg, w.argv, w.name + ".warmup", stdin=w.stdin, env=w.env)
     os.unlink(warm["out"])
     os.unlink(warm["err"])
@@ -693,6 +736,9 @@ def summarize(results):
         s["overhead_churn"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
     if runs.get("memprof") and runs.get("heaptrack-raw"):
         s["vs_heaptrack_churn"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "wall_s"))
+    runs, _, _ = get("build")
+    if runs.get("memprof") and runs.get("native"):
+        s["build_overhead"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
     runs, _, _ = get("prefork")
     if runs.get("memprof") and runs.get("native"):
         s["prefork_cpu_s"] = med([a["cpu_s"] - b["cpu_s"] for a, b in zip(runs["memprof"], runs["native"])])
@@ -894,7 +940,8 @@ def main():
             d = json.load(f)
         wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
         results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
-        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"))
+        report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"),
+               d.get("merge"))
         return
     cfg.builddir = os.path.abspath(cfg.builddir)
     cfg.srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -936,12 +983,19 @@ def main():
             scale = html_scale.run(cfg, launch, log, cfg.html_pairs)
         except (RuntimeError, BenchError) as e:
             die("FAILED: the HTML reports at scale: %s" % e)
+    merge = None
+    if not cfg.only or "merge" in cfg.only.split(","):
+        try:
+            log("merge: 64 captures read as one (memprof stats --children)")
+            merge = merge_scale.run(cfg, launch, log, cfg.quick)
+        except (RuntimeError, BenchError) as e:
+            die("FAILED: the merge of 64 captures: %s" % e)
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
-    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale)
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge)
     if cfg.json:
         dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
-                "html_scale": scale,
+                "html_scale": scale, "merge": merge,
                 "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
                                        "analysis": results[w.name][1], "notes": results[w.name][2]}
                               for w in wls}}
@@ -957,10 +1011,11 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "py_frames_dicts", "py_frames_deep", "py_frames_malloc", "py_frames_dicts_cpu",
                 "py_frames_deep_cpu", "py_frames_malloc_cpu",
                 "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max",
-                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s"]
+                "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s",
+                "build_overhead", "merge64_s", "merge64_linearity"]
 
 
-def report(info, reps, quick, elapsed, wls, results, scale=None):
+def report(info, reps, quick, elapsed, wls, results, scale=None, merge=None):
     """Print the header, the tables and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
@@ -972,6 +1027,10 @@ def report(info, reps, quick, elapsed, wls, results, scale=None):
     if scale:
         html_scale.print_table(scale, lambda *a: print(*a))
     s = summarize(results)
+    if merge:
+        merge_scale.print_table(merge, print)
+        s["merge64_s"] = merge[-1]["wall_s"]
+        s["merge64_linearity"] = merge[-1]["s_per_mevent"] / merge[0]["s_per_mevent"]
     if scale:
         rs = scale["reports"].values()
         s["html_mb_max"] = max(r["html_bytes"] for r in rs) / 1e6

@@ -18,7 +18,7 @@
 
 static const struct mp_cmd_spec spec = {
 	.name = "diff",
-	.synopsis = "[-r N] [--json [-o FILE] [-f]] [--no-mmap] BASE NEW",
+	.synopsis = "[-r N] [--json [-o FILE] [-f]] [--no-mmap] [--children] [--merge] BASE NEW",
 	.summary = "Show how the peak, the leaks and the allocations of each allocation site "
 		   "changed from capture BASE to capture NEW.",
 	.min_args = 2,

@@ -13,10 +13,11 @@ static const struct mp_cmd_spec spec = {
 	.name = "flamegraph",
 	.synopsis = "[-o FILE] [-f] [--leaks | --temporary-allocations | "
 		    "--temporary-allocation-threshold N] [--temporal] [--inverted] "
-		    "[--split-threads] [--diff BASE] [--max-memory-records N] [--no-mmap] FILE",
+		    "[--split-threads] [--split-processes] [--diff BASE] [--max-memory-records N] "
+		    "[--no-mmap] [--children] [--merge] FILE...",
 	.summary = "Write an HTML flame graph of the memory at the peak (or leaked, or temporary).",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = -1,
 };
 
 /* The options of the command and of memprof run --reporter flamegraph, bound to *a. */

@@ -52,7 +52,10 @@ int mp_html_parse(const struct mp_cmd_spec *spec, const struct mp_opt *opts,
 	}
 	if (!ret) {
 		args->html.view = args->view.view;
+		args->html.split_processes = args->split_processes;
 		args->capture = argv[first];
+		args->captures = (const char *const *)argv + first;
+		args->ncaptures = (size_t)(argc - first);
 	}
 	if (err && ret)
 		strbuf_add(err, msg.buf, msg.len);
@@ -74,6 +77,11 @@ int mp_html_check(mp_html_parse_fn *parse, int argc, char **argv, const char *ca
 	full[1] = (char *)(capture ? capture : "CAPTURE");
 	memcpy(full + 2, argv + 1, (size_t)(argc - 1) * sizeof(*full));
 	ret = parse(argc + 1, full, &args, err);
+	/* The capture is run's: another one among the arguments is a mistake. */
+	if (!ret && args.ncaptures > 1) {
+		strbuf_addf(err, "unexpected argument '%s'", args.captures[1]);
+		ret = -1;
+	}
 	/* What mp_report_load() refuses for an aggregated capture. */
 	*needs_events = NULL;
 	if (!ret && args.view.view == MP_VIEW_TEMPORARY)
@@ -120,8 +128,10 @@ int mp_html_run(const struct mp_html_args *args, FILE *msgs)
 		free(path);
 		return MP_EXIT_FAILURE;
 	}
+	/* Several processes: kept apart, so that the page can show them either way. */
 	opts.flags = (args->split_threads ? MP_ANALYSIS_SPLIT_THREADS : 0) |
-		     (html.temporal ? MP_ANALYSIS_TEMPORAL : 0);
+		     (html.temporal ? MP_ANALYSIS_TEMPORAL : 0) |
+		     (args->diff_base ? 0 : MP_ANALYSIS_SPLIT_PROCESSES);
 	/* A page draws no more points than its chart has pixels, about (render-html.h). */
 	opts.max_memory_records = args->max_memory_records < MP_HTML_MAX_POINTS
 					  ? (size_t)args->max_memory_records : MP_HTML_MAX_POINTS;
@@ -131,7 +141,7 @@ int mp_html_run(const struct mp_html_args *args, FILE *msgs)
 		mp_analysis_init(&a, &opts);
 	else if (!args->diff_base)
 		mp_analysis_init(&base, &opts);
-	if (loaded && mp_report_load(&a, args->capture, &args->view, &opts)) {
+	if (loaded && mp_report_load_all(&a, args->captures, args->ncaptures, &args->view, &opts)) {
 		html.capture = slash ? slash + 1 : args->capture;
 		if (args->diff_base) {
 			slash = strrchr(args->diff_base, '/');

@@ -20,10 +20,13 @@ struct mp_html_args {
 	struct mp_report_args view;     /* --leaks, temporary options, --no-mmap */
 	struct mp_html_opts html;       /* report, inverted, temporal */
 	bool split_threads;
+	bool split_processes;           /* --split-processes: the page shows them apart first */
 	uint64_t max_memory_records;
 	const char *output;             /* -o, or NULL for the default name */
 	bool force;
-	const char *capture;            /* the operand */
+	const char *capture;            /* the first operand */
+	const char *const *captures;    /* every operand */
+	size_t ncaptures;
 	const char *diff_base;          /* flamegraph --diff BASE, or NULL */
 };
 
@@ -34,7 +37,9 @@ struct mp_html_args {
 		      "the capture)"),                                                          \
 	MP_OPT_BOOL('f', "force", &(args)->force, "overwrite the report if it exists")
 #define MP_HTML_SPLIT_THREADS_OPT(args)                                                        \
-	MP_OPT_BOOL(0, "split-threads", &(args)->split_threads, "keep the threads apart")
+	MP_OPT_BOOL(0, "split-threads", &(args)->split_threads, "keep the threads apart"),     \
+	MP_OPT_BOOL(0, "split-processes", &(args)->split_processes,                            \
+		    "show the processes of several captures apart at first (the page toggles)")
 
 /*
  * Parse a reporter's argv (argv[0] its name; one operand, the capture) into

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/report/report.h"
+#include "lib/format/reader.h"
 #include "lib/util/hash.h"
 #include "lib/report/progress.h"
 #include "lib/util/strbuf.h"
@@ -150,8 +151,90 @@ static void progress_done(void *ctx)
 	mp_progress_done(ctx);
 }
 
+/* The captures to read: paths, each followed by its family's with --children (a new list). */
+static bool expand(const char *const *paths, size_t n, const struct mp_report_args *args,
+		   char ***all, size_t *nall)
+{
+	struct strbuf err = STRBUF_INIT;
+	size_t alloc = 0;
+	bool ok = true;
+	*all = NULL;
+	*nall = 0;
+	for (size_t i = 0; i < n && ok; i++) {
+		ALLOC_GROW(*all, *nall + 1, alloc);
+		(*all)[(*nall)++] = xstrdup(paths[i]);
+		if (args->children && mp_family_find(paths[i], all, nall, &alloc, &err) < 0) {
+			error("%s", err.buf);
+			ok = false;
+		}
+	}
+	/* A capture named twice (FILE and FILE.* with --children) is read once. */
+	for (size_t i = 0; i < *nall; i++)
+		for (size_t k = i + 1; k < *nall; k++)
+			if (!strcmp((*all)[i], (*all)[k])) {
+				free((*all)[k]);
+				memmove(*all + k, *all + k + 1, (*nall - k - 1) * sizeof(**all));
+				(*nall)--;
+				k--;
+			}
+	strbuf_release(&err);
+	return ok;
+}
+
+/* Several captures: of one process tree or one program, unless --merge. */
+static bool one_family(char *const *paths, size_t n)
+{
+	struct mp_reader *r = xcalloc(n, sizeof(*r));
+	const struct mp_header **h = xcalloc(n, sizeof(*h));
+	struct strbuf why = STRBUF_INIT;
+	size_t opened = 0;
+	bool ok = true;
+	for (; opened < n && ok; opened++) {
+		if (mp_reader_open(&r[opened], paths[opened]) < 0) {
+			error("%s", r[opened].err.buf);
+			ok = false;
+		}
+		h[opened] = mp_reader_header(&r[opened]);
+	}
+	if (ok && !mp_analysis_one_family(h, (const char *const *)paths, n, &why)) {
+		error("%s: add --merge to report them as one", why.buf);
+		ok = false;
+	}
+	for (size_t i = 0; i < opened; i++)
+		mp_reader_release(&r[i]);
+	free(r);
+	free(h);
+	strbuf_release(&why);
+	return ok;
+}
+
+/* With --children: what forked children left no capture, said once. */
+static void say_missing(const struct mp_analysis *a)
+{
+	uint64_t *pids;
+	size_t n = mp_analysis_missing_children(a, &pids);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n && i < 10; i++)
+		strbuf_addf(&sb, "%s%llu", i ? ", " : "", (unsigned long long)pids[i]);
+	if (n > 10)
+		strbuf_addf(&sb, " and %zu more", n - 10);
+	if (n)
+		warning("%zu forked process%s left no capture next to '%s' (pid%s %s): %s allocated "
+			"nothing, or the file%s moved", n, n == 1 ? "" : "es",
+			mp_analysis_string(a, a->processes[0].capture), n == 1 ? "" : "s", sb.buf,
+			n == 1 ? "it" : "they", n == 1 ? " was" : "s were");
+	strbuf_release(&sb);
+	free(pids);
+}
+
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
 		    const struct mp_analysis_opts *o)
+{
+	return mp_report_load_all(a, &path, 1, args, o);
+}
+
+bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t npaths,
+			const struct mp_report_args *args, const struct mp_analysis_opts *o)
 {
 	struct mp_analysis_opts opts = MP_ANALYSIS_OPTS_INIT;
 	struct mp_progress progress;
@@ -159,6 +242,9 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 						   &progress };
 	struct symbolizer z = { a, NULL, { NULL, 0, 0, 64 } };
 	struct strbuf msg = STRBUF_INIT;
+	char **all;
+	const char *path;
+	size_t n;
 	int ret;
 
 	if (o)
@@ -173,14 +259,31 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 	mp_progress_init(&progress, STDERR_FILENO, "Analysing");
 	opts.progress = &told;
 	mp_analysis_init(a, &opts);
-	ret = mp_analysis_read_file(a, path, &msg);
+	if (!expand(paths, npaths, args, &all, &n) || (n > 1 && !args->merge && !one_family(all, n))) {
+		for (size_t i = 0; i < n; i++)
+			free(all[i]);
+		free(all);
+		mp_intmap_release(&z.added);
+		return false;
+	}
+	path = all[0];
+	ret = mp_analysis_read_files(a, (const char *const *)all, n, &msg);
 	a->opts.progress = NULL;
 	a->opts.symbolize = NULL;
 	a->opts.symbolize_ctx = NULL;
-	if (ret < 0)
+	if (ret < 0) {
 		error("%s", msg.buf);
-	else if (ret > 0)
-		warning("%s", msg.buf);
+	} else if (ret > 0) {
+		/* A line for each capture cut short. */
+		for (char *line = msg.buf, *nl; line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			warning("%s", line);
+		}
+	}
+	if (ret >= 0 && args->children)
+		say_missing(a);
 	if (ret >= 0 && a->aggregated) {
 		/* What totals per stack cannot answer: said once, as an error. */
 		const char *why = NULL;
@@ -198,9 +301,9 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 	}
 	if (z.sym) {
 		const char **lines;
-		size_t n = mp_symbols_warnings(z.sym, &lines);
+		size_t nlines = mp_symbols_warnings(z.sym, &lines);
 		char *hint = mp_symbols_hint(z.sym);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < nlines; i++)
 			symbolizer_warning(lines[i]);
 		if (hint)
 			warning("capture has no symbols and %s", hint);
@@ -209,5 +312,8 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
 	}
 	mp_intmap_release(&z.added);
 	strbuf_release(&msg);
+	for (size_t i = 0; i < n; i++)
+		free(all[i]);
+	free(all);
 	return ret >= 0;
 }

@@ -20,8 +20,10 @@ struct mp_report_args {
 	const char *view_opt;           /* the long name of the option that chose it, for conflicts */
 	uint64_t threshold;             /* temporary threshold */
 	unsigned flags;                 /* enum mp_analysis_flags */
+	bool children;                  /* --children: each capture with its family's */
+	bool merge;                     /* --merge: captures of different programs as one */
 };
-#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0 }
+#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0, false, false }
 
 /*
  * The options of every reporter, bound to a struct mp_report_args: the
@@ -30,7 +32,12 @@ struct mp_report_args {
  */
 #define MP_REPORT_OPTS(args)                                                                   \
 	MP_OPT_BIT(0, "no-mmap", &(args)->flags, MP_ANALYSIS_NO_MMAP,                           \
-		   "leave mmap, mremap and munmap out")
+		   "leave mmap, mremap and munmap out"),                                        \
+	MP_OPT_BOOL(0, "children", &(args)->children,                                          \
+		    "add the captures of the processes FILE forked (run --follow-fork), found "  \
+		    "next to it"),                                                              \
+	MP_OPT_BOOL(0, "merge", &(args)->merge,                                                \
+		    "report captures of different programs as one")
 /*
  * The view of a reporter that shows one (the peak unless one of these
  * chose another), bound to a struct mp_report_args. Two that disagree are
@@ -90,5 +97,13 @@ int mp_report_json_write(const struct mp_report_json *j, const char *path,
  */
 bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_report_args *args,
 		    const struct mp_analysis_opts *o);
+/*
+ * The same for several captures, reported as one (mp_analysis_read_files()):
+ * each with its family's with --children (which says what forked children
+ * left no capture), and refused, one line, when they are of different
+ * programs and not of one process tree, unless --merge.
+ */
+bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t n,
+			const struct mp_report_args *args, const struct mp_analysis_opts *o);
 
 #endif

@@ -89,9 +89,15 @@ static int run_reporter(struct run_opts *o, bool written, const char *capture, i
 	if (!written) {
 		error("no %s report: the capture '%s' was not written", o->reporter->name, capture);
 	} else {
-		o->rargv[o->rargc + 1] = (char *)capture;
-		o->rargv[o->rargc + 2] = NULL;
-		rs = o->reporter->run(o->rargc + 2, o->rargv, o->t.quiet ? NULL : stderr);
+		/* After --follow-fork: the report of the whole process tree. */
+		char **argv = xcalloc((size_t)o->rargc + 4, sizeof(*argv));
+		int argc = o->rargc + 1;
+		memcpy(argv, o->rargv, (size_t)argc * sizeof(*argv));
+		if (o->t.follow_fork)
+			argv[argc++] = (char *)"--children";
+		argv[argc++] = (char *)capture;
+		rs = o->reporter->run(argc, argv, o->t.quiet ? NULL : stderr);
+		free(argv);
 	}
 	if (rs != MP_EXIT_OK && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return W_EXITCODE(MP_EXIT_FAILURE, 0);
@@ -210,7 +216,9 @@ static int run(struct run_opts *o, int argc, char **argv)
 		fputs(lines.buf, stderr);
 		for (size_t i = 0; i < r.ninfos && !o->t.quiet && !o->reporter; i++)
 			if (r.infos[i].main && !r.infos[i].failed)
-				fprintf(stderr, "memprof: next: memprof flamegraph %s\n", r.infos[i].path);
+				fprintf(stderr, "memprof: next: memprof flamegraph %s%s\n",
+					o->t.follow_fork && r.ninfos > 1 ? "--children " : "",
+					r.infos[i].path);
 		/* A capture that could not be written (a full disk) fails a run that succeeded. */
 		if (!r.written && output && !o->reporter && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			status = W_EXITCODE(MP_EXIT_FAILURE, 0);

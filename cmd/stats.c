@@ -16,10 +16,10 @@
 
 static const struct mp_cmd_spec spec = {
 	.name = "stats",
-	.synopsis = "[-n N] [--json [-o FILE] [-f]] [--no-mmap] FILE",
+	.synopsis = "[-n N] [--json [-o FILE] [-f]] [--no-mmap] [--children] [--merge] FILE...",
 	.summary = "Show the figures of a capture: totals, peak, leaks, size histogram, top locations and modules.",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = -1,
 };
 
 int cmd_stats(int argc, char **argv)
@@ -41,7 +41,8 @@ int cmd_stats(int argc, char **argv)
 
 	mp_report_json_check(&spec, &json);
 	sopts.capture = capture;
-	if (!mp_report_load(&a, capture, &args, NULL)) {
+	if (!mp_report_load_all(&a, (const char *const *)argv + first, (size_t)(argc - first), &args,
+				NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

@@ -16,10 +16,10 @@
 static const struct mp_cmd_spec spec = {
 	.name = "summary",
 	.synopsis = "[-s N] [-r N] [--leaks | --temporary-allocations | "
-		    "--temporary-allocation-threshold N] [--no-mmap] FILE",
+		    "--temporary-allocation-threshold N] [--no-mmap] [--children] [--merge] FILE...",
 	.summary = "Show the functions holding the memory at the peak (or leaked, or temporary) as a table.",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = -1,
 };
 
 int cmd_summary(int argc, char **argv)
@@ -48,7 +48,8 @@ int cmd_summary(int argc, char **argv)
 		/* memray's default: the terminal's lines less five, at least ten. */
 		rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;
 	}
-	if (!mp_report_load(&a, argv[first], &args, NULL)) {
+	if (!mp_report_load_all(&a, (const char *const *)argv + first, (size_t)(argc - first), &args,
+				NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

@@ -10,11 +10,12 @@
 static const struct mp_cmd_spec spec = {
 	.name = "table",
 	.synopsis = "[-o FILE] [-f] [--leaks | --temporary-allocations | "
-		    "--temporary-allocation-threshold N] [--split-threads] [--no-mmap] FILE",
+		    "--temporary-allocation-threshold N] [--split-threads] [--split-processes] "
+		    "[--no-mmap] [--children] [--merge] FILE...",
 	.summary = "Write an HTML table of the allocation sites holding the memory at the peak "
 		   "(or leaked, or temporary).",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = -1,
 };
 
 /* The options of the command and of memprof run --reporter table, bound to *a. */

@@ -19,12 +19,12 @@
 static const struct mp_cmd_spec spec = {
 	.name = "transform",
 	.synopsis = "[-o FILE] [-f] [--leaks | --temporary-allocations | "
-		    "--temporary-allocation-threshold N] [--split-threads] [--no-mmap] "
-		    "FORMAT FILE",
+		    "--temporary-allocation-threshold N] [--split-threads] [--split-processes] "
+		    "[--no-mmap] [--children] [--merge] FORMAT FILE...",
 	.summary = "Write the memory at the peak (or leaked, or temporary) for other tools: "
 		   "FORMAT is pprof, speedscope, folded or csv.",
 	.min_args = 2,
-	.max_args = 2,
+	.max_args = -1,
 };
 
 int cmd_transform(int argc, char **argv)
@@ -41,6 +41,9 @@ int cmd_transform(int argc, char **argv)
 		MP_REPORT_VIEW_OPTS(&args),
 		MP_OPT_BIT(0, "split-threads", &aopts.flags, MP_ANALYSIS_SPLIT_THREADS,
 			   "keep the threads apart"),
+		MP_OPT_BIT(0, "split-processes", &aopts.flags, MP_ANALYSIS_SPLIT_PROCESSES,
+			   "keep the processes of several captures apart, each stack under its "
+			   "process"),
 		MP_REPORT_OPTS(&args),
 		MP_OPT_END,
 	};
@@ -69,7 +72,8 @@ int cmd_transform(int argc, char **argv)
 		free(path);
 		return MP_EXIT_FAILURE;
 	}
-	if (!mp_report_load(&a, capture, &args, &aopts))
+	if (!mp_report_load_all(&a, (const char *const *)argv + first + 1, (size_t)(argc - first - 1),
+				&args, &aopts))
 		goto out;
 	if (mp_sink_open(&sink, path, force, mp_export_format_gzip(eopts.format), &err) < 0) {
 		error("%s", err.buf);

@@ -16,10 +16,10 @@
 static const struct mp_cmd_spec spec = {
 	.name = "tree",
 	.synopsis = "[-b N] [--leaks | --temporary-allocations | "
-		    "--temporary-allocation-threshold N] [--no-mmap] FILE",
+		    "--temporary-allocation-threshold N] [--no-mmap] [--children] [--merge] FILE...",
 	.summary = "Show the call tree of the biggest allocations at the peak (or leaked, or temporary).",
 	.min_args = 1,
-	.max_args = 1,
+	.max_args = -1,
 };
 
 int cmd_tree(int argc, char **argv)
@@ -39,7 +39,8 @@ int cmd_tree(int argc, char **argv)
 	struct mp_term term;
 	struct strbuf out = STRBUF_INIT;
 
-	if (!mp_report_load(&a, argv[first], &args, NULL)) {
+	if (!mp_report_load_all(&a, (const char *const *)argv + first, (size_t)(argc - first), &args,
+				NULL)) {
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}

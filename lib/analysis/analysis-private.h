@@ -98,6 +98,14 @@ struct mp_analysis_private {
 	/* Allocation sites: first non-runtime location on the path to the root, by node. */
 	uint32_t *site_memo;
 	struct mp_sym_frame *symbuf;
+	/*
+	 * Several captures read as one (family.c): the captures' state, and by
+	 * slot what the blocks of processes that ended left (their leaks,
+	 * which left the heap then); NULL for one capture.
+	 */
+	struct mp_family *family;
+	struct mp_counts *exited;
+	size_t exited_alloc;
 };
 
 /*
@@ -107,7 +115,29 @@ struct mp_analysis_private {
 void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah, uint32_t fh,
 			      uint64_t bytes, uint64_t count);
 void mp_analysis_flush_pending(struct mp_analysis *a, uint32_t fh);
+/* Every interval changed by map (its slot or halves), those made equal merged. */
+void mp_analysis_remap_intervals(struct mp_analysis *a,
+				 void (*map)(void *ctx, struct mp_interval *iv), void *ctx);
 uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event);
+
+/*
+ * analysis.c, for family.c: take a block (or bytes of a mapping, count
+ * false) of a process that ended off the heap, as its leak
+ * (p->exited[slot], grown by the caller).
+ */
+void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
+		      bool count, uint64_t event);
+
+/* family.c: the captures' state, released with the analysis. */
+void mp_family_free(struct mp_family *f);
+/*
+ * family.c, in mp_analysis_finish() after the peak: stacks of the same
+ * frames made one (slots and intervals merged), and each process's root
+ * frame with MP_ANALYSIS_SPLIT_PROCESSES.
+ */
+void mp_family_finish(struct mp_analysis *a);
+/* family.c: the process of each of the analysis's trace nodes. */
+const uint32_t *mp_family_node_process(const struct mp_family *f);
 
 /* analysis.c's lookups, for aggregate.c. */
 uint32_t mp_analysis_thread_of(struct mp_analysis *a, uint32_t index);
@@ -127,6 +157,10 @@ void mp_frames_on_module_unload(struct mp_analysis *a, uint64_t id);
 void mp_frames_on_string(struct mp_analysis *a, const struct mp_record *rec);
 void mp_frames_on_symbol(struct mp_analysis *a, const struct mp_record *rec);
 void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec);
+/* A location of these fields (found or made), and an ipinfo whose one frame is loc. */
+uint32_t mp_frames_location(struct mp_analysis *a, uint32_t function, uint32_t file, uint32_t line,
+			    uint32_t module, uint32_t flags);
+uint32_t mp_frames_pseudo_ip(struct mp_analysis *a, uint32_t loc);
 /* At the end of the pass: each trace node's allocation site. */
 void mp_frames_compute_sites(struct mp_analysis *a);
 

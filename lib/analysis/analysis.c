@@ -2,6 +2,7 @@
 #include <config.h>
 #include "lib/analysis/analysis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/analysis/analysis-private.h"
@@ -157,6 +158,7 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 	s->thread = thread;
 	s->kind = kind;
 	s->site = MP_NONE;
+	s->process = MP_NONE;
 	/* It did not exist at the last peak: its value there was zero. */
 	s->epoch_ = a->p->epoch;
 	mp_idxset_add(&p->slotset, h, idx);
@@ -223,6 +225,23 @@ void mp_analysis_add_interval(struct mp_analysis *a, uint32_t slot, uint32_t ah,
 		return; /* never live at a high-water mark */
 	iv_add(&a->intervals, &a->nintervals, &a->p->intervals_alloc, &a->p->ivset, slot, ah, fh,
 	       bytes, count);
+}
+
+void mp_analysis_remap_intervals(struct mp_analysis *a,
+				 void (*map)(void *ctx, struct mp_interval *iv), void *ctx)
+{
+	struct mp_interval *old = a->intervals;
+	size_t n = a->nintervals;
+	a->intervals = NULL;
+	a->nintervals = 0;
+	a->p->intervals_alloc = 0;
+	mp_idxset_release(&a->p->ivset);
+	for (size_t i = 0; i < n; i++) {
+		map(ctx, &old[i]);
+		mp_analysis_add_interval(a, old[i].slot, old[i].alloc, old[i].free, old[i].c.bytes,
+					 old[i].c.count);
+	}
+	free(old);
 }
 
 /* The current bucket's pending frees all get the free half fh. */
@@ -554,6 +573,11 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 		break;
 	case MP_REC_FORK:
 		a->n_forks++;
+		if (rec->u.marker.has & MP_HAS_CHILD_PID) {
+			ALLOC_GROW(a->forks, a->nforks + 1, a->forks_alloc);
+			a->forks[a->nforks++] = (struct mp_fork){
+				0, rec->u.marker.child_pid, (a->header.flags & MP_HF_FOLLOW_FORK) != 0 };
+		}
 		seen_time(a, &rec->u.marker);
 		break;
 	case MP_REC_MESSAGE: case MP_REC_SNAPSHOT:
@@ -566,6 +590,19 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 	case MP_REC_SWITCH:
 		break;
 	}
+}
+
+/* For family.c: a block of a process that ended, taken off the heap but leaked. */
+void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
+		      bool count, uint64_t event)
+{
+	struct mp_thread *t = &a->threads[thread];
+	heap_release(a, slot, thread, bytes, count, event);
+	/* What a thread left live at its end is its leak. */
+	t->live.bytes += bytes;
+	t->live.count += count ? 1 : 0;
+	a->p->exited[slot].bytes += bytes;
+	a->p->exited[slot].count += count ? 1 : 0;
 }
 
 /* For aggregate.c: the pass's own lookups. */

@@ -52,6 +52,12 @@ enum mp_analysis_flags {
 	MP_ANALYSIS_SPLIT_THREADS = 1 << 1,
 	/* Collect per-slot lifetime intervals over the time buckets (a->intervals). */
 	MP_ANALYSIS_TEMPORAL = 1 << 2,
+	/*
+	 * Several captures (mp_analysis_read_files()): keep the processes apart
+	 * (each slot has its process) and put each one's frame, named by its
+	 * command and pid, at the root of its stacks (a->processes[].location).
+	 */
+	MP_ANALYSIS_SPLIT_PROCESSES = 1 << 5,
 };
 
 /* What a report shows of each slot. */
@@ -120,6 +126,7 @@ enum mp_location_flags {
 	MP_LOC_UNSYMBOLIZED = 1 << 1, /* "module+0xoffset" or "0xip": no symbol known */
 	MP_LOC_TRUNCATED = 1 << 2,    /* the <stack truncated> pseudo frame */
 	MP_LOC_NO_STACK = 1 << 3,     /* the <unknown stack> of allocations without a stack */
+	MP_LOC_PROCESS = 1 << 12,     /* a process's frame (MP_ANALYSIS_SPLIT_PROCESSES) */
 };
 
 /* A source location: what report lines, tree nodes and rows are keyed on. */
@@ -139,6 +146,28 @@ struct mp_thread {
 	uint32_t name;          /* string id, 0 when unnamed */
 	uint64_t n_allocs, bytes_allocated, n_frees;
 	struct mp_counts live;  /* allocated by this thread and live (at the end: leaked) */
+	uint32_t process;       /* index into a->processes (0 for a single capture) */
+};
+
+/*
+ * A process: the capture of one, among the several read as one by
+ * mp_analysis_read_files() (a program and the children it forked), or the
+ * one capture. Process 0 started first; their clocks are put on one axis,
+ * from its start.
+ */
+struct mp_process {
+	uint64_t pid;
+	uint64_t parent_pid;    /* the pid it was forked from (else its parent's), 0 unknown */
+	uint32_t parent;        /* index of that process among a->processes, or MP_NONE */
+	uint32_t name;          /* string id: its command, short ("cc1", "python3 mp.py") */
+	uint32_t capture;       /* string id: the capture's path */
+	uint32_t location;      /* its frame, with MP_ANALYSIS_SPLIT_PROCESSES; else MP_NONE */
+	uint64_t start_us;      /* since the start of process 0 */
+	uint64_t duration_us;
+	struct mp_trailer trailer;
+	uint64_t n_allocs, bytes_allocated, n_frees, n_forks;
+	struct mp_counts leaked; /* live when it ended */
+	bool cut;               /* its capture was truncated or damaged: read up to there */
 };
 
 /*
@@ -150,6 +179,7 @@ struct mp_slot {
 	uint32_t thread;        /* index into a->threads, or MP_THREAD_MERGED */
 	uint32_t kind;          /* enum mp_kind (or a newer kind number) */
 	uint32_t site;          /* location of the allocation site; set by mp_analysis_finish() */
+	uint32_t process;       /* with MP_ANALYSIS_SPLIT_PROCESSES its process, else MP_NONE */
 	struct mp_counts allocated;  /* every allocation */
 	struct mp_counts peak;       /* live at the peak; set by mp_analysis_finish() */
 	struct mp_counts leaked;     /* live at the end (during the pass: live now) */
@@ -275,6 +305,16 @@ struct mp_analysis {
 	struct mp_slot *slots;
 	size_t nslots, slots_alloc;
 	size_t ntraces;                 /* trace nodes 1..ntraces (node 0 is the root) */
+	/*
+	 * The processes: one per capture (so one unless read with
+	 * mp_analysis_read_files()). With several, header and trailer are
+	 * process 0's and duration_us spans them all.
+	 */
+	struct mp_process *processes;
+	size_t nprocesses;
+	/* The FORK records: the process (index) that forked and the child's pid. */
+	struct mp_fork { uint32_t process; uint64_t pid; bool followed; } *forks;
+	size_t nforks, forks_alloc;
 	/* Results. */
 	struct mp_totals totals;
 	struct mp_kind_totals *kinds;   /* by kind number, sorted */
@@ -317,6 +357,57 @@ int mp_analysis_read(struct mp_analysis *a, struct mp_reader *r, struct strbuf *
  * as mp_analysis_read() (a warning in *err).
  */
 int mp_analysis_read_file(struct mp_analysis *a, const char *path, struct strbuf *err);
+
+/*
+ * Analyse the captures at paths[0..n) as one: the processes of a process
+ * tree (memprof(1) "SEVERAL CAPTURES"). Their records are read in the
+ * order of time, a tick's worth at a time from the process furthest behind,
+ * so the heap is the sum of theirs at each moment and its peak that of the
+ * sum; a process's blocks live when it ended are its leaks and leave the
+ * heap then. Stacks that show the same frames are one, whatever process
+ * made them. One capture is read as mp_analysis_read_file() does. Returns
+ * -1 when a capture cannot be opened or is not readable (the reason, naming
+ * it, in *err), 1 when some were cut short (a line each in *err), else 0.
+ * Aggregated captures cannot be read with others (-1).
+ */
+int mp_analysis_read_files(struct mp_analysis *a, const char *const *paths, size_t n,
+			   struct strbuf *err);
+
+/*
+ * Whether the captures whose headers are h[0..n) make one process tree
+ * (they name one family, or each names as its parent the pid of another)
+ * or are all of one program; else false with why, one line, naming them
+ * by paths.
+ */
+bool mp_analysis_one_family(const struct mp_header *const *h, const char *const *paths, size_t n,
+			    struct strbuf *why);
+
+/*
+ * The captures of root's family (memprof run --follow-fork): root and
+ * those next to it (root.PID, root.PID.N) that name its family, or, in
+ * captures older than family ids, that a followed child of its wrote; the
+ * later captures of one process (memprof ctl start) are not its children.
+ * Appends their paths (new strings) to *paths; returns how many were
+ * added, or -1 with a one-line reason in *err (root unreadable, or not
+ * recorded with --follow-fork).
+ */
+int mp_family_find(const char *root, char ***paths, size_t *npaths, size_t *alloc,
+		   struct strbuf *err);
+/*
+ * Children forked by the processes of a (FORK records of captures written
+ * with --follow-fork) that are none of its processes: their pids into
+ * *pids (allocated), how many returned.
+ */
+size_t mp_analysis_missing_children(const struct mp_analysis *a, uint64_t **pids);
+
+/* A process's name: "<command> (pid <pid>)". */
+void mp_analysis_process_label(const struct mp_analysis *a, uint32_t process, struct strbuf *sb);
+/*
+ * A short name for a command line: the last component of argv[0], and for
+ * an interpreter (python, perl, sh, node...) its script's too, e.g.
+ * "python3 mp.py"; "?" when there is none.
+ */
+void mp_process_command_name(char *const *argv, size_t argc, const char *exe, struct strbuf *sb);
 
 /*
  * The state of the pass so far (or its result, once finished) as the records
@@ -392,10 +483,11 @@ enum mp_group_by {
 	MP_BY_MODULE = 1 << 2,    /* the site's module */
 	MP_BY_KIND = 1 << 3,
 	MP_BY_THREAD = 1 << 4,    /* needs MP_ANALYSIS_SPLIT_THREADS to mean anything */
+	MP_BY_PROCESS = 1 << 5,   /* needs MP_ANALYSIS_SPLIT_PROCESSES to mean anything */
 };
 
 struct mp_group_row {
-	uint32_t stack, site, module, kind, thread;
+	uint32_t stack, site, module, kind, thread, process;
 	struct mp_counts c;
 };
 

@@ -434,6 +434,22 @@ void mp_frames_on_trace(struct mp_analysis *a, const struct mp_record *rec)
 	a->ntraces = node;
 }
 
+uint32_t mp_frames_location(struct mp_analysis *a, uint32_t function, uint32_t file, uint32_t line,
+			    uint32_t module, uint32_t flags)
+{
+	return location(a, function, file, line, module, flags);
+}
+
+uint32_t mp_frames_pseudo_ip(struct mp_analysis *a, uint32_t loc)
+{
+	struct mp_analysis_private *p = a->p;
+	/* Not an ip of any process: in no ip map. */
+	ALLOC_GROW(p->ips, p->nips + 1, p->ips_alloc);
+	p->ips[p->nips] = (struct ipinfo){ 0, 0, MP_NONE, (uint32_t)p->nframes, 1, MP_NONE };
+	add_frame(a, loc);
+	return (uint32_t)p->nips++;
+}
+
 /* ---- allocation sites and lookups --------------------------------------- */
 
 void mp_frames_compute_sites(struct mp_analysis *a)

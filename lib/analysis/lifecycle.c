@@ -93,6 +93,8 @@ void mp_analysis_release(struct mp_analysis *a)
 		free(p->orphans);
 		free(p->frames);
 		free(p->site_memo);
+		mp_family_free(p->family);
+		free(p->exited);
 		free(p);
 	}
 	for (size_t i = 0; i < a->nmodules; i++) {
@@ -108,6 +110,8 @@ void mp_analysis_release(struct mp_analysis *a)
 	free(a->kinds);
 	free(a->samples);
 	free(a->intervals);
+	free(a->processes);
+	free(a->forks);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -124,6 +128,7 @@ void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h)
 	a->header.hostname = dup_or_null(h->hostname);
 	a->header.cwd = dup_or_null(h->cwd);
 	a->header.tracker_version = dup_or_null(h->tracker_version);
+	a->header.parent_capture = dup_or_null(h->parent_capture);
 	if (h->argv) {
 		a->header.argv = xcalloc(h->argc + 1, sizeof(char *));
 		for (size_t i = 0; i < h->argc; i++)
@@ -157,9 +162,15 @@ void mp_analysis_finish(struct mp_analysis *a)
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_slot *s = &a->slots[i];
 		s->peak = s->epoch_ == p->epoch ? s->at_peak_ : s->leaked;
+		if (p->exited && i < p->exited_alloc) {
+			s->leaked.bytes += p->exited[i].bytes;
+			s->leaked.count += p->exited[i].count;
+		}
 		a->totals.leaked_bytes += s->leaked.bytes;
 		a->totals.leaked_count += s->leaked.count;
 	}
+	if (p->family)
+		mp_family_finish(a);
 	mp_frames_compute_sites(a);
 	for (size_t i = 0; i < a->nslots; i++)
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);

@@ -66,7 +66,7 @@ static bool group_eq(const void *ctx, uint32_t idx)
 	const struct group_probe *p = ctx;
 	const struct mp_group_row *r = &p->rows[idx], *w = p->want;
 	return r->stack == w->stack && r->site == w->site && r->module == w->module &&
-	       r->kind == w->kind && r->thread == w->thread;
+	       r->kind == w->kind && r->thread == w->thread && r->process == w->process;
 }
 
 static int cmp_u32(uint32_t x, uint32_t y)
@@ -89,7 +89,9 @@ static int row_cmp(const struct mp_group_row *x, const struct mp_group_row *y,
 	if ((c = cmp_u32(x->site, y->site)) || (c = cmp_u32(x->module, y->module)) ||
 	    (c = cmp_u32(x->stack, y->stack)) || (c = cmp_u32(x->kind, y->kind)))
 		return c;
-	return cmp_u32(x->thread, y->thread);
+	if ((c = cmp_u32(x->thread, y->thread)))
+		return c;
+	return cmp_u32(x->process, y->process);
 }
 
 static int row_cmp_bytes(const void *x, const void *y)
@@ -129,11 +131,13 @@ size_t mp_analysis_group(const struct mp_analysis *a, enum mp_view view, unsigne
 		want.module = (by & MP_BY_MODULE) ? a->locs[s->site].module : MP_NONE;
 		want.kind = (by & MP_BY_KIND) ? s->kind : MP_NONE;
 		want.thread = (by & MP_BY_THREAD) ? s->thread : MP_NONE;
+		want.process = (by & MP_BY_PROCESS) ? s->process : MP_NONE;
 		h = mp_hash_u64(want.stack);
 		h = mp_hash_combine(h, want.site);
 		h = mp_hash_combine(h, want.module);
 		h = mp_hash_combine(h, want.kind);
 		h = mp_hash_combine(h, want.thread);
+		h = mp_hash_combine(h, want.process);
 		probe.rows = out;
 		idx = mp_idxset_find(&set, h, group_eq, &probe);
 		if (idx == MP_NONE) {

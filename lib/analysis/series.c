@@ -27,19 +27,16 @@ uint32_t mp_analysis_merged_half(uint32_t h, const bool *x_wins)
 }
 
 /* After the buckets were merged in pairs: renumber every interval's halves and merge equal ones. */
+static void merged_halves(void *ctx, struct mp_interval *iv)
+{
+	const bool *x_wins = ctx;
+	iv->alloc = mp_analysis_merged_half(iv->alloc, x_wins);
+	iv->free = mp_analysis_merged_half(iv->free, x_wins);
+}
+
 static void rebucket_intervals(struct mp_analysis *a, const bool *x_wins)
 {
-	struct mp_interval *old = a->intervals;
-	size_t n = a->nintervals;
-	a->intervals = NULL;
-	a->nintervals = 0;
-	a->p->intervals_alloc = 0;
-	mp_idxset_release(&a->p->ivset);
-	for (size_t i = 0; i < n; i++)
-		mp_analysis_add_interval(a, old[i].slot, mp_analysis_merged_half(old[i].alloc, x_wins),
-					 mp_analysis_merged_half(old[i].free, x_wins), old[i].c.bytes,
-					 old[i].c.count);
-	free(old);
+	mp_analysis_remap_intervals(a, merged_halves, (void *)x_wins);
 }
 
 /*

@@ -86,6 +86,7 @@ void mp_header_release(struct mp_header *h)
 	free(h->hostname);
 	free(h->cwd);
 	free(h->tracker_version);
+	free(h->parent_capture);
 	if (h->argv)
 		for (size_t i = 0; i < h->argc; i++)
 			free(h->argv[i]);
@@ -194,6 +195,7 @@ static void header_field(void *ctx, unsigned id, unsigned type, uint64_t u, cons
 		case MP_H_HOSTNAME: slot = &h->hostname; break;
 		case MP_H_CWD: slot = &h->cwd; break;
 		case MP_H_TRACKER_VERSION: slot = &h->tracker_version; break;
+		case MP_H_PARENT_CAPTURE: slot = &h->parent_capture; break;
 		case MP_H_ARGV: {
 			size_t n = 0, start = 0;
 			for (size_t i = 0; i < blen; i++)
@@ -235,6 +237,7 @@ static void header_field(void *ctx, unsigned id, unsigned type, uint64_t u, cons
 	case MP_H_MACHINE: h->machine = u; break;
 	case MP_H_POINTER_SIZE: h->pointer_size = u; break;
 	case MP_H_FORKED_FROM: h->forked_from = u; break;
+	case MP_H_FAMILY: h->family = u; break;
 	}
 }
 

@@ -80,6 +80,12 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 		    mp_machine_name(h->machine), h->pointer_size);
 	if (h->forked_from)
 		strbuf_addf(out, " forked_from=%" PRIu64, h->forked_from);
+	if (h->family)
+		strbuf_addf(out, " family=%016" PRIx64, h->family);
+	if (h->parent_capture) {
+		strbuf_addstr(out, " parent_capture=");
+		quoted(out, h->parent_capture, strlen(h->parent_capture));
+	}
 	strbuf_addstr(out, " hostname=");
 	quoted(out, h->hostname ? h->hostname : "", h->hostname ? strlen(h->hostname) : 0);
 	strbuf_addstr(out, " tracker=");

@@ -263,6 +263,10 @@ static void header_payload(struct rbuf *b, const struct mp_header *h)
 		rb_fb(b, MP_H_CWD, h->cwd, strlen(h->cwd));
 	if (h->forked_from)
 		rb_fu(b, MP_H_FORKED_FROM, h->forked_from);
+	if (h->family)
+		rb_fu(b, MP_H_FAMILY, h->family);
+	if (h->parent_capture)
+		rb_fb(b, MP_H_PARENT_CAPTURE, h->parent_capture, strlen(h->parent_capture));
 }
 
 uint8_t *mp_encode_header(const struct mp_header *h, size_t *len)

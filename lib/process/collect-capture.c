@@ -8,12 +8,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/format/writer.h"
@@ -51,6 +54,40 @@ static void reply(struct stream *s, uint8_t kind, uint64_t number, const char *t
 		return;
 	strbuf_add(&s->replies, buf, n);
 	mp_collect_flush_replies(s);
+}
+
+/* An id of this collector's captures: its family (memprof-capture(5), header key 18). */
+static uint64_t family_id(struct mp_collector *c)
+{
+	if (!c->family) {
+		struct timespec ts;
+		uint64_t id = 0;
+		if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id)) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			     ((uint64_t)getpid() << 40);
+		}
+		c->family = id ? id : 1;
+	}
+	return c->family;
+}
+
+/* The file name of the capture of the process s was forked from, or NULL. */
+static const char *parent_capture(const struct mp_collector *c, const struct stream *s)
+{
+	const char *name = NULL;
+	uint64_t parent = s->dec.header.forked_from;
+	if (!parent)
+		return NULL;
+	/* Its latest capture (a pid may have had several: exec, or a reused pid). */
+	for (size_t i = 0; i < c->nstreams; i++) {
+		const struct stream *p = c->streams[i];
+		if (p != s && p->info.path && p->have_header && p->dec.header.pid == parent) {
+			const char *slash = strrchr(p->info.path, '/');
+			name = slash ? slash + 1 : p->info.path;
+		}
+	}
+	return name;
 }
 
 static void emit_raw(void *ctx, const uint8_t *rec, size_t len)
@@ -122,6 +159,12 @@ bool mp_collect_start_capture(struct mp_collector *c, struct stream *s)
 	}
 	s->info.pid = s->pid;
 	s->info.main = s->main;
+	{
+		struct strbuf name = STRBUF_INIT;
+		mp_process_command_name(h.argv, h.argc, h.exe, &name);
+		snprintf(s->info.command, sizeof(s->info.command), "%s", name.buf);
+		strbuf_release(&name);
+	}
 	if (!c->output) {
 		/* No capture: the records go through the writer, as ever, to nowhere. */
 		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -151,6 +194,9 @@ opened:
 	s->w.cancel_fd = c->opts.cancel_fd;
 	if (c->opts.symbolize)
 		h.flags |= MP_HF_SYMBOLIZED;
+	/* Its family: the captures of this run, and the one of its parent. */
+	h.family = family_id(c);
+	h.parent_capture = (char *)parent_capture(c, s);
 	if (c->opts.aggregate || (h.flags & MP_HF_AGGREGATED)) {
 		/* The analysis reads the events as a capture without the flag would hold them. */
 		struct mp_analysis_opts ao = MP_ANALYSIS_OPTS_INIT;

@@ -82,6 +82,7 @@ struct mp_collector {
 	char **notes;                /* what the user should hear of (snapshots written) */
 	size_t nnotes, notes_alloc;
 	struct mp_symbols *shared;   /* file cache shared by every process's symbolizer */
+	uint64_t family;             /* the id every capture of this collector names (0: none yet) */
 	struct mp_capture_info *infos;
 	size_t ninfos;
 	char **warnings;

@@ -116,6 +116,7 @@ struct mp_capture_info {
 	uint64_t lost;           /* events the tracker counted but could not record (LOST records) */
 	uint64_t file_bytes;
 	bool exec_replaced;      /* the process replaced itself (exec) */
+	char command[64];        /* its command, short ("cc1", "python3 mp.py"; memprof(1)) */
 	bool failed;             /* the file could not be written: see the warnings */
 };
 

@@ -32,6 +32,13 @@
 #define WAKE_BYTES (64u << 10)
 /* A round that merged this much is busy: the next comes after BATCH_US. */
 #define BUSY_BYTES 4096
+/*
+ * Quiet rounds in a row (nothing, or a few samples) sleep longer and longer,
+ * up to 2^IDLE_MAX_SHIFT times MP_DRAIN_LOOK_MS: 64 idle workers of a prefork
+ * server woke their drains 1,280 times a second. A ring filling past half
+ * rings the doorbell, which ends any sleep.
+ */
+#define IDLE_MAX_SHIFT 3
 
 struct mp_drain {
 	int memfd, notify_fd;
@@ -41,6 +48,7 @@ struct mp_drain {
 	struct mp_rring *r;
 	uint32_t *heap;
 	unsigned idle_ms;
+	unsigned quiet;            /* quiet rounds in a row: each doubles the next sleep, to IDLE_MAX_SHIFT */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t taken;      /* the queue shrank */
@@ -136,12 +144,14 @@ static void *drain_main(void *arg)
 		 * at least until the collector's next look, unless records wait
 		 * for a busy ring (then briefly).
 		 */
+		d->quiet = got >= BUSY_BYTES ? 0 : d->quiet + 1;
 		if (got >= BUSY_BYTES)
 			sleep_us = BATCH_US;
 		else if (mp_merge_pending(&d->m))
 			sleep_us = BATCH_US / 10;
 		else
-			sleep_us = (d->idle_ms > MP_DRAIN_LOOK_MS ? d->idle_ms : MP_DRAIN_LOOK_MS) * 1000;
+			sleep_us = (d->idle_ms > MP_DRAIN_LOOK_MS ? d->idle_ms : MP_DRAIN_LOOK_MS) * 1000
+				   << (d->quiet > IDLE_MAX_SHIFT ? IDLE_MAX_SHIFT : d->quiet - 1);
 		doze(d, sleep_us);
 		pthread_mutex_lock(&d->lock);
 	}

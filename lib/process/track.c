@@ -587,13 +587,19 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 	for (size_t i = 0; i < r->ninfos; i++) {
 		const struct mp_capture_info *ci = &r->infos[i];
 		unsigned long long allocs = ci->allocs, frees = ci->frees;
-		char what[64] = " (a child process)";
+		char what[160] = " (a child process)";
 		if (ci->failed)
 			continue;
 		if (ci->main || ci->capture == 1)
 			what[0] = '\0';
 		else if (ci->capture)
 			snprintf(what, sizeof(what), " (capture %u, from 'memprof ctl start')", ci->capture);
+		/* A process tree: each capture's process by its command and pid. */
+		if (t->o->follow_fork && !ci->capture)
+			snprintf(what, sizeof(what), " (%s, pid %d, a child process)", ci->command,
+				 (int)ci->pid);
+		else if (t->o->follow_fork && ci->capture == 1)
+			snprintf(what, sizeof(what), " (%s, pid %d)", ci->command, (int)ci->pid);
 		if (flags & MP_TRACK_SINCE_ATTACH)
 			strbuf_addf(out, "%swrote '%s'%s: %llu allocations and %llu frees since attach",
 				    prefix, ci->path, what, allocs, frees);

@@ -165,7 +165,7 @@ static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t 
 {
 	const struct mp_thread *t = &b->a->threads[i];
 	(void)ctx;
-	return c == 0 ? (int64_t)t->tid : out_string(b, t->name);
+	return c == 0 ? (int64_t)t->tid : c == 1 ? out_string(b, t->name) : (int64_t)t->process;
 }
 
 /* The name of the frames, or of the table's rows, merged to keep a report within its limits. */
@@ -193,12 +193,30 @@ static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_
 	}
 }
 
+static int64_t process_cell(struct builder *b, const void *ctx, size_t c, size_t i)
+{
+	const struct mp_process *p = &b->a->processes[i];
+	(void)ctx;
+	switch (c) {
+	case 0: return (int64_t)p->pid;
+	case 1: return out_string(b, p->name);
+	case 2: return p->location == MP_NONE ? -1 : (int64_t)out_location(b, p->location);
+	default: return p->parent == MP_NONE ? -1 : (int64_t)p->parent;
+	}
+}
+
 static void write_memory_and_threads(struct builder *b)
 {
 	static const char *const mem[] = { "time_us", "rss", "heap", "heap_max" };
-	static const char *const threads[] = { "tid", "name" };
+	static const char *const threads[] = { "tid", "name", "process" };
+	static const char *const procs[] = { "pid", "name", "location", "parent" };
+	bool several = b->a->nprocesses > 1;
 	write_columns(b, "memory", mem, NCOLS(mem), 0, b->a->nsamples, memory_cell, NULL);
-	write_columns(b, "threads", threads, NCOLS(threads), 0, b->a->nthreads, thread_cell, NULL);
+	write_columns(b, "threads", threads, NCOLS(threads), several ? 0 : 1u << 2, b->a->nthreads,
+		      thread_cell, NULL);
+	if (several)
+		write_columns(b, "processes", procs, NCOLS(procs), 0, b->a->nprocesses, process_cell,
+			      NULL);
 }
 
 /* The locations used, then the string table: last, once everything is numbered. */
@@ -323,7 +341,8 @@ static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 1: return x->kind_of[i];
 	case 2: return out_location(b, r->site == MP_NONE ? MP_LOCATION_NO_STACK : r->site);
 	case 3: return (int64_t)r->c.bytes;
-	default: return (int64_t)r->c.count;
+	case 4: return (int64_t)r->c.count;
+	default: return r->process == MP_NONE ? -1 : (int64_t)r->process;
 	}
 }
 
@@ -332,6 +351,8 @@ static int kind_thread_cmp(const void *x, const void *y)
 	const struct mp_group_row *p = x, *q = y;
 	if (p->thread != q->thread)
 		return p->thread < q->thread ? -1 : 1;
+	if (p->process != q->process)
+		return p->process < q->process ? -1 : 1;
 	return p->kind < q->kind ? -1 : p->kind > q->kind;
 }
 
@@ -367,10 +388,13 @@ static void write_rows(struct builder *b, bool split)
 {
 	struct mp_json *j = &b->j;
 	struct mp_group_row *rows;
-	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0);
+	bool several = b->a->nprocesses > 1;
+	unsigned by = MP_BY_SITE | MP_BY_KIND | (split ? MP_BY_THREAD : 0) |
+		      (several ? MP_BY_PROCESS : 0);
 	size_t n = mp_analysis_group(b->a, b->o->view, by, MP_SORT_BYTES, &rows);
 	uint32_t kinds[64], nkinds = 0, *kind_of;
-	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count" };
+	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count",
+					    "process" };
 
 	n = bound_rows(b, rows, n);
 	kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
@@ -388,8 +412,8 @@ static void write_rows(struct builder *b, bool split)
 	for (uint32_t k = 0; k < nkinds; k++)
 		mp_json_string(j, mp_kind_name(kinds[k]));
 	mp_json_end_array(j);
-	write_columns(b, "rows", cols, NCOLS(cols), split ? 0 : 1u, n, row_cell,
-		      &(struct rows_ctx){ rows, kind_of });
+	write_columns(b, "rows", cols, NCOLS(cols), (split ? 0 : 1u) | (several ? 0 : 1u << 5), n,
+		      row_cell, &(struct rows_ctx){ rows, kind_of });
 	free(kind_of);
 	free(rows);
 }
@@ -440,6 +464,8 @@ static void write_data(struct builder *b, struct strbuf *out, bool split)
 	mp_json_field_bool(&b->j, "inverted", flame && o->inverted);
 	mp_json_field_bool(&b->j, "split_threads", split);
 	mp_json_field_bool(&b->j, "temporal", flame && o->temporal);
+	if (a->nprocesses > 1)
+		mp_json_field_bool(&b->j, "split_processes", o->split_processes);
 	write_meta(b, "meta", a, o->capture);
 	if (o->base) {
 		mp_json_field_bool(&b->j, "diff", true);

@@ -37,8 +37,13 @@ struct mp_html_opts {
 	 */
 	const struct mp_analysis *base;
 	const char *base_capture; /* base_meta.capture; NULL: left out */
+	/*
+	 * Several processes (the analysis made with MP_ANALYSIS_SPLIT_PROCESSES):
+	 * the page shows them apart at first, else merged.
+	 */
+	bool split_processes;
 };
-#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL }
+#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL, false }
 
 /*
  * The bounds of every HTML report, whatever the capture's size: at most

@@ -136,9 +136,10 @@ const char *mp_signal_name(int sig)
 	return buf;
 }
 
-void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
+/* How a capture's process ended, by its trailer (or its EXIT record, when it has no trailer). */
+static void exit_status(const struct mp_trailer *t, bool has_marker, int64_t marker,
+			struct strbuf *sb)
 {
-	const struct mp_trailer *t = &a->trailer;
 	if (t->present && t->has_exit_code) {
 		strbuf_addf(sb, "%d", t->exit_code);
 	} else if (t->present && t->has_exit_signal) {
@@ -150,12 +151,22 @@ void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
 		strbuf_addstr(sb, "unknown: a snapshot, taken while the process ran");
 	} else if (t->present) {
 		strbuf_addstr(sb, "unknown: the stream ended without an exit status");
-	} else if (a->has_exit_marker) {
+	} else if (has_marker) {
 		strbuf_addf(sb, "%lld (the argument of exit(); the capture has no trailer)",
-			    (long long)a->exit_marker_status);
+			    (long long)marker);
 	} else {
 		strbuf_addstr(sb, "unknown: the capture has no trailer (it was cut short)");
 	}
+}
+
+void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb)
+{
+	exit_status(&a->trailer, a->has_exit_marker, a->exit_marker_status, sb);
+}
+
+void mp_report_process_exit(const struct mp_analysis *a, uint32_t process, struct strbuf *sb)
+{
+	exit_status(&a->processes[process].trailer, false, 0, sb);
 }
 
 void mp_report_peak_time(const struct mp_analysis *a, struct strbuf *sb)
@@ -200,6 +211,8 @@ void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct
 		amount(sb, c);
 		break;
 	}
+	if (a->nprocesses > 1)
+		strbuf_addf(sb, ", in %zu processes", a->nprocesses);
 	if (a->attached)
 		strbuf_addstr(sb, " (since attach)");
 	if (a->opts.flags & MP_ANALYSIS_NO_MMAP)

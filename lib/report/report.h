@@ -38,6 +38,8 @@ void mp_report_command_line(const struct mp_analysis *a, bool quote, struct strb
  * core dumped", or why it is unknown (detached, no trailer).
  */
 void mp_report_exit_status(const struct mp_analysis *a, struct strbuf *sb);
+/* The same of one of its processes (a->processes). */
+void mp_report_process_exit(const struct mp_analysis *a, uint32_t process, struct strbuf *sb);
 /* "SIGKILL", or "signal 77" for numbers without a name. */
 const char *mp_signal_name(int sig);
 /*

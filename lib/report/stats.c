@@ -181,6 +181,29 @@ static void text_top_modules(const struct mp_analysis *a, const struct mp_stats_
 	free(rows);
 }
 
+/* Each process: its name, what it allocated, what it leaked and how it ended. */
+static void text_processes(const struct mp_analysis *a, struct strbuf *tmp, struct strbuf *out)
+{
+	for (size_t i = 0; i < a->nprocesses; i++) {
+		const struct mp_process *pr = &a->processes[i];
+		strbuf_addstr(out, "\t- ");
+		strbuf_reset(tmp);
+		mp_analysis_process_label(a, (uint32_t)i, tmp);
+		mp_text_add_safe(out, tmp->buf, tmp->len);
+		strbuf_addf(out, ": %llu allocation%s, ", (unsigned long long)pr->n_allocs,
+			    pr->n_allocs == 1 ? "" : "s");
+		mp_format_size(out, pr->bytes_allocated);
+		strbuf_addf(out, ", %llu free%s, ", (unsigned long long)pr->n_frees,
+			    pr->n_frees == 1 ? "" : "s");
+		mp_format_size(out, pr->leaked.bytes);
+		strbuf_addstr(out, " leaked, exit status ");
+		strbuf_reset(tmp);
+		mp_report_process_exit(a, (uint32_t)i, tmp);
+		mp_text_add_safe(out, tmp->buf, tmp->len);
+		strbuf_addch(out, '\n');
+	}
+}
+
 void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 		   const struct mp_term *t, struct strbuf *out)
 {
@@ -191,6 +214,9 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 
 	strbuf_addstr(out, "Capture: ");
 	mp_text_addstr_safe(out, o->capture);
+	if (a->nprocesses > 1)
+		strbuf_addf(out, " and %zu more: a process tree of %zu processes, the first one's "
+			    "command line, pid and exit status below", a->nprocesses - 1, a->nprocesses);
 	strbuf_addstr(out, "\nCommand line: ");
 	mp_report_command_line(a, true, &tmp);
 	mp_text_add_safe(out, tmp.buf, tmp.len);
@@ -247,6 +273,10 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (!nk)
 		strbuf_addstr(out, "\t(no allocations)\n");
 	free(kinds);
+	if (a->nprocesses > 1) {
+		section(out, t, "Allocations by process", "");
+		text_processes(a, &tmp, out);
+	}
 	section(out, t, "Allocations by thread", "");
 	for (size_t i = 0; i < a->nthreads; i++) {
 		strbuf_addstr(out, "\t- ");
@@ -280,6 +310,38 @@ static void json_kind_name(struct strbuf *sb, uint32_t kind)
 	/* memray's keys are its AllocatorType names: upper case. */
 	for (const char *c = mp_kind_name(kind); *c; c++)
 		strbuf_addch(sb, *c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c == '#' ? '_' : *c);
+}
+
+static void json_processes(struct mp_json *j, const struct mp_analysis *a)
+{
+	struct strbuf sb = STRBUF_INIT;
+	mp_json_key(j, "processes");
+	mp_json_begin_array(j);
+	for (size_t i = 0; i < a->nprocesses; i++) {
+		const struct mp_process *pr = &a->processes[i];
+		mp_json_begin_object(j);
+		mp_json_field_uint(j, "pid", pr->pid);
+		mp_json_field_string(j, "command", mp_analysis_string(a, pr->name));
+		mp_json_field_string(j, "capture", mp_analysis_string(a, pr->capture));
+		mp_json_key(j, "parent");
+		if (pr->parent == MP_NONE)
+			mp_json_null(j);
+		else
+			mp_json_uint(j, pr->parent);
+		mp_json_field_uint(j, "start_us", pr->start_us);
+		mp_json_field_uint(j, "duration_us", pr->duration_us);
+		mp_json_field_uint(j, "num_allocations", pr->n_allocs);
+		mp_json_field_uint(j, "total_bytes", pr->bytes_allocated);
+		mp_json_field_uint(j, "num_frees", pr->n_frees);
+		mp_json_field_uint(j, "leaked_bytes", pr->leaked.bytes);
+		mp_json_field_uint(j, "leaked_blocks", pr->leaked.count);
+		strbuf_reset(&sb);
+		mp_report_process_exit(a, (uint32_t)i, &sb);
+		mp_json_field_string(j, "exit_status", sb.buf);
+		mp_json_end_object(j);
+	}
+	mp_json_end_array(j);
+	strbuf_release(&sb);
 }
 
 static void json_top_sites(struct mp_json *j, const struct mp_analysis *a,
@@ -429,6 +491,8 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 		mp_json_end_object(&j);
 	}
 	mp_json_end_array(&j);
+	if (a->nprocesses > 1)
+		json_processes(&j, a);
 
 	json_metadata(&j, a);
 

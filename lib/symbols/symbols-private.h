@@ -72,6 +72,15 @@ struct sym_file {
 	struct mp_intmap units;  /* CU DIE address -> struct unit_index */
 	struct mp_symindex *symindex; /* its symbol table by address, once looked into */
 	bool symindex_tried;
+	/*
+	 * What lookups found, by (offset << 1 | return address): the frames'
+	 * first index in memo + 1 and their count << 32. Every process that
+	 * maps the file asks again for the same addresses (300 cc1 of a build):
+	 * each address is described once.
+	 */
+	struct mp_intmap described;
+	struct mp_sym_frame *memo;
+	size_t nmemo, memo_alloc;
 };
 
 /* debuginfod (lib/symbols/debuginfod.c): its client, loaded when DEBUGINFOD_URLS is set. */

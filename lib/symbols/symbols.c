@@ -27,6 +27,8 @@ static void sym_file_free(struct sym_file *f)
 	for (i = 0; mp_intmap_next(&f->units, &i, &key, &val);)
 		unit_index_free((struct unit_index *)(uintptr_t)val);
 	mp_intmap_release(&f->units);
+	mp_intmap_release(&f->described);
+	free(f->memo);
 	free(f->debuginfo_path);
 	free(f->build_id);
 	free(f->path);
@@ -469,6 +471,34 @@ static void open_file(struct mp_symbols *s, struct sym_file *f)
 	strbuf_release(&path);
 }
 
+/* The frames a lookup of this key in f found before, into s->frames and *out. */
+static bool recall(struct mp_symbols *s, struct sym_file *f, uint64_t key, struct mp_sym *out)
+{
+	uint64_t v;
+	size_t first, n;
+	if (!mp_intmap_get(&f->described, key, &v))
+		return false;
+	first = (size_t)(v & 0xffffffffu) - 1;
+	n = (size_t)(v >> 32);
+	ALLOC_GROW(s->frames, n ? n : 1, s->frames_alloc);
+	memcpy(s->frames, f->memo + first, n * sizeof(*s->frames));
+	out->nframes = n;
+	out->frames = s->frames;
+	return true;
+}
+
+/* Keep what a lookup of this key in f found (its strings are the shared cache's). */
+static void remember(struct mp_symbols *s, struct sym_file *f, uint64_t key, const struct mp_sym *out)
+{
+	size_t n = out->nframes;
+	if (f->nmemo + n >= UINT32_MAX)
+		return;
+	ALLOC_GROW(f->memo, f->nmemo + n, f->memo_alloc);
+	memcpy(f->memo + f->nmemo, s->frames, n * sizeof(*f->memo));
+	mp_intmap_put(&f->described, key, (uint64_t)n << 32 | (f->nmemo + 1));
+	f->nmemo += n;
+}
+
 int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
 		      struct mp_sym *out)
 {
@@ -495,6 +525,8 @@ int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
 	if (f->state == FILE_NEW)
 		open_file(s, f);
 	add_warning(s, f->problem);
+	if (f->state == FILE_READY && recall(s, f, (ip - m->base) << 1 | is_return_address, out))
+		return 0;
 	if (f->state == FILE_READY) {
 		mp_sym_describe(s, f, addr - m->base, out);
 		/*
@@ -515,6 +547,7 @@ int mp_symbols_lookup(struct mp_symbols *s, uint64_t ip, bool is_return_address,
 		}
 		if (f->undebugged && (!out->nframes || !s->frames[0].function))
 			f->unnamed = true;
+		remember(s, f, (ip - m->base) << 1 | is_return_address, out);
 	}
 	out->frames = s->frames;
 	return 0;

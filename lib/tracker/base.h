@@ -68,7 +68,12 @@ extern __thread int mp_in_hook MP_IE_TLS MP_HIDDEN;
 
 /* 0 before init, 1 while recording, 2 when tracking ended (or never started) in this process. */
 extern volatile int mp_state MP_HIDDEN;
-enum { MP_STATE_INIT = 0, MP_STATE_ON = 1, MP_STATE_OFF = 2 };
+/*
+ * MP_STATE_CHILD: a followed child (--follow-fork) not set up yet: it gets
+ * its stream, threads and rings at its first allocation or free
+ * (mp_child_setup()), so that one that execs or exits at once costs nothing.
+ */
+enum { MP_STATE_INIT = 0, MP_STATE_ON = 1, MP_STATE_OFF = 2, MP_STATE_CHILD = 3 };
 
 /* Bootstrap arena for allocations made while dlsym resolves the real functions (real.c). */
 void *mp_boot_alloc(size_t size, size_t align) MP_HIDDEN;

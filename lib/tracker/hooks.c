@@ -57,10 +57,16 @@ static inline __attribute__((always_inline)) uintptr_t hook_sp(void)
 static inline __attribute__((always_inline)) int recording(void)
 {
 	uintptr_t sp;
-	if (unlikely(mp_state == MP_STATE_INIT) && !mp_inside())
-		mp_init_stage1();
 	if (likely(mp_state == MP_STATE_ON) && likely(!mp_inside()))
 		return 1;
+	if (unlikely(mp_state == MP_STATE_INIT || mp_state == MP_STATE_CHILD) && !mp_inside()) {
+		if (mp_state == MP_STATE_INIT)
+			mp_init_stage1();
+		else
+			mp_child_setup();
+		if (mp_state == MP_STATE_ON)
+			return 1;
+	}
 	if (mp_state != MP_STATE_ON)
 		return 0;
 	/* Inside already; not nested after all if the hook before was left (base.h). */

@@ -187,6 +187,28 @@ void mp_record_fork(pid_t child)
 /* ---- fork ---- */
 
 static int fork_locked;
+/* A followed child not set up yet (MP_STATE_CHILD): the pid it was forked from. */
+static pid_t forked_from;
+
+void mp_child_setup(void)
+{
+	if (mp_state != MP_STATE_CHILD)
+		return;
+	mp_in_hook++;
+	/* Its own rings and capture, trace tree and threads: as the parent's were at its start. */
+	mp_state = MP_STATE_ON;
+	mp_new_stream_state();
+	mp_stream_open_statm();
+	if (mp_session_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, forked_from)) {
+		mp_state = MP_STATE_OFF;
+	} else {
+		mp_timer_start(NULL);
+		mp_control_start();
+	}
+	/* The collector has this stream (or never will): the parent's connection may go. */
+	mp_stream_forked_done();
+	mp_in_hook--;
+}
 
 static void atfork_prepare(void)
 {
@@ -228,6 +250,9 @@ static void atfork_child(void)
 		/* A paused tracker's followed child waits, paused, for its own memprof ctl. */
 		if (configured && mp_cfg.follow_fork && mp_state == MP_STATE_OFF)
 			mp_control_start();
+		/* A child of a child not set up yet: the same, forked from it. */
+		if (mp_state == MP_STATE_CHILD)
+			forked_from = getppid();
 		return;
 	}
 	mp_modules_reinit_lock();
@@ -249,15 +274,16 @@ static void atfork_child(void)
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
-	/* A new stream for the child: its own rings and capture, trace tree and threads. */
-	mp_new_stream_state();
-	mp_stream_open_statm();
-	if (mp_session_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, getppid())) {
-		mp_state = MP_STATE_OFF;
-		goto out;
-	}
-	mp_timer_start(NULL);
-	mp_control_start();
+	/*
+	 * A new stream for the child, at its first allocation or free
+	 * (mp_child_setup()): a child that execs or exits first costs nothing.
+	 * It keeps its copy of the parent's connection until then, so that
+	 * the parent's stream does not end before the child's can begin.
+	 */
+	forked_from = getppid();
+	mp_state = MP_STATE_CHILD;
+	mp_in_hook--;
+	return;
 out:
 	mp_stream_forked_done();
 	mp_in_hook--;

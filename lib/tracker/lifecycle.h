@@ -11,6 +11,8 @@
 
 /* Resolve the real functions and start recording if the environment asks for it. */
 void mp_init_stage1(void) MP_HIDDEN;
+/* A followed child's first allocation or free (MP_STATE_CHILD): its stream, timer and control now. */
+void mp_child_setup(void) MP_HIDDEN;
 /* What every way of tracking needs, done once: buffers, keys, the stack walker. 0 or -1. */
 int mp_setup(void) MP_HIDDEN;
 /* The fork and exit handlers, registered once. */

@@ -76,6 +76,16 @@ var MP = (function () {
       var name = MP.threadName(t);
       return name ? name + ' (tid ' + MP.tid(t) + ')' : 'tid ' + MP.tid(t);
     };
+    /* Several captures: their processes, each with its frame at the root of its stacks. */
+    var P = d.processes || {}, ploc = P.location || [], procOf = new Map();
+    MP.nprocs = (P.pid || []).length;
+    ploc.forEach(function (l, p) { if (l >= 0) procOf.set(l, p); });
+    MP.procOfLoc = function (l) { var p = procOf.get(l); return p === undefined ? -1 : p; };
+    MP.procLabel = function (p) {
+      if (p < 0 || p >= MP.nprocs) return 'all processes';
+      return (S[(P.name || [])[p]] || '?') + ' (pid ' + P.pid[p] + ')';
+    };
+    MP.threadProc = function (t) { return (th.process || [])[t]; };
     return d;
   };
 
@@ -228,6 +238,11 @@ var MP = (function () {
     if (m.since_attach || m.unknown_frees) add('Unknown frees', MP.num(m.unknown_frees || 0));
     if (MP.data.mode === 'temporary') add('Threshold', 'freed within ' + MP.plural(MP.data.temporary_threshold, 'other allocation', 'other allocations'));
     add('Capture', m.capture);
+    if (MP.nprocs > 1) {
+      var names = [];
+      for (var p = 0; p < MP.nprocs; p++) names.push(MP.procLabel(p));
+      add('Processes', names.join(', '));
+    }
     add('Report by', m.tool);
     var bd = MP.data.bounds;
     if (bd) {
@@ -249,6 +264,7 @@ var MP = (function () {
     var h1 = MP.el('h1', { id: 'mp-title' }, title(kind));
     bar.appendChild(h1);
     if (d.split_threads) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'threads split'));
+    if (MP.nprocs > 1) bar.appendChild(MP.el('span', { class: 'mp-badge' }, MP.nprocs + ' processes'));
     if (d.diff) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'differential'));
     if (MP.meta.since_attach) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'since attach'));
     bar.appendChild(MP.el('span', { class: 'mp-grow' }));

@@ -113,25 +113,39 @@
   }
   /* All threads: nodes with the same location under the same merged parent become one. */
   function merged(base) {
-    var n = base.n, L1 = MP.nloc + 1, mid = new Int32Array(n), ids = new Map(), mPar = [-1], mLoc = [-1], cnt = 1, i, j;
+    return regroup(base, null, null, false);
+  }
+  /*
+   * A tree made of base's nodes: those keep[i] leaves out go with their subtrees, those
+   * skip[i] marks give their children to their parent, and nodes with the same location
+   * (and thread, withThread) under the same new parent become one.
+   */
+  function regroup(base, keep, skip, withThread) {
+    var n = base.n, L1 = MP.nloc + 1, T1 = MP.nthreads + 1, mid = new Int32Array(n).fill(-1), ids = new Map();
+    var mPar = [-1], mLoc = [-1], mTh = [-1], cnt = 1, i, j;
+    mid[0] = 0;
     for (i = 1; i < n; i++) {
-      var mp = mid[base.parent[i]], key = mp * L1 + base.loc[i] + 1, id = ids.get(key);
+      if ((keep && !keep[i]) || mid[base.parent[i]] < 0) continue;
+      if (skip && skip[i]) { mid[i] = mid[base.parent[i]]; continue; }
+      var th = withThread ? base.thread[i] : -1;
+      var mp = mid[base.parent[i]], key = (mp * L1 + base.loc[i] + 1) * T1 + th + 1, id = ids.get(key);
       if (id === undefined) {
         id = cnt++;
         ids.set(key, id);
         mPar.push(mp);
         mLoc.push(base.loc[i]);
+        mTh.push(th);
       }
       mid[i] = id;
     }
     var mB = new Float64Array(cnt), first = new Int32Array(cnt + 1), kids = new Int32Array(cnt), fill;
-    for (i = 0; i < n; i++) mB[mid[i]] += base.selfB[i];
+    for (i = 0; i < n; i++) if (mid[i] >= 0) mB[mid[i]] += base.selfB[i];
     for (j = cnt - 1; j > 0; j--) mB[mPar[j]] += mB[j];
     for (j = 1; j < cnt; j++) first[mPar[j] + 1]++;
     for (j = 0; j < cnt; j++) first[j + 1] += first[j];
     fill = first.slice(0, cnt);
     for (j = 1; j < cnt; j++) kids[fill[mPar[j]]++] = j;
-    var pos = new Int32Array(cnt), stack = [0], k = 0, t = alloc(cnt, false);
+    var pos = new Int32Array(cnt), stack = [0], k = 0, t = alloc(cnt, withThread);
     while (stack.length) {
       j = stack.pop();
       pos[j] = k;
@@ -139,13 +153,15 @@
         t.parent[k] = pos[mPar[j]];
         t.depth[k] = t.depth[t.parent[k]] + 1;
       } else t.parent[k] = -1;
+      if (withThread) t.thread[k] = mTh[j];
       t.loc[k++] = mLoc[j];
       var c = Array.prototype.slice.call(kids, first[j], first[j + 1]);
       c.sort(function (a, b) { return mB[b] - mB[a] || a - b; });
       for (var q = c.length - 1; q >= 0; q--) stack.push(c[q]);
     }
-    var map = new Int32Array(n);
+    var map = new Int32Array(n).fill(-1);
     for (i = 0; i < n; i++) {
+      if (mid[i] < 0) continue;
       map[i] = pos[mid[i]];
       t.selfB[map[i]] += base.selfB[i];
       t.selfC[map[i]] += base.selfC[i];
@@ -153,6 +169,32 @@
     shape(t);
     sums(t);
     return { tree: t, map: map };
+  }
+  /*
+   * Several processes: each one's frame is a child of the root. All of them apart: the
+   * tree as it is; merged: without those frames, the same stacks made one; one process:
+   * its frame's subtree.
+   */
+  var procs = MP.nprocs > 1;
+  function procView(base, proc, apart) {
+    if (!procs || (proc < 0 && apart)) return { tree: base, map: null };
+    var keep = new Uint8Array(base.n), skip = new Uint8Array(base.n), p;
+    keep[0] = 1;
+    for (var i = 1; i < base.n; i++) {
+      p = base.depth[i] === 1 ? MP.procOfLoc(base.loc[i]) : -1;
+      skip[i] = p >= 0 ? 1 : 0;
+      keep[i] = p >= 0 ? (proc < 0 || p === proc ? 1 : 0) : keep[base.parent[i]];
+    }
+    return regroup(base, keep, skip, split);
+  }
+  /* The view of a process and thread choice: the thread view of the process view. */
+  function choiceView(base, proc, apart, th) {
+    var pv = procView(base, proc, apart), tv = threadView(pv.tree, th), map;
+    if (!pv.map) return tv;
+    if (!tv.map) return { tree: tv.tree, map: pv.map };
+    map = new Int32Array(base.n);
+    for (var i = 0; i < base.n; i++) map[i] = pv.map[i] < 0 ? -1 : tv.map[pv.map[i]];
+    return { tree: tv.tree, map: map };
   }
 
   /* ---- temporal: values for a window of buckets [b0, b1], from the interval records ---- */
@@ -198,7 +240,8 @@
   /* ---- state ---- */
   var base = baseTree();
   var canvas = MP.$('fg-canvas'), wrap = MP.$('fg-wrap'), tip = MP.$('mp-tooltip');
-  var S = { thread: -1, zoom: 0, flame: false, query: '', focus: -1, win: null, shown: -1, side: 'new' };
+  var S = { thread: -1, proc: -1, apart: !!d.split_processes, zoom: 0, flame: false, query: '', focus: -1, win: null,
+    shown: -1, side: 'new' };
   var view = null, hits = [], aggs = [], match = null, found = { frames: 0, bytes: 0 }, hay = null;
   var charW = 0, colorCache = null, colorTheme = '', H = 0, draws = 0, windows = 0;
 
@@ -207,7 +250,7 @@
   });
 
   function setView() {
-    view = threadView(base, S.thread);
+    view = choiceView(base, S.proc, S.apart, S.thread);
     if (TL) recompute(true);
     else computeMatch();
   }
@@ -446,6 +489,7 @@
     lines.push(MP.pct(t.bytes[id], t.bytes[0]) + ' of the total' + (p >= 0 ? ', ' + MP.pct(t.bytes[id], t.bytes[p]) + ' of its parent' : ''));
     if (!diff) lines.push(MP.plural(t.count[id], 'allocation', 'allocations'));
     if (split) lines.push('thread: ' + MP.threadLabel(t.thread ? t.thread[id] : -1));
+    if (procs && S.proc >= 0) lines.push('process: ' + MP.procLabel(S.proc));
     return lines;
   }
   function showTip(id, cx, cy) {
@@ -461,14 +505,16 @@
   }
 
   /* ---- navigation: thread and zoom live in the URL fragment ---- */
-  function fragment(th, z) {
+  function fragment(th, z, pr, apart) {
     var p = [];
+    if (procs && pr >= 0) p.push('process=' + pr);
+    if (procs && apart !== !!d.split_processes) p.push('apart=' + (apart ? 1 : 0));
     if (split && th >= 0) p.push('thread=' + th);
     if (z > 0) p.push('zoom=' + z);
     return p.join('&');
   }
-  function go(th, z) {
-    var h = fragment(th, z);
+  function go(th, z, pr, apart) {
+    var h = fragment(th, z, pr === undefined ? S.proc : pr, apart === undefined ? S.apart : apart);
     if (location.hash.replace(/^#/, '') !== h) location.hash = h;
     apply();
   }
@@ -479,9 +525,17 @@
       if (e > 0) p[kv.slice(0, e)] = kv.slice(e + 1);
     });
     var th = split && /^\d+$/.test(p.thread || '') && +p.thread < MP.nthreads ? +p.thread : -1;
-    if (th !== S.thread || !view) {
+    var pr = procs && /^\d+$/.test(p.process || '') && +p.process < MP.nprocs ? +p.process : -1;
+    var apart = procs && p.apart !== undefined ? p.apart === '1' : !!d.split_processes;
+    if (th !== S.thread || pr !== S.proc || apart !== S.apart || !view) {
       S.thread = th;
+      S.proc = pr;
+      S.apart = apart;
       MP.$('fg-thread').value = th < 0 ? 'all' : String(th);
+      MP.$('fg-process').value = pr < 0 ? 'all' : String(pr);
+      MP.$('fg-apart').textContent = apart ? 'Processes: apart' : 'Processes: merged';
+      MP.$('fg-apart').setAttribute('aria-pressed', String(apart));
+      MP.$('fg-apart').disabled = pr >= 0;
       setView();
     }
     var z = /^\d+$/.test(p.zoom || '') ? +p.zoom : 0;
@@ -522,6 +576,15 @@
     for (var ti = 0; ti < MP.nthreads; ti++) threadSel.appendChild(MP.el('option', { value: String(ti) }, MP.threadLabel(ti)));
     threadSel.addEventListener('change', function () { go(threadSel.value === 'all' ? -1 : +threadSel.value, 0); });
   } else MP.$('fg-thread-label').hidden = true;
+  if (procs) {
+    var procSel = MP.$('fg-process'), apartBtn = MP.$('fg-apart');
+    MP.$('fg-process-label').hidden = false;
+    apartBtn.hidden = false;
+    procSel.appendChild(MP.el('option', { value: 'all' }, 'all processes'));
+    for (var pi = 0; pi < MP.nprocs; pi++) procSel.appendChild(MP.el('option', { value: String(pi) }, MP.procLabel(pi)));
+    procSel.addEventListener('change', function () { go(S.thread, 0, procSel.value === 'all' ? -1 : +procSel.value); });
+    apartBtn.addEventListener('click', function () { go(S.thread, 0, S.proc, !S.apart); });
+  }
   document.addEventListener('keydown', function (e) {
     if (e.key === 'Escape' && !e.defaultPrevented && S.zoom) go(S.thread, 0);
   });
@@ -622,7 +685,7 @@
   MP.hook('state', function () {
     var t = view.tree;
     return {
-      zoom: S.zoom, zoomLabel: label(S.zoom), thread: S.thread, flame: S.flame, query: S.query,
+      zoom: S.zoom, zoomLabel: label(S.zoom), thread: S.thread, process: S.proc, apart: S.apart, flame: S.flame, query: S.query,
       matchFrames: found.frames, matchBytes: found.bytes, rootBytes: t.bytes[0], zoomBytes: t.bytes[S.zoom],
       nodes: t.n, side: diff ? S.side : null, window: S.win || (TL ? [0, TL.hwm_bytes.length - 1] : null), chartWindow: chart.window(), snapshot: S.shown,
       windows: windows, draws: draws, theme: document.documentElement.getAttribute('data-theme')

@@ -3,6 +3,38 @@
   'use strict';
   var d = MP.load(), R = d.rows || {}, n = (R.bytes || []).length, split = !!(d.split_threads && R.thread);
   var ROWH = 24, MAXH = 8e6, kinds = d.kinds || [];
+  /*
+   * Several processes: rows of each process; the fragment chooses one process
+   * (#process=N) or all of them, apart (with a Process column) or merged.
+   */
+  var procs = MP.nprocs > 1 && !!R.process, P = { proc: -1, apart: !!d.split_processes };
+  location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+    var e = kv.indexOf('='), k = kv.slice(0, e), v = kv.slice(e + 1);
+    if (k === 'process' && /^\d+$/.test(v) && +v < MP.nprocs) P.proc = +v;
+    if (k === 'apart') P.apart = v === '1';
+  });
+  if (procs && (P.proc >= 0 || !P.apart)) {
+    /* The same location, allocator and thread of the processes chosen make one row. */
+    var keyOf = new Map(), M = { thread: [], kind: [], location: [], bytes: [], count: [], process: [] };
+    for (var r0 = 0; r0 < n; r0++) {
+      if (P.proc >= 0 && R.process[r0] !== P.proc) continue;
+      var key = R.location[r0] + ':' + R.kind[r0] + ':' + (split ? R.thread[r0] : -1), m0 = keyOf.get(key);
+      if (m0 === undefined) {
+        keyOf.set(key, m0 = M.bytes.length);
+        M.thread.push(split ? R.thread[r0] : -1);
+        M.kind.push(R.kind[r0]);
+        M.location.push(R.location[r0]);
+        M.bytes.push(0);
+        M.count.push(0);
+        M.process.push(P.proc);
+      }
+      M.bytes[m0] += R.bytes[r0];
+      M.count[m0] += R.count[r0];
+    }
+    R = M;
+    n = R.bytes.length;
+  }
+  var procCol = procs && P.apart && P.proc < 0;
 
   MP.frame('table', [
     'One row per allocation location' + (split ? ', thread' : '') + ' and allocator: the memory ' +
@@ -17,10 +49,12 @@
   /* Text of dictionary entries, computed once. */
   function texts(count, fn) { var a = new Array(count); for (var i = 0; i < count; i++) a[i] = fn(i); return a; }
   var locText = texts(MP.nloc, MP.where), threadText = texts(MP.nthreads, MP.threadLabel);
+  var procText = texts(MP.nprocs, MP.procLabel);
   var kindText = texts(kinds.length, function (k) { return kinds[k]; });
 
   /* Columns: dictionary columns sort by the rank of their text, numeric ones by value. */
   var COLS = [];
+  if (procCol) COLS.push({ key: 'process', label: 'Process', col: R.process, dict: procText });
   if (split) COLS.push({ key: 'thread', label: 'Thread', col: R.thread, dict: threadText });
   COLS.push({ key: 'size', label: 'Size', col: R.bytes, num: true, fmt: MP.bytes });
   COLS.push({ key: 'allocator', label: 'Allocator', col: R.kind, dict: kindText });
@@ -39,12 +73,12 @@
     return (c.key_ = k);
   }
 
-  var S = { sort: split ? 1 : 0, desc: true, query: '', first: 0, sum: 0 };
+  var S = { sort: (split ? 1 : 0) + (procCol ? 1 : 0), desc: true, query: '', first: 0, sum: 0 };
   var all = new Uint32Array(n), order = all;
   for (var i0 = 0; i0 < n; i0++) all[i0] = i0;
 
   /* ---- DOM: header, scroller with a spacer and a pool of rows ---- */
-  var host = MP.$('tb-table'), cols = (split ? '14em ' : '') + '7em 9em 8em minmax(12em, 1fr)';
+  var host = MP.$('tb-table'), cols = (procCol ? '14em ' : '') + (split ? '14em ' : '') + '7em 9em 8em minmax(12em, 1fr)';
   host.style.setProperty('--tb-cols', cols);
   host.setAttribute('aria-colcount', String(COLS.length));
   var headRow = MP.el('div', { role: 'row', class: 'tb-grid tb-head', 'aria-rowindex': '1' });
@@ -81,8 +115,9 @@
     if (!q) { order = all.slice(); } else {
       var hit = function (list) { return list.map(function (t) { return t.toLowerCase().indexOf(q) >= 0; }); };
       var lm = hit(locText), km = hit(kindText), tm = split ? hit(threadText) : null, keep = [];
+      var pm = procCol ? hit(procText) : null;
       for (i = 0; i < n; i++) {
-        if (lm[R.location[i]] || km[R.kind[i]] || (tm && tm[R.thread[i]])) keep.push(i);
+        if (lm[R.location[i]] || km[R.kind[i]] || (tm && tm[R.thread[i]]) || (pm && pm[R.process[i]])) keep.push(i);
       }
       order = Uint32Array.from(keep);
     }
@@ -130,10 +165,12 @@
   }
 
   function csv() {
-    var header = (split ? ['thread_tid', 'thread_name'] : []).concat(['size_bytes', 'allocator', 'allocations', 'function', 'file', 'line', 'module']);
+    var header = (procCol ? ['process'] : []).concat(split ? ['thread_tid', 'thread_name'] : [],
+      ['size_bytes', 'allocator', 'allocations', 'function', 'file', 'line', 'module']);
     var rows = [];
     for (var k = 0; k < order.length; k++) {
-      var i = order[k], l = R.location[i], row = split ? [MP.tid(R.thread[i]), MP.threadName(R.thread[i])] : [];
+      var i = order[k], l = R.location[i], row = (procCol ? [MP.procLabel(R.process[i])] : [])
+        .concat(split ? [MP.tid(R.thread[i]), MP.threadName(R.thread[i])] : []);
       rows.push(row.concat([R.bytes[i], kinds[R.kind[i]] || '', R.count[i], MP.fn(l), MP.file(l), MP.line(l), MP.module(l)]));
     }
     return MP.csv(header, rows);
@@ -156,6 +193,27 @@
     MP.download('memprof-table-' + (MP.meta.capture || 'report').replace(/[^A-Za-z0-9_.-]/g, '_') + '.csv', csv());
   });
   scroll.addEventListener('scroll', function () { requestAnimationFrame(render); });
+  if (procs) {
+    /* Another choice of processes: the page made again from the fragment. */
+    var procSel = MP.$('tb-process'), apartBtn = MP.$('tb-apart');
+    var choose = function (pr, apart) {
+      var f = [];
+      if (pr >= 0) f.push('process=' + pr);
+      if (apart !== !!d.split_processes) f.push('apart=' + (apart ? 1 : 0));
+      location.hash = f.join('&');
+      location.reload();
+    };
+    MP.$('tb-process-label').hidden = false;
+    apartBtn.hidden = false;
+    procSel.appendChild(MP.el('option', { value: 'all' }, 'all processes'));
+    for (var pi = 0; pi < MP.nprocs; pi++) procSel.appendChild(MP.el('option', { value: String(pi) }, MP.procLabel(pi)));
+    procSel.value = P.proc < 0 ? 'all' : String(P.proc);
+    apartBtn.textContent = P.apart ? 'Processes: apart' : 'Processes: merged';
+    apartBtn.setAttribute('aria-pressed', String(P.apart));
+    apartBtn.disabled = P.proc >= 0;
+    procSel.addEventListener('change', function () { choose(procSel.value === 'all' ? -1 : +procSel.value, P.apart); });
+    apartBtn.addEventListener('click', function () { choose(P.proc, !P.apart); });
+  }
   MP.onRedraw(render);
 
   MP.hook('csv', csv);
@@ -166,6 +224,7 @@
   });
   MP.hook('state', function () {
     return { sort: COLS[S.sort].key, desc: S.desc, query: S.query, rows: order.length, first: S.first,
+      process: P.proc, apart: procCol,
       theme: document.documentElement.getAttribute('data-theme') };
   });
 

@@ -7,6 +7,7 @@ EXTRA_DIST += \
 	%reldir%/check_embed.py \
 	%reldir%/check_flamegraph.py \
 	%reldir%/check_flamegraph_diff.py \
+	%reldir%/check_processes.py \
 	%reldir%/check_render.py \
 	%reldir%/check_table.py \
 	%reldir%/expect.py \

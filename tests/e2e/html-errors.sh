@@ -58,9 +58,9 @@ expect_err "memprof table: unknown option '--inverted'"
 mp table --temporal app.mprof
 expect_rc 2 "table --temporal"
 expect_err "memprof table: unknown option '--temporal'"
-mp flamegraph app.mprof other.bin
-expect_rc 2 "two captures"
-expect_err "memprof flamegraph: unexpected argument 'other.bin'"
+mp flamegraph -f app.mprof other.bin
+expect_rc 1 "two captures, one not readable"
+expect_err "other.bin"
 mp table
 expect_rc 2 "no capture"
 expect_err "memprof table: missing argument"

@@ -68,6 +68,11 @@ E2E_TESTS = \
 	%reldir%/run-exec.sh \
 	%reldir%/run-fifo.sh \
 	%reldir%/run-fork.sh \
+	%reldir%/family-shell.sh \
+	%reldir%/family-python.sh \
+	%reldir%/family-errors.sh \
+	%reldir%/family-clock.sh \
+	%reldir%/html-processes.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
 	%reldir%/run-kill.sh \
@@ -107,6 +112,7 @@ E2E_TESTS = \
 EXTRA_DIST += $(E2E_TESTS) \
 	%reldir%/attach-init.sh \
 	%reldir%/debuginfod-lib.sh \
+	%reldir%/family-lib.sh \
 	%reldir%/attachee.sh \
 	%reldir%/html-lib.sh \
 	%reldir%/init.sh \

@@ -43,8 +43,8 @@ mp stats
 expect_rc 2 "no capture"
 expect_err "memprof stats: missing argument"
 mp stats app.mprof other.bin
-expect_rc 2 "two captures"
-expect_err "memprof stats: unexpected argument 'other.bin'"
+expect_rc 1 "two captures, one missing"
+expect_err "memprof: cannot open 'other.bin': No such file or directory"
 mp stats --leaks app.mprof
 expect_rc 2 "an option of other reporters"
 expect_err "memprof stats: unknown option '--leaks'"

@@ -19,7 +19,8 @@ expect_rc 2 "no capture"
 mp transform
 expect_rc 2 "no format"
 mp transform folded app.mprof extra
-expect_rc 2 "an extra operand"
+expect_rc 1 "a second capture that is missing"
+expect_err "memprof: cannot open 'extra': No such file or directory"
 mp transform --leaks --temporary-allocations folded app.mprof
 expect_rc 2 "--leaks with --temporary-allocations"
 expect_err "memprof transform: options '--leaks' and '--temporary-allocations' cannot be combined"

@@ -11,6 +11,7 @@ WORKLOADS = \
 	%reldir%/dlchurn \
 	%reldir%/dlopens \
 	%reldir%/execs \
+	%reldir%/family \
 	%reldir%/forks \
 	%reldir%/io \
 	%reldir%/oracle \
@@ -28,6 +29,7 @@ tests_workloads_allocs_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_attachee_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_attachee_LDADD = -lpthread
 tests_workloads_closer_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_family_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_closer_LDADD = -lpthread
 tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
