@@ -158,6 +158,8 @@ void mp_analysis_finish(struct mp_analysis *a)
 		a->duration_us = a->trailer.duration_us;
 	if (a->trailer.present && a->trailer.n_lost > a->totals.n_lost)
 		a->totals.n_lost = a->trailer.n_lost;
+	if (a->trailer.present && a->trailer.n_libunwind > a->totals.n_libunwind)
+		a->totals.n_libunwind = a->trailer.n_libunwind;
 	mp_series_finish(a);
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_slot *s = &a->slots[i];

@@ -21,6 +21,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/record.c %reldir%/record.h \
 	%reldir%/replies.c \
 	%reldir%/session.c %reldir%/session.h \
+	%reldir%/signals.c %reldir%/signals.h \
 	%reldir%/stacks.c %reldir%/stacks.h \
 	%reldir%/stream.c %reldir%/stream.h \
 	%reldir%/threads.c %reldir%/threads.h \

@@ -379,9 +379,8 @@ int mp_modules_refresh(void)
 	int added = 0, cs;
 	if (mp_state != MP_STATE_ON)
 		return 0;
-	mp_sig_block(); /* as under a lock of ours, and the loader is called (base.h) */
+	mp_cs_enter(); /* (fork_gate, and the loader's lock) */
 	mp_in_hook++;
-	cs = mp_cancel_off(); /* a module's file is opened and read */
 	if (pthread_rwlock_tryrdlock(&fork_gate)) {
 		mp_modules_mark_dirty(); /* a fork is under way: the next event looks again */
 		goto out;
@@ -389,6 +388,8 @@ int mp_modules_refresh(void)
 	/* Most calls (the timer's ticks, events while a dlclose runs): nothing changed. */
 	dl_iterate_phdr(counters_cb, c);
 	if (!map_current(c)) {
+		mp_sig_block(); /* the loader's, then a lock of ours, at length (base.h) */
+		cs = mp_cancel_off(); /* a module's file is opened and read */
 		dl_iterate_phdr(refresh_cb, &r);
 		if (r.full) {
 			added = r.c[0] != last_adds;
@@ -396,12 +397,13 @@ int mp_modules_refresh(void)
 		}
 		if (r.locked)
 			pthread_mutex_unlock(&modules_lock);
+		mp_cancel_restore(cs);
+		mp_sig_unblock();
 	}
 	pthread_rwlock_unlock(&fork_gate);
 out:
-	mp_cancel_restore(cs);
 	mp_in_hook--;
-	mp_sig_unblock();
+	mp_cs_leave();
 	return added;
 }
 
