@@ -84,9 +84,26 @@ static inline __attribute__((always_inline)) void hook_enter(void)
 	mp_hook_sp = hook_sp();
 }
 
+/* The same for a hook that records in a function of its own (idle(), below): where the hook is. */
+static inline __attribute__((always_inline)) void hook_enter_at(uintptr_t sp)
+{
+	mp_hook_sp = sp;
+}
+
 static inline __attribute__((always_inline)) void hook_leave(void)
 {
 	mp_hook_sp = 0;
+}
+
+/*
+ * A tracker loaded that records nothing (stopped, paused, or never started:
+ * linked with -lmemprof, or loaded for the in-process API) passes the
+ * allocator's calls straight through: a load, a branch and a jump. (What
+ * records is in functions of its own, so that this path needs no frame.)
+ */
+static inline __attribute__((always_inline)) int idle(void)
+{
+	return likely(mp_state == MP_STATE_OFF);
 }
 
 static inline size_t page_round(size_t n)
@@ -95,16 +112,11 @@ static inline size_t page_round(size_t n)
 	return (n + ps - 1) & ~(ps - 1);
 }
 
-MP_EXPORT void *malloc(size_t size)
+static __attribute__((noinline)) void *malloc_recorded(size_t size, uintptr_t sp)
 {
 	struct mp_site site;
 	void *p;
-	if (!recording()) {
-		if (unlikely(!mp_real.malloc))
-			return mp_boot_alloc(size, 16);
-		return mp_real.malloc(size);
-	}
-	hook_enter();
+	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.malloc(size);
 	mp_record_settle(&site);
@@ -114,19 +126,23 @@ MP_EXPORT void *malloc(size_t size)
 	return p;
 }
 
-MP_EXPORT void *calloc(size_t nmemb, size_t size)
+MP_EXPORT void *malloc(size_t size)
+{
+	if (idle() && likely(mp_real.malloc != NULL))
+		return mp_real.malloc(size);
+	if (!recording()) {
+		if (unlikely(!mp_real.malloc))
+			return mp_boot_alloc(size, 16);
+		return mp_real.malloc(size);
+	}
+	return malloc_recorded(size, hook_sp());
+}
+
+static __attribute__((noinline)) void *calloc_recorded(size_t nmemb, size_t size, uintptr_t sp)
 {
 	struct mp_site site;
 	void *p;
-	if (!recording()) {
-		if (unlikely(!mp_real.calloc)) {
-			size_t n;
-			/* The arena is static and never reused, hence already zeroed. */
-			return __builtin_mul_overflow(nmemb, size, &n) ? NULL : mp_boot_alloc(n, 16);
-		}
-		return mp_real.calloc(nmemb, size);
-	}
-	hook_enter();
+	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.calloc(nmemb, size);
 	mp_record_settle(&site);
@@ -136,8 +152,36 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 	return p;
 }
 
+MP_EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	if (idle() && likely(mp_real.calloc != NULL))
+		return mp_real.calloc(nmemb, size);
+	if (!recording()) {
+		if (unlikely(!mp_real.calloc)) {
+			size_t n;
+			/* The arena is static and never reused, hence already zeroed. */
+			return __builtin_mul_overflow(nmemb, size, &n) ? NULL : mp_boot_alloc(n, 16);
+		}
+		return mp_real.calloc(nmemb, size);
+	}
+	return calloc_recorded(nmemb, size, hook_sp());
+}
+
+static __attribute__((noinline)) void free_recorded(void *p, uintptr_t sp)
+{
+	hook_enter_at(sp);
+	/* Recorded before the memory is released: no later allocation can reuse it first. */
+	mp_record_free(MP_KIND_FREE, p);
+	mp_real.free(p);
+	hook_leave();
+}
+
 MP_EXPORT void free(void *p)
 {
+	if (idle() && likely(!mp_is_boot(p)) && likely(mp_real.free != NULL)) {
+		mp_real.free(p);
+		return;
+	}
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
 	if (!recording()) {
@@ -145,11 +189,7 @@ MP_EXPORT void free(void *p)
 			mp_real.free(p);
 		return;
 	}
-	hook_enter();
-	/* Recorded before the memory is released: no later allocation can reuse it first. */
-	mp_record_free(MP_KIND_FREE, p);
-	mp_real.free(p);
-	hook_leave();
+	free_recorded(p, hook_sp());
 }
 
 /* realloc of a bootstrap block: move it to the real heap. */
@@ -162,7 +202,8 @@ static void *boot_realloc(void *p, size_t size)
 	return q;
 }
 
-static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(void *, size_t))
+static __attribute__((noinline)) void *realloc_common(unsigned kind, void *p, size_t size,
+							 void *(*real)(void *, size_t))
 {
 	struct mp_site site;
 	void *q;
@@ -184,6 +225,8 @@ static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(v
 
 MP_EXPORT void *realloc(void *p, size_t size)
 {
+	if (idle() && likely(!mp_is_boot(p)) && likely(mp_real.realloc != NULL))
+		return mp_real.realloc(p, size);
 	if (unlikely(p && mp_is_boot(p)))
 		return boot_realloc(p, size);
 	if (!recording()) {
