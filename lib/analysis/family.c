@@ -15,6 +15,7 @@
 
 #include "lib/format/pyframe.h"
 #include "lib/util/strbuf.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 /* A capture's own state of the pass (the fields of struct mp_analysis_private it owns). */
@@ -582,7 +583,7 @@ static int scan_headers(struct mp_analysis *a, const char *const *paths, size_t 
 		memset(&s->r, 0, sizeof(s->r));
 		saved_init(&s->st);
 	}
-	qsort(f->src, n, sizeof(*f->src), start_order);
+	mp_qsort(f->src, n, sizeof(*f->src), start_order);
 	f->start = f->src[0].start;
 	return 0;
 }

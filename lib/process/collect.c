@@ -460,37 +460,6 @@ static void forget_control_socket(struct stream *s)
 static void finish_stream(struct mp_collector *c, struct stream *s);
 
 /*
- * The process is gone, yet its socket is open: a child it forked holds it,
- * followed and not set up yet (it keeps its copy of the parent's connection
- * until its own stream is connected, lib/tracker/lifecycle.c). Its stream
- * may still begin, so the collector waits for that socket's end: a parent
- * that leaves at once (glibc's daemon()) must not end the run before the
- * child it left behind allocates.
- */
-static bool held_by_child(const struct stream *s)
-{
-	struct pollfd p = { .fd = s->fd, .events = POLLRDHUP };
-	if (!s->gone || s->detach_seen || s->fd < 0 || !(s->dec.header.flags & MP_HF_FOLLOW_FORK))
-		return false;
-	return poll(&p, 1, 0) == 0;
-}
-
-/* The child that held an ended stream's socket let it go (set up, exec'd or exited). */
-static void hold_event(struct stream *s)
-{
-	char buf[256];
-	ssize_t n;
-	do
-		n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT);
-	while (n > 0 || (n < 0 && errno == EINTR));
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return;
-	close(s->fd);
-	s->fd = -1;
-	s->child_holds = false;
-}
-
-/*
  * The stream ended: the process is gone, replaced itself (exec), or its
  * tracker stopped (detach). Everything its rings hold goes to the capture;
  * one the tracker stopped (memprof ctl PID stop, a detach) is finished at
@@ -533,8 +502,8 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	/* (Its tracker may wait, on the socket, to hear that it is finished.) */
 	if (s->detach_seen)
 		finish_stream(c, s);
-	if (held_by_child(s)) {
-		s->child_holds = true; /* its fd stays watched: hold_event() */
+	if (mp_collect_held_by_child(s)) {
+		s->child_holds = true; /* its fd stays watched: mp_collect_hold_event() */
 		return;
 	}
 	close_open(s->fd);
@@ -593,18 +562,6 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 	strbuf_release(&err);
 }
 
-/* Whether process s still maps its rings (/proc/PID/maps): it neither exited nor replaced itself. */
-static bool rings_mapped(const struct stream *s)
-{
-	struct mp_procmaps m = MP_PROCMAPS_INIT;
-	struct strbuf err = STRBUF_INIT;
-	bool found = s->rings_file.st_ino && mp_procmaps_read(&m, s->pid, &err) == 0 &&
-		     mp_procmaps_find_file(&m, s->rings_file.st_dev, s->rings_file.st_ino);
-	mp_procmaps_release(&m);
-	strbuf_release(&err);
-	return found;
-}
-
 /*
  * The socket ended, but no detach was said and the process still maps its
  * rings: the program closed the tracker's descriptor (a daemon closing what
@@ -621,7 +578,7 @@ static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
 	take(c, s, SIZE_MAX);
 	if (s->detach_seen)
 		return false;
-	if (!rings_mapped(s))
+	if (!mp_collect_rings_mapped(s))
 		return false; /* exited, or replaced itself */
 	close(s->fd);
 	s->fd = -1;
@@ -733,12 +690,12 @@ static void serve_event(struct mp_collector *c, const struct epoll_event *ev)
 	s = (struct stream *)(uintptr_t)(ev->data.u64 & ~(uint64_t)1);
 	if (s->eof) {
 		if (s->child_holds && !(ev->data.u64 & 1))
-			hold_event(s);
+			mp_collect_hold_event(s);
 		return; /* ended by an earlier event of this round */
 	}
 	if (ev->data.u64 & 1) {
 		s->gone = true;
-		end_stream(c, s); /* the process is gone; a child may hold its socket (held_by_child()) */
+		end_stream(c, s); /* the process is gone; a child may hold its socket (mp_collect_held_by_child()) */
 		return;
 	}
 	if (s->fd < 0)

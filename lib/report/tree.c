@@ -7,6 +7,7 @@
 
 #include "lib/analysis/calltree.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct render {
@@ -220,7 +221,7 @@ static struct sibling *siblings(struct render *r, uint32_t parent, size_t *count
 	}
 	for (enum detail d = LINES; d <= FULL && n > 1; d++) {
 		bool again = false;
-		qsort(kids, n, sizeof(*kids), sibling_cmp);
+		mp_qsort(kids, n, sizeof(*kids), sibling_cmp);
 		for (size_t i = 0; i < n;) {
 			size_t k = i + 1;
 			while (k < n && !strcmp(kids[k].text, kids[i].text))
@@ -236,7 +237,7 @@ static struct sibling *siblings(struct render *r, uint32_t parent, size_t *count
 			break;
 	}
 	/* Node numbers grow with the order children were made, not the order shown: sort by it. */
-	qsort(kids, n, sizeof(*kids), sibling_order);
+	mp_qsort(kids, n, sizeof(*kids), sibling_order);
 	*count = n;
 	return kids;
 }

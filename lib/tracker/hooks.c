@@ -668,8 +668,8 @@ MP_EXPORT int mlockall(int flags)
  * The loader unmaps a library with no call our hooks see: the module map is
  * refreshed at once, so that the unload comes before anything loaded at the
  * same place (whose code then gets trace nodes of its own,
- * mp_stacks_forget_code()). It waits for a refresh in progress, which may
- * have begun before the unload.
+ * mp_stacks_forget_code()), and until then the other threads' events look
+ * at the map themselves (mp_modules_unload_begin()).
  */
 MP_EXPORT int dlclose(void *handle)
 {
@@ -678,9 +678,11 @@ MP_EXPORT int dlclose(void *handle)
 		mp_init_stage1();
 	if (unlikely(!mp_real.dlclose))
 		return -1;
+	if (mp_inside())
+		return mp_real.dlclose(handle);
+	mp_modules_unload_begin();
 	r = mp_real.dlclose(handle);
-	if (!mp_inside())
-		mp_modules_refresh(1);
+	mp_modules_unload_end();
 	return r;
 }
 

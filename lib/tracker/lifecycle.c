@@ -165,7 +165,7 @@ static void at_exit(void)
 		return;
 	mp_in_hook++;
 	/* Modules closed since the last tick. */
-	mp_modules_refresh(0);
+	mp_modules_refresh();
 	ts = mp_thread_ring();
 	/*
 	 * Returning from main reaches exit() inside the C library, past every

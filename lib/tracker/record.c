@@ -331,7 +331,7 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	if (unlikely(!ts))
 		goto out;
 	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
+		mp_modules_refresh();
 	/* The thread's ring first: new stacks write their TRACE records into it. */
 	sgen = __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE);
 	if (unlikely(mp_thread_undeclared(ts, sgen)) && mp_thread_declare(ts))
@@ -386,7 +386,7 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		 * leave its frames with no module.
 		 */
 		if (unlikely(mp_modules_dirty()))
-			mp_modules_refresh(0);
+			mp_modules_refresh();
 		/*
 		 * The stream we write into is the one whose nodes these are, and
 		 * the one their TRACE records went to: a stop and a start

@@ -8,6 +8,7 @@ WORKLOADS = \
 	%reldir%/cxx \
 	%reldir%/deep \
 	%reldir%/dies \
+	%reldir%/dlchurn \
 	%reldir%/dlopens \
 	%reldir%/execs \
 	%reldir%/family \
@@ -41,6 +42,8 @@ tests_workloads_maps_SOURCES = %reldir%/maps.cc
 tests_workloads_maps_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_LDADD = -lpthread
+tests_workloads_dlchurn_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dlchurn_LDADD = -ldl -lpthread
 tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dlopens_LDADD = -ldl
 tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
