@@ -6,7 +6,8 @@
 # paused with a path of its own (direct), and under memprof run --paused without one (the
 # collector's): the stats, the stacks at the peak and the leaks of the two captures, and of
 # their snapshots, are the same; loaded with dlopen, the aggregated capture gives what the
-# full capture of the same program gives, with the exact numbers of the mix.
+# full capture of the same program gives, with the exact numbers of the mix; killed before
+# its stop, it lacks the totals written at the end, and the reports say so.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 
 # The figures that differ from run to run (pid, tids, times) or between a collector's
@@ -83,4 +84,12 @@ assert d["peak_memory_bytes"] == 19488 + 20000 + 9000 + 20 * 777 + (1 << 20), go
 peak=$(sed 's/.*;//' g.folded | sort | tr '\n' ' ')
 [ "$peak" = "agg_grow 9000 agg_peak 1048576 agg_small 19488 agg_worker 15540 agg_zeroed 20000 " ] ||
 	fail_ "g.bin's peak: $peak"
+
+# Killed before the stop: the totals, written at the end, are not there, and the reports say so.
+env -u LD_PRELOAD INPROC_KILL=1 "$WORKLOADS/inproc" aggregate "$TRACKER_LIB" "$T/k.bin" - > out 2> err
+[ $? = 137 ] || fail_ "the killed program's status: $(cat out err)"
+mp stats k.bin
+expect_rc 0 "stats of a cut aggregated capture"
+expect_one_line_err
+expect_err "memprof: warning: 'k.bin' is an aggregated capture cut short before its end, where its totals per stack are written: it shows no allocations"
 exit 0

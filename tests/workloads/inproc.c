@@ -26,7 +26,8 @@
  *     allocates 30 x 777 (agg_worker) and frees 10; 1 MiB (agg_peak)
  *     freed; 3 pages mapped (agg_map), the middle one unmapped; free(NULL);
  *     stops. With INPROC_FULL set in the environment, a full capture
- *     instead (the same allocations, every event).
+ *     instead (the same allocations, every event); with INPROC_KILL, killed
+ *     (SIGKILL) before the stop.
  *   inproc race LIB DIR N
  *     N times, two threads call memprof_start at once: one must succeed,
  *     the other fail with EBUSY ("race ok N" at the end).
@@ -40,6 +41,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +332,8 @@ static int aggregate(const char *path, const char *snap)
 	map = agg_map(3 * (size_t)page);
 	munmap(map + page, (size_t)page);
 	free(NULL);
+	if (getenv("INPROC_KILL"))
+		raise(SIGKILL);
 	must(api_stop(), "stop aggregate");
 	sink = zeroed[0];
 	return failures ? 1 : 0;
