@@ -166,7 +166,7 @@ int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf
 int mp_ctl_ask(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
 	       struct strbuf *err)
 {
-	char waiting[48];
+	char waiting[128];
 	unsigned wait = timeout_ms > 2000 ? (unsigned)timeout_ms - 1000 : (unsigned)timeout_ms / 2;
 	int r;
 	if (!strcmp(request, "stop")) {

@@ -161,6 +161,39 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
 }
 
 /*
+ * The words after "start": "aggregate", and MEMPROF_SAMPLING_INTERVAL=BYTES
+ * (lib/transport/settings.h), else the interval the tracker was given at
+ * its start. 0, or -1 for a word that is neither, or a value out of bounds.
+ */
+static int start_words(const char *words, bool *aggregate, unsigned *sampling)
+{
+	static const char key[] = "MEMPROF_SAMPLING_INTERVAL=";
+	static unsigned configured = UINT32_MAX;
+	if (configured == UINT32_MAX)
+		configured = mp_cfg.sampling_interval;
+	*sampling = configured;
+	while (*words) {
+		size_t len;
+		uint64_t v;
+		while (*words == ' ')
+			words++;
+		len = strcspn(words, " ");
+		if (len == 9 && !strncmp(words, "aggregate", 9)) {
+			*aggregate = true;
+		} else if (len > sizeof(key) - 1 && !strncmp(words, key, sizeof(key) - 1)) {
+			if (mp_settings_bytes(words + sizeof(key) - 1, len - (sizeof(key) - 1), &v) < 0 ||
+			    v > MP_SAMPLING_INTERVAL_MAX)
+				return -1;
+			*sampling = (unsigned)v;
+		} else if (len) {
+			return -1;
+		}
+		words += len;
+	}
+	return 0;
+}
+
+/*
  * "start", "snapshot" and "stop" may end with how long the asker waits (ms)
  * for the collector's word on the file: cut from req into *wait_ms. -1 when
  * too long.
@@ -200,14 +233,24 @@ static void serve(const char *request, char *r, size_t cap)
 	}
 	if (!strncmp(req, "stream ", 7)) {
 		stream(req + 7, r, cap, &n);
-	} else if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
-		bool aggregate = req[5] != '\0';
+	} else if (!strcmp(req, "start") || !strncmp(req, "start ", 6)) {
+		bool aggregate = false;
+		unsigned sampling;
+		if (start_words(req + 5, &aggregate, &sampling)) {
+			add(r, cap, &n, "error invalid start request '");
+			add(r, cap, &n, req);
+			add(r, cap, &n, "' (start [aggregate] [MEMPROF_SAMPLING_INTERVAL=BYTES])\n");
+			return;
+		}
 		if (aggregate && mp_cfg.direct) {
 			add(r, cap, &n, "error this tracker writes its own capture, with every event; "
 					"aggregated captures are made by memprof run --paused or memprof "
 					"attach, with --aggregate\n");
 			return;
 		}
+		/* The capture's sampling: the request's, else the tracker's own (its environment's). */
+		if (mp_state != MP_STATE_ON)
+			mp_cfg.sampling_interval = sampling;
 		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
 				     aggregate ? MP_HF_AGGREGATED : 0, NULL, NULL);
 		if (!e && !mp_cfg.direct && wait_ms) {

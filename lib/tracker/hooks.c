@@ -28,6 +28,7 @@
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/record.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
@@ -103,12 +104,17 @@ MP_EXPORT void *malloc(size_t size)
 			return mp_boot_alloc(size, 16);
 		return mp_real.malloc(size);
 	}
+	/* Sampled tracking: most allocations are not recorded (sample.h). */
+	if (!mp_sample_alloc(size))
+		return mp_real.malloc(size);
 	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.malloc(size);
 	mp_record_settle(&site);
-	if (likely(p != NULL))
+	if (likely(p != NULL)) {
 		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
+		mp_sample_keep(p);
+	}
 	hook_leave();
 	return p;
 }
@@ -125,12 +131,16 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 		}
 		return mp_real.calloc(nmemb, size);
 	}
+	if (!mp_sample_alloc(nmemb * size))
+		return mp_real.calloc(nmemb, size);
 	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.calloc(nmemb, size);
 	mp_record_settle(&site);
-	if (likely(p != NULL))
+	if (likely(p != NULL)) {
 		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
+		mp_sample_keep(p);
+	}
 	hook_leave();
 	return p;
 }
@@ -142,6 +152,11 @@ MP_EXPORT void free(void *p)
 	if (!recording()) {
 		if (likely(mp_real.free != NULL))
 			mp_real.free(p);
+		return;
+	}
+	/* Sampled tracking: the free of a block recorded, only (taken out of the set here). */
+	if (!mp_sample_free(p)) {
+		mp_real.free(p);
 		return;
 	}
 	hook_enter();
@@ -161,22 +176,40 @@ static void *boot_realloc(void *p, size_t size)
 	return q;
 }
 
+/*
+ * A reallocation is a free and an allocation, each recorded as the
+ * sampling says (sample.h; both when every event is): in the free's case
+ * the old block was recorded, in the allocation's the new size is sampled.
+ */
 static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(void *, size_t))
 {
 	struct mp_site site;
+	int freed = !p || mp_sample_free(p), alloc = mp_sample_alloc(size);
 	void *q;
+	if (!freed && !alloc)
+		return real(p, size);
 	hook_enter();
-	mp_record_site(&site, MP_SITE_DEFER);
-	if (p)
+	if (alloc)
+		mp_record_site(&site, MP_SITE_DEFER);
+	if (p && freed)
 		mp_record_free(kind, p);
 	q = real(p, size);
-	mp_record_settle(&site);
-	if (q)
-		mp_record_alloc_at(&site, kind, q, size);
-	else if (p && size)
+	if (alloc) {
+		mp_record_settle(&site);
+		if (q) {
+			mp_record_alloc_at(&site, kind, q, size);
+			mp_sample_keep(q);
+		}
+	}
+	if (!q && p && size && freed) {
 		/* Failed: the old block lives on (its size as the allocator knows it). */
-		mp_record_alloc_at(&site, kind, p,
-				   mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0);
+		size_t old = mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0;
+		if (alloc)
+			mp_record_alloc_at(&site, kind, p, old);
+		else
+			mp_record_alloc(kind, p, old);
+		mp_sample_keep(p);
+	}
 	hook_leave();
 	return q;
 }
@@ -222,6 +255,10 @@ static void free_kind(unsigned kind, void *p, void (*real)(void *))
 		real(p);
 		return;
 	}
+	if (!mp_sample_free(p)) {
+		real(p);
+		return;
+	}
 	hook_enter();
 	mp_record_free(kind, p);
 	real(p);
@@ -241,6 +278,10 @@ MP_EXPORT void free_sized(void *p, size_t size)
 		mp_real.free_sized(p, size);
 		return;
 	}
+	if (!mp_sample_free(p)) {
+		mp_real.free_sized(p, size);
+		return;
+	}
 	hook_enter();
 	mp_record_free(MP_KIND_FREE_SIZED, p);
 	mp_real.free_sized(p, size);
@@ -256,6 +297,10 @@ MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
 	if (!recording()) {
+		mp_real.free_aligned_sized(p, alignment, size);
+		return;
+	}
+	if (!mp_sample_free(p)) {
 		mp_real.free_aligned_sized(p, alignment, size);
 		return;
 	}
@@ -279,12 +324,16 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		}
 		return mp_real.posix_memalign(out, alignment, size);
 	}
+	if (!mp_sample_alloc(size))
+		return mp_real.posix_memalign(out, alignment, size);
 	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	r = mp_real.posix_memalign(out, alignment, size);
 	mp_record_settle(&site);
-	if (r == 0)
+	if (r == 0) {
 		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
+		mp_sample_keep(*out);
+	}
 	hook_leave();
 	return r;
 }
@@ -299,12 +348,16 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 				return boot;                         \
 			return mp_real.name args;                    \
 		}                                                    \
+		if (!mp_sample_alloc(recorded))                      \
+			return mp_real.name args;                    \
 		hook_enter();                                        \
 		mp_record_site(&site, MP_SITE_DEFER);                \
 		p = mp_real.name args;                               \
 		mp_record_settle(&site);                             \
-		if (p)                                               \
+		if (p) {                                             \
 			mp_record_alloc_at(&site, kind, p, recorded); \
+			mp_sample_keep(p);                           \
+		}                                                    \
 		hook_leave();                                        \
 		return p;                                            \
 	}
@@ -334,11 +387,14 @@ MP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		return raw_mmap(addr, len, prot, flags, fd, off);
 	hook_enter();
 	/* MAP_FIXED replaces whatever was mapped there. */
-	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) && len)
+	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) && len &&
+	    mp_sample_unmap(addr, page_round(len)))
 		mp_record_free_range(MP_KIND_MMAP, addr, page_round(len));
 	p = raw_mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && mp_sample_alloc(page_round(len))) {
 		mp_record_alloc(MP_KIND_MMAP, p, page_round(len));
+		mp_sample_keep_map(p, page_round(len));
+	}
 	hook_leave();
 	return p;
 }
@@ -355,7 +411,7 @@ MP_EXPORT int munmap(void *addr, size_t len)
 		return mp_real.munmap ? mp_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
 	hook_enter();
 	/* munmap fails only on bad arguments: don't record those. */
-	if (len && !((uintptr_t)addr & 4095))
+	if (len && !((uintptr_t)addr & 4095) && mp_sample_unmap(addr, page_round(len)))
 		mp_record_free_range(MP_KIND_MUNMAP, addr, page_round(len));
 	r = mp_real.munmap(addr, len);
 	hook_leave();
@@ -365,6 +421,7 @@ MP_EXPORT int munmap(void *addr, size_t len)
 MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 {
 	void *new_addr = NULL, *p;
+	int freed;
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
 		va_start(ap, flags);
@@ -374,15 +431,20 @@ MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
 	if (!recording())
 		return mp_real.mremap(old, old_size, new_size, flags, new_addr);
 	hook_enter();
-	if (flags & MREMAP_FIXED)
+	/* A free of the old pages and an allocation of the new, each as sampling says (sample.h). */
+	if ((flags & MREMAP_FIXED) && mp_sample_unmap(new_addr, page_round(new_size)))
 		mp_record_free_range(MP_KIND_MREMAP, new_addr, page_round(new_size));
-	if (!(flags & MREMAP_DONTUNMAP))
+	freed = !(flags & MREMAP_DONTUNMAP) && mp_sample_unmap(old, page_round(old_size));
+	if (freed)
 		mp_record_free_range(MP_KIND_MREMAP, old, page_round(old_size));
 	p = mp_real.mremap(old, old_size, new_size, flags, new_addr);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && mp_sample_alloc(page_round(new_size))) {
 		mp_record_alloc(MP_KIND_MREMAP, p, page_round(new_size));
-	else if (!(flags & MREMAP_DONTUNMAP))
+		mp_sample_keep_map(p, page_round(new_size));
+	} else if (p == MAP_FAILED && freed) {
 		mp_record_alloc(MP_KIND_MREMAP, old, page_round(old_size));
+		mp_sample_keep_map(old, page_round(old_size));
+	}
 	hook_leave();
 	return p;
 }

@@ -20,6 +20,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
 	%reldir%/replies.c \
+	%reldir%/sample.c %reldir%/sample.h \
 	%reldir%/session.c %reldir%/session.h \
 	%reldir%/stacks.c %reldir%/stacks.h \
 	%reldir%/stream.c %reldir%/stream.h \

@@ -12,6 +12,7 @@
 #include "lib/tracker/direct.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
@@ -32,6 +33,8 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 	struct mp_wring *w;
 	if (mp_py_on)
 		flags |= MP_HF_PYTHON_FRAMES;
+	/* Every event, or a sample (its interval in the header): the stream's blocks are its own. */
+	mp_sample_begin(mp_cfg.sampling_interval, mp_cfg.sampling_seed);
 	if (mp_stream_create())
 		return -1;
 	if (mp_cfg.direct ? mp_direct_open(mode, flags, forked_from)

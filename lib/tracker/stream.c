@@ -25,6 +25,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/fds.h"
 #include "lib/tracker/keys.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/stream.h"
 
 struct mp_stream mp_st = { .sink_fd = -1, .gen = 1, .shm_fd = -1, .statm_fd = -1,
@@ -446,6 +447,8 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 		p = mp_enc_field_bytes(p, MP_H_CWD, cwd, strlen(cwd));
 	if (forked_from)
 		p = mp_enc_field_uint(p, MP_H_FORKED_FROM, (uint64_t)forked_from);
+	if (mp_sample.interval)
+		p = mp_enc_field_uint(p, MP_H_SAMPLING_INTERVAL, mp_sample.interval);
 	p = mp_enc_sized_end(rec, p);
 	return (size_t)(p - buf);
 }
