@@ -137,6 +137,7 @@ void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h)
 	if (h->mode == MP_MODE_ATTACH)
 		a->attached = true;
 	a->aggregated = (h->flags & MP_HF_AGGREGATED) != 0;
+	mp_analysis_note_sampling(a, h->sampling_interval);
 }
 
 static int kind_cmp(const void *x, const void *y)
