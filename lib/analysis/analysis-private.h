@@ -69,8 +69,9 @@ struct mp_analysis_private {
 	uint32_t *thread_of;            /* capture thread index -> a->threads, MP_NONE */
 	size_t thread_of_alloc;
 	uint32_t kind_index[32];        /* kind -> a->kinds + 1, for kinds below 32 */
-	/* The heap and its peak. */
+	/* The heap and its peak; in a sampled capture the variance of its estimate. */
 	uint64_t heap, live_count, epoch;
+	double heap_var;
 	/* The time series. */
 	uint64_t last_time_us, last_rss;
 	uint64_t tick_max;              /* highest heap since the last tick */
@@ -140,6 +141,8 @@ void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uin
  */
 void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t event, uint64_t *bytes,
 		       uint64_t *count);
+/* The variance a sampled block of size bytes adds to an estimate (0 when exact). */
+double mp_estimate_var(const struct mp_analysis *a, uint64_t size);
 /* The same for bytes of a mapping's piece unmapped now (o->released grows by them). */
 uint64_t mp_estimate_piece(const struct mp_analysis *a, struct origin *o, uint64_t bytes);
 /* A capture's interval, read: a->sampling_interval and a->sampling_mixed. */

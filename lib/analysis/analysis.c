@@ -363,6 +363,8 @@ static void on_unmap_piece(void *ctx, uint64_t value, uint64_t bytes, int pieces
 	uint64_t est, count;
 	block_est(a, o->size, o->event, &est, &count);
 	o->pieces += (uint32_t)pieces;
+	if (__builtin_expect(a->header.sampling_interval != 0, 0) && o->size)
+		a->p->heap_var -= mp_estimate_var(a, o->size) * (double)bytes / (double)o->size;
 	heap_release(a, o->slot, o->thread, mp_estimate_piece(a, o, bytes), o->pieces == 0 ? count : 0,
 		     o->event);
 	if (!o->pieces) {
@@ -396,6 +398,11 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 	slot = get_slot(a, stack, (a->opts.flags & MP_ANALYSIS_SPLIT_THREADS) ? th : MP_THREAD_MERGED,
 			kind);
 	block_est(a, size, a->n_events, &est, &count);
+	if (__builtin_expect(a->header.sampling_interval != 0, 0) && (!mapping || size)) {
+		double v = mp_estimate_var(a, size);
+		a->totals.var_allocated += v;
+		p->heap_var += v;
+	}
 	if (!a->totals.n_allocs || size < a->totals.min_size)
 		a->totals.min_size = size;
 	a->totals.n_allocs += count;
@@ -437,6 +444,8 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 			/* A second allocation at a live address: the free was not seen. */
 			struct release r = { b->slot1 - 1, b->thread, b->event, b->serial, 0, 0 };
 			block_est(a, b->size, b->event, &r.size, &r.count);
+			if (__builtin_expect(a->header.sampling_interval != 0, 0))
+				p->heap_var -= mp_estimate_var(a, b->size);
 			heap_release(a, r.slot, r.thread, r.size, r.count, r.event);
 			mp_blocks_delete(&p->blocks, b);
 			allocation_gone(a, &r, th, false);
@@ -462,6 +471,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		a->totals.peak_time_us = p->last_time_us;
 		a->totals.peak_ticks = a->n_ticks;
 		a->totals.peak_event = a->n_events;
+		a->totals.var_peak = p->heap_var;
 	}
 	if (p->heap > p->tick_max)
 		p->tick_max = p->heap;
@@ -506,6 +516,8 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 		}
 		r = (struct release){ b->slot1 - 1, b->thread, b->event, b->serial, 0, 0 };
 		block_est(a, b->size, b->event, &r.size, &r.count);
+		if (__builtin_expect(a->header.sampling_interval != 0, 0))
+			p->heap_var -= mp_estimate_var(a, b->size);
 		mp_blocks_delete(&p->blocks, b);
 		heap_release(a, r.slot, r.thread, r.size, r.count, r.event);
 		allocation_gone(a, &r, th, true);

@@ -226,6 +226,12 @@ struct mp_totals {
 	uint64_t temporary_bytes, temporary_count;
 	uint64_t hist[MP_HIST_BUCKETS];
 	uint64_t min_size, max_size; /* of allocations (0 when there were none) */
+	/*
+	 * Sampled captures: the variances of the estimates of the bytes
+	 * allocated, at the peak and leaked (the sum over the blocks recorded
+	 * of s^2 (1 - pi) / pi^2, an unbiased estimate of each; 0 when exact).
+	 */
+	double var_allocated, var_peak, var_leaked;
 };
 
 /*

@@ -53,6 +53,13 @@ void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t even
 		 ((double)(mp_hash_u64(event ^ 0x5851f42d4c957f2dull) >> 11) * 0x1p-53 < w - whole);
 }
 
+double mp_estimate_var(const struct mp_analysis *a, uint64_t size)
+{
+	/* (1 - pi) / pi^2 = w^2 - w, w = 1/pi. */
+	double w = mp_sampling_weight(size, a->header.sampling_interval), s = (double)size;
+	return s * s * (w * w - w);
+}
+
 uint64_t mp_estimate_piece(const struct mp_analysis *a, struct origin *o, uint64_t bytes)
 {
 	uint64_t t = a->header.sampling_interval, all, count, before, after;

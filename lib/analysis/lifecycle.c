@@ -160,6 +160,9 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (a->trailer.present && a->trailer.n_lost > a->totals.n_lost)
 		a->totals.n_lost = a->trailer.n_lost;
 	mp_series_finish(a);
+	/* (Blocks of processes that ended, read with others, still count: they leaked.) */
+	if (!a->aggregated)
+		a->totals.var_leaked = p->heap_var > 0 ? p->heap_var : 0;
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_slot *s = &a->slots[i];
 		s->peak = s->epoch_ == p->epoch ? s->at_peak_ : s->leaked;

@@ -78,6 +78,9 @@ enum { MP_STATE_INIT = 0, MP_STATE_ON = 1, MP_STATE_OFF = 2, MP_STATE_CHILD = 3 
 /* Bootstrap arena for allocations made while dlsym resolves the real functions (real.c). */
 void *mp_boot_alloc(size_t size, size_t align) MP_HIDDEN;
 int mp_is_boot(const void *p) MP_HIDDEN;
+/* The arena itself (mp_is_boot() inline, where a call would show). */
+#define MP_BOOT_ARENA_SIZE (64 * 1024)
+extern char mp_boot_arena[MP_BOOT_ARENA_SIZE] MP_HIDDEN;
 size_t mp_boot_size(const void *p) MP_HIDDEN;
 /* The definition of name after ours (the C library's), or NULL (real.c). */
 void *mp_next_symbol(const char *name) MP_HIDDEN;

@@ -84,6 +84,12 @@ static inline __attribute__((always_inline)) void hook_enter(void)
 	mp_hook_sp = hook_sp();
 }
 
+/* The same for a hook that records in a function of its own (below): where the hook is. */
+static inline __attribute__((always_inline)) void hook_enter_at(uintptr_t sp)
+{
+	mp_hook_sp = sp;
+}
+
 static inline __attribute__((always_inline)) void hook_leave(void)
 {
 	mp_hook_sp = 0;
@@ -95,19 +101,15 @@ static inline size_t page_round(size_t n)
 	return (n + ps - 1) & ~(ps - 1);
 }
 
-MP_EXPORT void *malloc(size_t size)
+/*
+ * What records is in functions of its own, so that the paths that do not
+ * (sampled tracking's, above all) need no frame.
+ */
+static __attribute__((noinline)) void *malloc_recorded(size_t size, uintptr_t sp)
 {
 	struct mp_site site;
 	void *p;
-	if (!recording()) {
-		if (unlikely(!mp_real.malloc))
-			return mp_boot_alloc(size, 16);
-		return mp_real.malloc(size);
-	}
-	/* Sampled tracking: most allocations are not recorded (sample.h). */
-	if (!mp_sample_alloc(size))
-		return mp_real.malloc(size);
-	hook_enter();
+	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.malloc(size);
 	mp_record_settle(&site);
@@ -119,21 +121,32 @@ MP_EXPORT void *malloc(size_t size)
 	return p;
 }
 
-MP_EXPORT void *calloc(size_t nmemb, size_t size)
+/* malloc but sampled tracking's way out (a tail call: the caller's return address stays). */
+static __attribute__((noinline)) void *malloc_slow(size_t size)
+{
+	if (!mp_sample_drawn(size))
+		return mp_real.malloc(size);
+	if (!recording()) {
+		if (unlikely(!mp_real.malloc))
+			return mp_boot_alloc(size, 16);
+		return mp_real.malloc(size);
+	}
+	return malloc_recorded(size, hook_sp());
+}
+
+MP_EXPORT void *malloc(size_t size)
+{
+	/* Sampled tracking: most allocations are not recorded, and cost this only (sample.h). */
+	if (mp_sample_pass(size))
+		return mp_real.malloc(size);
+	return malloc_slow(size);
+}
+
+static __attribute__((noinline)) void *calloc_recorded(size_t nmemb, size_t size, uintptr_t sp)
 {
 	struct mp_site site;
 	void *p;
-	if (!recording()) {
-		if (unlikely(!mp_real.calloc)) {
-			size_t n;
-			/* The arena is static and never reused, hence already zeroed. */
-			return __builtin_mul_overflow(nmemb, size, &n) ? NULL : mp_boot_alloc(n, 16);
-		}
-		return mp_real.calloc(nmemb, size);
-	}
-	if (!mp_sample_alloc(nmemb * size))
-		return mp_real.calloc(nmemb, size);
-	hook_enter();
+	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
 	p = mp_real.calloc(nmemb, size);
 	mp_record_settle(&site);
@@ -145,25 +158,63 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 	return p;
 }
 
-MP_EXPORT void free(void *p)
+static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
+{
+	if (!mp_sample_drawn(nmemb * size))
+		return mp_real.calloc(nmemb, size);
+	if (!recording()) {
+		if (unlikely(!mp_real.calloc)) {
+			size_t n;
+			/* The arena is static and never reused, hence already zeroed. */
+			return __builtin_mul_overflow(nmemb, size, &n) ? NULL : mp_boot_alloc(n, 16);
+		}
+		return mp_real.calloc(nmemb, size);
+	}
+	return calloc_recorded(nmemb, size, hook_sp());
+}
+
+MP_EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	if (mp_sample_pass(nmemb * size))
+		return mp_real.calloc(nmemb, size);
+	return calloc_slow(nmemb, size);
+}
+
+static __attribute__((noinline)) void free_recorded(void *p, uintptr_t sp)
+{
+	hook_enter_at(sp);
+	/* Recorded before the memory is released: no later allocation can reuse it first. */
+	mp_record_free(MP_KIND_FREE, p);
+	mp_real.free(p);
+	hook_leave();
+}
+
+/* free but sampled tracking's way out (a tail call: the caller's return address stays). */
+static __attribute__((noinline)) void free_slow(void *p)
 {
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
+	/* A block sampled tracking did not record is seen here only when its bit is another's. */
+	if (mp_sample_free_skip(p)) {
+		mp_real.free(p);
+		return;
+	}
 	if (!recording()) {
 		if (likely(mp_real.free != NULL))
 			mp_real.free(p);
 		return;
 	}
-	/* Sampled tracking: the free of a block recorded, only (taken out of the set here). */
-	if (!mp_sample_free(p)) {
+	free_recorded(p, hook_sp());
+}
+
+MP_EXPORT void free(void *p)
+{
+	/* Sampled tracking: only the free of a block recorded is (sample.h). */
+	if (mp_sample_free_pass(p)) {
 		mp_real.free(p);
 		return;
 	}
-	hook_enter();
-	/* Recorded before the memory is released: no later allocation can reuse it first. */
-	mp_record_free(MP_KIND_FREE, p);
-	mp_real.free(p);
-	hook_leave();
+	free_slow(p);
 }
 
 /* realloc of a bootstrap block: move it to the real heap. */
@@ -251,11 +302,7 @@ static void free_kind(unsigned kind, void *p, void (*real)(void *))
 {
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
-	if (!recording()) {
-		real(p);
-		return;
-	}
-	if (!mp_sample_free(p)) {
+	if (!recording() || mp_sample_free_skip(p)) {
 		real(p);
 		return;
 	}
@@ -274,11 +321,7 @@ MP_EXPORT void free_sized(void *p, size_t size)
 	}
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
-	if (!recording()) {
-		mp_real.free_sized(p, size);
-		return;
-	}
-	if (!mp_sample_free(p)) {
+	if (!recording() || mp_sample_free_skip(p)) {
 		mp_real.free_sized(p, size);
 		return;
 	}
@@ -296,11 +339,7 @@ MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
 	}
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
-	if (!recording()) {
-		mp_real.free_aligned_sized(p, alignment, size);
-		return;
-	}
-	if (!mp_sample_free(p)) {
+	if (!recording() || mp_sample_free_skip(p)) {
 		mp_real.free_aligned_sized(p, alignment, size);
 		return;
 	}

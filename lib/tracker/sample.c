@@ -15,7 +15,8 @@
 struct mp_sample_conf mp_sample __attribute__((aligned(64)));
 __thread struct mp_sample_thread mp_sample_tls;
 
-/* The stream's seed, and how many threads drew their first count in it. */
+/* The interval of the stream begun, and its seed, for the threads that draw a first count. */
+static unsigned next_interval;
 static uint64_t seed_base;
 static uint32_t threads_seeded;
 /* The process whose first stream set the seed: a forked child mixes in its own pid. */
@@ -58,35 +59,33 @@ static double ln(double x)
 }
 
 /*
- * Bytes to the next sample: floor of an exponential of mean t, plus 1. An
- * allocation of s bytes that takes s + 1 off a count of c is hit when
- * c <= s + 1, with probability 1 - e^(-(s+1)/t), and what is left after a
- * miss is again such a count (the exponential has no memory).
+ * A count: an exponential of mean 1 in units of 2^-48 (an interval's
+ * 2^48th part). An allocation of s bytes that takes (s + 1) 2^48 / N off a
+ * count c is hit when c <= that, with probability 1 - e^(-(s+1)/N), and
+ * what is left after a miss is again such a count (the exponential has no
+ * memory).
  */
-static int64_t draw(struct mp_sample_thread *s, uint64_t t)
+static int64_t draw(struct mp_sample_thread *s)
 {
 	/* A uniform in (0, 1]: 53 random bits, plus one. */
 	double u = (double)((next_random(&s->rng) >> 11) + 1) * 0x1p-53;
-	return (int64_t)(-ln(u) * (double)t) + 1;
+	return (int64_t)(-ln(u) * 0x1p48) + 1;
 }
 
 int mp_sample_hit(size_t size)
 {
 	struct mp_sample_thread *s = &mp_sample_tls;
-	uint64_t t = mp_sample.interval, key = mp_sample.key;
-	if (!t)
-		return 1;
-	if (s->key != key) {
-		/* The thread's first count in this stream, from a generator of its own. */
+	if (unlikely(!s->seeded)) {
+		/* The thread's first count, from a generator of its own. */
 		uint64_t n = __atomic_fetch_add(&threads_seeded, 1, __ATOMIC_RELAXED);
 		s->rng = seed_base ^ (n * 0xd6e8feb86659fd93ull);
 		(void)next_random(&s->rng);
-		s->key = key;
-		s->left = draw(s, t) - (int64_t)size - 1;
+		s->seeded = 1;
+		s->left = draw(s) - (int64_t)(((uint64_t)size + 1) * mp_sample.scale);
 		if (s->left > 0)
 			return 0;
 	}
-	s->left = draw(s, t);
+	s->left = draw(s);
 	return 1;
 }
 
@@ -96,7 +95,8 @@ int mp_sample_hit(size_t size)
 static int set_lock;
 /* The first table: 64 buckets, never freed (nor are later ones: readers may still be in them). */
 static uint64_t first_cells[64 * MP_SAMPLE_CELLS] __attribute__((aligned(64)));
-static struct mp_sample_table first_table = { first_cells, 64 - 6, 0 };
+static uint64_t first_bits[(64 << MP_SAMPLE_BITS_LOG) / 64] __attribute__((aligned(64)));
+static struct mp_sample_table first_table = { first_bits, first_cells, 64 - 6 - MP_SAMPLE_BITS_LOG, 0 };
 struct mp_sample_table *mp_sample_table = &first_table;
 static uint64_t live;                     /* addresses in the table and the overflow */
 /* Addresses whose bucket was full and the table could not grow. */
@@ -105,13 +105,36 @@ static size_t novf, ovf_cap;
 
 static size_t buckets(const struct mp_sample_table *t)
 {
-	return (size_t)1 << (64 - t->shift);
+	return (size_t)1 << (64 - t->shift - MP_SAMPLE_BITS_LOG);
+}
+
+static uint64_t *bucket_of(const struct mp_sample_table *t, uint64_t h)
+{
+	return t->cells + (h >> MP_SAMPLE_BITS_LOG) * MP_SAMPLE_CELLS;
+}
+
+static void set_bit(struct mp_sample_table *t, uint64_t h)
+{
+	__atomic_or_fetch(&t->bits[h >> 6], 1ull << (h & 63), __ATOMIC_RELEASE);
+}
+
+/* Clear h's bit unless another address of the set has that hash (its bucket's, or apart). */
+static void clear_bit(struct mp_sample_table *t, uint64_t h)
+{
+	const uint64_t *c = bucket_of(t, h);
+	for (int i = 0; i < MP_SAMPLE_CELLS; i++)
+		if (c[i] && mp_sample_hash(t, c[i]) == h)
+			return;
+	for (size_t i = 0; i < novf; i++)
+		if (mp_sample_hash(t, ovf[i]) == h)
+			return;
+	__atomic_and_fetch(&t->bits[h >> 6], ~(1ull << (h & 63)), __ATOMIC_RELAXED);
 }
 
 /* Put addr in its bucket of t: 1 (or already there), 0 when the bucket is full. */
 static int put(struct mp_sample_table *t, uint64_t addr)
 {
-	uint64_t *c = (uint64_t *)mp_sample_bucket(t, addr), *empty = NULL;
+	uint64_t h = mp_sample_hash(t, addr), *c = bucket_of(t, h), *empty = NULL;
 	for (int i = 0; i < MP_SAMPLE_CELLS; i++) {
 		if (c[i] == addr)
 			return 1;
@@ -120,12 +143,14 @@ static int put(struct mp_sample_table *t, uint64_t addr)
 	}
 	if (!empty)
 		return 0;
-	__atomic_store_n(empty, addr, __ATOMIC_RELEASE);
+	__atomic_store_n(empty, addr, __ATOMIC_RELAXED);
+	set_bit(t, h);
 	live++;
 	return 1;
 }
 
-static void overflow_put(uint64_t addr)
+/* Keep addr apart (its bucket full), its bit set. */
+static void overflow_put(struct mp_sample_table *t, uint64_t addr)
 {
 	for (size_t i = 0; i < novf; i++)
 		if (ovf[i] == addr)
@@ -134,7 +159,8 @@ static void overflow_put(uint64_t addr)
 		return; /* (no memory at all: its free goes unrecorded) */
 	ovf[novf++] = addr;
 	live++;
-	__atomic_store_n(&mp_sample_table->overflow, (uint32_t)novf, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->overflow, (uint32_t)novf, __ATOMIC_RELAXED);
+	set_bit(t, mp_sample_hash(t, addr));
 }
 
 /*
@@ -147,29 +173,34 @@ static void overflow_put(uint64_t addr)
 static int grow(void)
 {
 	struct mp_sample_table *old = mp_sample_table, *t;
-	size_t n = buckets(old) * 2, bytes = 64 + n * MP_SAMPLE_CELLS * sizeof(uint64_t);
-	size_t keep = 0;
-	void *mem = mp_pages(bytes);
+	size_t n = buckets(old) * 2;
+	size_t nbits = n << MP_SAMPLE_BITS_LOG, cells = n * MP_SAMPLE_CELLS * sizeof(uint64_t);
+	size_t nold = novf, keep = 0;
+	char *mem = mp_pages(64 + nbits / 8 + cells);
 	if (!mem)
 		return -1;
-	t = mem;
-	t->cells = (uint64_t *)((char *)mem + 64);
+	t = (struct mp_sample_table *)mem;
+	t->bits = (uint64_t *)(mem + 64);
+	t->cells = (uint64_t *)(mem + 64 + nbits / 8);
 	t->shift = old->shift - 1;
 	live = 0;
-	/* The overflow first, kept in place where it does not fit still. */
-	for (size_t i = 0; i < novf; i++)
-		if (!put(t, ovf[i]))
-			ovf[keep++] = ovf[i];
-	novf = keep;
 	/*
 	 * A bucket's addresses go to two of twice as many buckets (the top bits
-	 * of their hash, one more), so they all fit; the caller made room in
-	 * the overflow for a bucket's all the same.
+	 * of their hash, one more), so they all fit.
 	 */
 	for (size_t i = 0; i < buckets(old) * MP_SAMPLE_CELLS; i++)
-		if (old->cells[i] && !put(t, old->cells[i]) && novf < ovf_cap)
-			ovf[novf++] = old->cells[i];
-	live += novf;
+		if (old->cells[i])
+			put(t, old->cells[i]);
+	/* The overflow's where they fit now; the others kept apart still. */
+	novf = 0;
+	for (size_t i = 0; i < nold; i++) {
+		if (!put(t, ovf[i])) {
+			ovf[keep++] = ovf[i];
+			set_bit(t, mp_sample_hash(t, ovf[i]));
+		}
+	}
+	novf = keep;
+	live += keep;
 	t->overflow = (uint32_t)novf;
 	__atomic_store_n(&mp_sample_table, t, __ATOMIC_RELEASE);
 	return 0;
@@ -178,28 +209,32 @@ static int grow(void)
 void mp_sample_add(uint64_t addr)
 {
 	mp_lock(&set_lock);
-	/* At most a quarter of the cells in use: full buckets stay rare, misses one cache line. */
-	if (live + 1 > buckets(mp_sample_table) * (MP_SAMPLE_CELLS / 4) &&
-	    !mp_pages_grow((void **)&ovf, &ovf_cap, novf + MP_SAMPLE_CELLS, sizeof(*ovf), 512))
+	/* Two addresses a bucket on average: one bit in 64 set, full buckets rare. */
+	if (live + 1 > buckets(mp_sample_table) * 2)
 		grow();
 	if (!put(mp_sample_table, addr)) {
 		/* A full bucket: a bigger table, unless it is big for what it holds already. */
-		if (buckets(mp_sample_table) >= 4 * live + 64 ||
-		    mp_pages_grow((void **)&ovf, &ovf_cap, novf + MP_SAMPLE_CELLS, sizeof(*ovf), 512) ||
-		    grow() || !put(mp_sample_table, addr))
-			overflow_put(addr);
+		if (buckets(mp_sample_table) >= 4 * live + 64 || grow() || !put(mp_sample_table, addr))
+			overflow_put(mp_sample_table, addr);
 	}
 	mp_unlock(&set_lock);
 }
 
 int mp_sample_take(uint64_t addr)
 {
-	struct mp_sample_table *t;
-	uint64_t *c;
+	struct mp_sample_table *t = __atomic_load_n(&mp_sample_table, __ATOMIC_ACQUIRE);
+	uint64_t h = mp_sample_hash(t, addr), *c = bucket_of(t, h);
 	int found = 0;
+	/* Most set bits are another address's: a look at the bucket, without the lock. */
+	for (int i = 0; i < MP_SAMPLE_CELLS; i++)
+		found |= __atomic_load_n(&c[i], __ATOMIC_RELAXED) == addr;
+	if (!found && !__atomic_load_n(&t->overflow, __ATOMIC_RELAXED))
+		return 0;
+	found = 0;
 	mp_lock(&set_lock);
 	t = mp_sample_table;
-	c = (uint64_t *)mp_sample_bucket(t, addr);
+	h = mp_sample_hash(t, addr);
+	c = bucket_of(t, h);
 	for (int i = 0; i < MP_SAMPLE_CELLS && !found; i++) {
 		if (c[i] == addr) {
 			__atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
@@ -209,11 +244,14 @@ int mp_sample_take(uint64_t addr)
 	for (size_t i = 0; i < novf && !found; i++) {
 		if (ovf[i] == addr) {
 			ovf[i] = ovf[--novf];
-			__atomic_store_n(&t->overflow, (uint32_t)novf, __ATOMIC_RELEASE);
+			__atomic_store_n(&t->overflow, (uint32_t)novf, __ATOMIC_RELAXED);
 			found = 1;
 		}
 	}
-	live -= (uint64_t)found;
+	if (found) {
+		live--;
+		clear_bit(t, h);
+	}
 	mp_unlock(&set_lock);
 	return found;
 }
@@ -322,20 +360,38 @@ void mp_sample_begin(unsigned interval, unsigned seed)
 		seeded_pid = pid;
 	/* A seed repeats a process's samples; a forked child's differ from its parent's. */
 	seed_base = seed ? (uint64_t)seed * 0x9e3779b97f4a7c15ull : fresh_seed();
-	if (pid != seeded_pid)
+	if (pid != seeded_pid) {
 		seed_base ^= (uint64_t)pid * 0xbf58476d1ce4e5b9ull;
+		/* (Its one thread is the parent's copy: a generator of its own too.) */
+		mp_sample_tls.seeded = 0;
+	}
 	__atomic_store_n(&threads_seeded, 0, __ATOMIC_RELAXED);
 	/* The blocks of an earlier stream are not this one's. */
 	t = mp_sample_table;
 	memset(t->cells, 0, buckets(t) * MP_SAMPLE_CELLS * sizeof(uint64_t));
+	memset(t->bits, 0, (buckets(t) << MP_SAMPLE_BITS_LOG) / 8);
 	novf = 0;
 	t->overflow = 0;
 	live = 0;
 	__atomic_store_n(&nranges, 0, __ATOMIC_RELAXED);
-	/* Every thread draws a new count at its next allocation. */
-	mp_sample.key = ((mp_sample.key >> 32) + 1) << 32 | interval;
-	__atomic_store_n(&mp_sample.interval, (uint64_t)interval, __ATOMIC_RELEASE);
+	next_interval = interval;
 	mp_unlock(&set_lock);
+}
+
+unsigned mp_sample_begun(void)
+{
+	return next_interval;
+}
+
+void mp_sample_start(void)
+{
+	mp_sample.scale = next_interval ? ((uint64_t)1 << MP_SAMPLE_UNIT_BITS) / next_interval : 0;
+	__atomic_store_n(&mp_sample.interval, (uint64_t)next_interval, __ATOMIC_RELEASE);
+}
+
+void mp_sample_stop(void)
+{
+	__atomic_store_n(&mp_sample.interval, 0, __ATOMIC_RELEASE);
 }
 
 void mp_sample_lock(void)

@@ -43,6 +43,7 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 		return -1;
 	}
 	mp_stream_start();
+	mp_sample_start();
 	/* A first sample at time 0: even a program that ends at once has a start and an end. */
 	w = mp_thread_ring();
 	if (w) {
@@ -135,6 +136,7 @@ static int stop(void (*before)(void), unsigned wait_ms, char *path, size_t cap)
 		goto out;
 	w = mp_thread_ring();
 	mp_state = MP_STATE_OFF;
+	mp_sample_stop();
 	if (before)
 		before();
 	/* Nothing is written after the DETACH record but the last sample. */

@@ -50,6 +50,7 @@ void mp_stream_stop(const char *a, const char *b, const char *c)
 	if (mp_state == MP_STATE_ON && a && !mp_st.quiet)
 		mp_write_stderr(a, b, c);
 	mp_state = MP_STATE_OFF;
+	mp_sample_stop();
 	*mp_live = 0;
 }
 
@@ -447,8 +448,8 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 		p = mp_enc_field_bytes(p, MP_H_CWD, cwd, strlen(cwd));
 	if (forked_from)
 		p = mp_enc_field_uint(p, MP_H_FORKED_FROM, (uint64_t)forked_from);
-	if (mp_sample.interval)
-		p = mp_enc_field_uint(p, MP_H_SAMPLING_INTERVAL, mp_sample.interval);
+	if (mp_sample_begun())
+		p = mp_enc_field_uint(p, MP_H_SAMPLING_INTERVAL, mp_sample_begun());
 	p = mp_enc_sized_end(rec, p);
 	return (size_t)(p - buf);
 }
