@@ -332,6 +332,7 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (!a->nthreads)
 		strbuf_addstr(out, "\t(no threads)\n");
 	snprintf(num, sizeof(num), "Top %zu", o->num_largest);
+	strbuf_reset(&tmp);
 	strbuf_addstr(&tmp, " largest allocating locations (by size)");
 	strbuf_addstr(&tmp, est(a));
 	section(out, t, num, tmp.buf);

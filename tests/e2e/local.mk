@@ -89,6 +89,7 @@ E2E_TESTS = \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
+	%reldir%/sampling-accuracy.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \

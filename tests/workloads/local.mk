@@ -15,6 +15,7 @@ WORKLOADS = \
 	%reldir%/io \
 	%reldir%/oracle \
 	%reldir%/phases \
+	%reldir%/sampled \
 	%reldir%/swaps \
 	%reldir%/threads \
 	%reldir%/versions
@@ -44,6 +45,7 @@ tests_workloads_forks_LDADD = -lpthread
 tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sampled_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_swaps_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_swaps_LDADD = -lpthread
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)
