@@ -24,6 +24,8 @@ bench_launch_SOURCES = %reldir%/launch.c
 bench_launch_CFLAGS = $(BENCH_CFLAGS)
 EXTRA_DIST += \
 	%reldir%/README.md \
+	%reldir%/baseline.json \
+	%reldir%/compare.py \
 	%reldir%/html_scale.py \
 	%reldir%/merge_scale.py \
 	%reldir%/run.py

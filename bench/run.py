@@ -22,6 +22,7 @@ import sys
 import time
 import types
 
+import compare
 import html_scale
 import merge_scale
 
@@ -934,17 +935,21 @@ def main():
     ap.add_argument("--report", metavar="JSON", help="print the tables of a --json file again; run nothing")
     ap.add_argument("--html-pairs", type=int, help="alloc-heavy pairs of the HTML-at-scale capture "
                     "(default 25000000: 50 million events; 1000000 with --quick; 0: none)")
+    ap.add_argument("--baseline", help="the accepted figures to compare with (default bench/baseline.json "
+                    "of the source tree)")
+    ap.add_argument("--save-baseline", metavar="FILE", help="write this run's figures there (results accepted)")
     cfg = ap.parse_args()
+    cfg.srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cfg.baseline = cfg.baseline or os.path.join(cfg.srcdir, "bench", "baseline.json")
     if cfg.report:
         with open(cfg.report) as f:
             d = json.load(f)
         wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
         results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
         report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"),
-               d.get("merge"))
+               d.get("merge"), cfg, d.get("commit", "?"))
         return
     cfg.builddir = os.path.abspath(cfg.builddir)
-    cfg.srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if cfg.html_pairs is None:
         cfg.html_pairs = 1000000 if cfg.quick else 25000000
     cfg.reps = cfg.reps or (2 if cfg.quick else 5)
@@ -992,10 +997,11 @@ def main():
             die("FAILED: the merge of 64 captures: %s" % e)
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
-    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge)
+    commit = compare.git_commit(cfg.srcdir)
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge, cfg, commit)
     if cfg.json:
         dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
-                "html_scale": scale, "merge": merge,
+                "commit": commit, "html_scale": scale, "merge": merge,
                 "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
                                        "analysis": results[w.name][1], "notes": results[w.name][2]}
                               for w in wls}}
@@ -1012,11 +1018,13 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "py_frames_deep_cpu", "py_frames_malloc_cpu",
                 "capture_vs_heaptrack_max", "reporters_vs_heaptrack_print_max", "html_mb_max", "html_load_s_max",
                 "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s",
-                "build_overhead", "merge64_s", "merge64_linearity"]
+                "build_overhead", "merge64_s", "merge64_linearity",
+                "overhead_map", "vs_heaptrack_map", "vs_heaptrack_sqlite3", "vs_heaptrack_python3",
+                "collector_ns_per_event", "collector_ns_per_event_max"]
 
 
-def report(info, reps, quick, elapsed, wls, results, scale=None, merge=None):
-    """Print the header, the tables and the last line; returns the summary."""
+def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit):
+    """Print the header, the tables, the comparisons and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
           % (info["date"], info["nproc"], info["cpu"], info["kernel"], info["load_at_start"],
@@ -1037,6 +1045,15 @@ def report(info, reps, quick, elapsed, wls, results, scale=None, merge=None):
         s["html_load_s_max"] = max((r.get("open_ms", r.get("load_ms", 0)) for r in rs), default=0) / 1e3 or None
         if "aggregate_bytes" in scale:
             s["aggregate_mb"] = scale["aggregate_bytes"] / 1e6
+    compare.add_summary(results, s)
+    p = lambda *a: print(*a)
+    compare.print_collector(results, p)
+    figs = compare.figures(results, s)
+    compare.print_targets(figs, p)
+    compare.print_comparison(figs, quick, cfg.baseline, p)
+    if cfg.save_baseline:
+        compare.save(figs, quick, info, commit, cfg.save_baseline)
+        p("The figures of this run were written to '%s' (the new baseline, once committed)." % cfg.save_baseline)
     print()
     print(" ".join("%s=%s" % (k, "na" if s.get(k) is None else "%.3g" % s[k]) for k in SUMMARY_KEYS))
     return s

@@ -593,6 +593,10 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 		a->totals.n_lost += rec->u.marker.count;
 		seen_time(a, &rec->u.marker);
 		break;
+	case MP_REC_UNWIND:
+		a->totals.n_libunwind += rec->u.marker.count;
+		seen_time(a, &rec->u.marker);
+		break;
 	case MP_REC_EXIT:
 		if (rec->u.marker.has & MP_HAS_STATUS) {
 			a->has_exit_marker = true;

@@ -218,6 +218,7 @@ struct mp_totals {
 	uint64_t n_null_frees;     /* free(NULL): ignored, counted here only */
 	uint64_t n_ignored;        /* events left out by MP_ANALYSIS_NO_MMAP */
 	uint64_t n_lost;           /* events the tracker reported lost (LOST records) */
+	uint64_t n_libunwind;      /* stacks the tracker walked with libunwind (UNWIND records) */
 	uint64_t peak_bytes, peak_count;
 	uint64_t peak_time_us;     /* time of the last tick before the peak (0: none) */
 	uint64_t peak_ticks;       /* ticks seen before the peak (0: it came before the first) */

@@ -159,6 +159,8 @@ void mp_analysis_finish(struct mp_analysis *a)
 		a->duration_us = a->trailer.duration_us;
 	if (a->trailer.present && a->trailer.n_lost > a->totals.n_lost)
 		a->totals.n_lost = a->trailer.n_lost;
+	if (a->trailer.present && a->trailer.n_libunwind > a->totals.n_libunwind)
+		a->totals.n_libunwind = a->trailer.n_libunwind;
 	mp_series_finish(a);
 	/* (Blocks of processes that ended, read with others, still count: they leaked.) */
 	if (!a->aggregated)

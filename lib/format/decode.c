@@ -262,6 +262,7 @@ static void trailer_field(void *ctx, unsigned id, unsigned type, uint64_t u, con
 	case MP_T_N_LOST: t->n_lost = u; break;
 	case MP_T_DURATION: t->duration_us = u; break;
 	case MP_T_END_REASON: t->end_reason = u; break;
+	case MP_T_N_LIBUNWIND: t->n_libunwind = u; break;
 	}
 }
 
@@ -457,12 +458,14 @@ ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struc
 		return decode_symbol(d, c, rec, d->header.major >= 3);
 	case MP_TAG_ATTACH: case MP_TAG_DETACH: case MP_TAG_FORK:
 	case MP_TAG_LOST: case MP_TAG_EXIT: case MP_TAG_MESSAGE: case MP_TAG_SNAPSHOT:
+	case MP_TAG_UNWIND:
 		rec->type = tag == MP_TAG_ATTACH ? MP_REC_ATTACH
 			: tag == MP_TAG_DETACH ? MP_REC_DETACH
 			: tag == MP_TAG_FORK ? MP_REC_FORK
 			: tag == MP_TAG_LOST ? MP_REC_LOST
 			: tag == MP_TAG_EXIT ? MP_REC_EXIT
-			: tag == MP_TAG_SNAPSHOT ? MP_REC_SNAPSHOT : MP_REC_MESSAGE;
+			: tag == MP_TAG_SNAPSHOT ? MP_REC_SNAPSHOT
+			: tag == MP_TAG_UNWIND ? MP_REC_UNWIND : MP_REC_MESSAGE;
 		memset(&rec->u.marker, 0, sizeof(rec->u.marker));
 		parse_fields(c, marker_field, &rec->u.marker);
 		break;

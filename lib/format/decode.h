@@ -51,9 +51,10 @@ struct mp_trailer {
 	int exit_code, exit_signal, core_dumped;
 	uint64_t end_time_us, duration_us, end_reason;
 	uint64_t n_allocs, n_frees, bytes_allocated, n_traces, n_symbols, n_records, n_lost;
+	uint64_t n_libunwind;
 };
 
-/* Markers (ATTACH, DETACH, FORK, LOST, EXIT, MESSAGE): which fields are set. */
+/* Markers (ATTACH, DETACH, FORK, LOST, EXIT, MESSAGE, UNWIND): which fields are set. */
 enum mp_marker_has {
 	MP_HAS_TIME = 1 << 0, MP_HAS_RSS = 1 << 1, MP_HAS_HEAP_ARENA = 1 << 2,
 	MP_HAS_HEAP_IN_USE = 1 << 3, MP_HAS_CHILD_PID = 1 << 4, MP_HAS_COUNT = 1 << 5,
@@ -82,7 +83,7 @@ enum mp_rec_type {
 	MP_REC_HEADER = 1, MP_REC_TRAILER, MP_REC_ALLOC, MP_REC_FREE, MP_REC_TRACE,
 	MP_REC_TICK, MP_REC_THREAD, MP_REC_MODULE, MP_REC_MODULE_UNLOAD, MP_REC_STRING,
 	MP_REC_SYMBOL, MP_REC_ATTACH, MP_REC_DETACH, MP_REC_FORK, MP_REC_LOST,
-	MP_REC_EXIT, MP_REC_MESSAGE, MP_REC_SWITCH, MP_REC_UNKNOWN, MP_REC_SNAPSHOT,
+	MP_REC_EXIT, MP_REC_MESSAGE, MP_REC_SWITCH, MP_REC_UNKNOWN, MP_REC_SNAPSHOT, MP_REC_UNWIND,
 };
 
 /* One decoded record. Pointers stay valid until the next decode call. */

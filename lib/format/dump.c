@@ -122,6 +122,8 @@ static void dump_trailer(struct strbuf *out, const struct mp_trailer *t)
 		    " traces=%" PRIu64 " symbols=%" PRIu64 " records=%" PRIu64 " lost=%" PRIu64,
 		    t->n_allocs, t->n_frees, t->bytes_allocated, t->n_traces, t->n_symbols,
 		    t->n_records, t->n_lost);
+	if (t->n_libunwind)
+		strbuf_addf(out, " libunwind=%" PRIu64, t->n_libunwind);
 }
 
 static void dump_marker(struct strbuf *out, const char *name, const struct mp_marker *m)
@@ -248,6 +250,7 @@ void mp_dump_record(struct strbuf *out, const struct mp_reader *r, const struct 
 	case MP_REC_EXIT: dump_marker(out, "EXIT", &rec->u.marker); break;
 	case MP_REC_MESSAGE: dump_marker(out, "MESSAGE", &rec->u.marker); break;
 	case MP_REC_SNAPSHOT: dump_marker(out, "SNAPSHOT", &rec->u.marker); break;
+	case MP_REC_UNWIND: dump_marker(out, "UNWIND", &rec->u.marker); break;
 	case MP_REC_UNKNOWN: {
 		struct mp_agg agg;
 		int got = mp_agg_decode(rec->u.unknown.tag, rec->u.unknown.data, rec->u.unknown.len, &agg);

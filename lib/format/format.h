@@ -85,6 +85,7 @@ enum mp_tag {
 	MP_TAG_AGG_KIND = 0x96,      /* one allocator kind's totals */
 	MP_TAG_AGG_THREAD = 0x97,    /* one thread's totals */
 	MP_TAG_AGG_SAMPLE = 0x98,    /* a point of the memory time series */
+	MP_TAG_UNWIND = 0x99,        /* fields: stacks walked by libunwind since the last (count) */
 	MP_TAG_ALLOC_X = 0x90,       /* kind, then as ALLOC */
 	MP_TAG_FREE_X = 0x91,        /* kind, then as FREE */
 	MP_TAG_FREE_RANGE_X = 0x92,  /* kind, then as FREE_RANGE */
@@ -190,6 +191,7 @@ enum mp_trailer_field {
 	MP_T_N_LOST = 11,
 	MP_T_DURATION = 12,      /* microseconds */
 	MP_T_END_REASON = 13,    /* enum mp_end_reason */
+	MP_T_N_LIBUNWIND = 14,   /* stacks walked by libunwind, not the tracker's walker (UNWIND) */
 };
 
 enum mp_end_reason {
@@ -199,7 +201,7 @@ enum mp_end_reason {
 	MP_END_SNAPSHOT = 4,     /* a snapshot: the capture went on after this point */
 };
 
-/* Fields of ATTACH, DETACH, FORK, LOST, EXIT and MESSAGE records. */
+/* Fields of ATTACH, DETACH, FORK, LOST, EXIT, MESSAGE and UNWIND records. */
 enum mp_marker_field {
 	MP_M_TIME = 1,           /* microseconds since the capture's start time */
 	MP_M_RSS = 2,

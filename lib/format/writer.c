@@ -392,6 +392,8 @@ static void trailer_payload(struct rbuf *b_, const struct mp_trailer *t)
 	rb_fu(&b, MP_T_N_RECORDS, t->n_records);
 	if (t->n_lost)
 		rb_fu(&b, MP_T_N_LOST, t->n_lost);
+	if (t->n_libunwind)
+		rb_fu(&b, MP_T_N_LIBUNWIND, t->n_libunwind);
 	*b_ = b;
 }
 

@@ -77,7 +77,7 @@ void mp_live_record(struct mp_live *m, const struct mp_record *rec)
 		m->detached = true;
 		seen_time(m, &rec->u.marker);
 		break;
-	case MP_REC_ATTACH: case MP_REC_FORK: case MP_REC_LOST: case MP_REC_MESSAGE:
+	case MP_REC_ATTACH: case MP_REC_FORK: case MP_REC_LOST: case MP_REC_MESSAGE: case MP_REC_UNWIND:
 	case MP_REC_SNAPSHOT:
 		seen_time(m, &rec->u.marker);
 		break;

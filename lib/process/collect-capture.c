@@ -328,6 +328,7 @@ void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp
 	t.n_traces = s->info.traces;
 	t.n_symbols = s->info.symbols;
 	t.n_lost = s->info.lost;
+	t.n_libunwind = s->info.libunwind;
 	t.n_records = s->info.records + s->w.n_records + 2;
 	*t_ = t;
 }

@@ -328,6 +328,9 @@ static void process(struct mp_collector *c, struct stream *s, size_t budget)
 		case MP_REC_LOST:
 			s->info.lost += rec.u.marker.count;
 			break;
+		case MP_REC_UNWIND:
+			s->info.libunwind += rec.u.marker.count;
+			break;
 		case MP_REC_EXIT:
 			s->exit_seen = true;
 			if (rec.u.marker.has & MP_HAS_STATUS) {

@@ -114,6 +114,7 @@ struct mp_capture_info {
 	unsigned capture;        /* of the main process: 1, then 2, 3... (memprof ctl start); 0 */
 	uint64_t allocs, frees, bytes, records, traces, symbols, threads;
 	uint64_t lost;           /* events the tracker counted but could not record (LOST records) */
+	uint64_t libunwind;      /* stacks the tracker walked with libunwind (UNWIND records) */
 	uint64_t file_bytes;
 	bool exec_replaced;      /* the process replaced itself (exec) */
 	char command[64];        /* its command, short ("cc1", "python3 mp.py"; memprof(1)) */

@@ -275,6 +275,9 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (a->totals.n_lost)
 		strbuf_addf(out, "Events lost by the tracker: %llu\n",
 			    (unsigned long long)a->totals.n_lost);
+	if (a->totals.n_libunwind)
+		strbuf_addf(out, "Stacks walked by libunwind (slow): %llu\n",
+			    (unsigned long long)a->totals.n_libunwind);
 	text_sampling(a, out);
 
 	section(out, t, "Total allocations", since(a));
@@ -562,6 +565,7 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 	mp_json_field_uint(&j, "unknown_frees", a->totals.n_unknown_frees);
 	mp_json_field_bool(&j, "since_attach", a->attached);
 	mp_json_field_uint(&j, "lost_events", a->totals.n_lost);
+	mp_json_field_uint(&j, "libunwind_stacks", a->totals.n_libunwind);
 	mp_json_field_bool(&j, "mappings_included", !(a->opts.flags & MP_ANALYSIS_NO_MMAP));
 	/* A sampled capture's figures are estimates (0: every event recorded, the figures exact). */
 	mp_json_field_uint(&j, "sampling_interval", a->sampling_interval);

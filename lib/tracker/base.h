@@ -127,33 +127,64 @@ static inline int mp_inside(void)
 }
 
 /*
- * Signals are blocked while a thread holds a lock of the tracker's (nested:
- * the outermost block saves the mask, the outermost unblock restores it).
- * A handler that ran there could leave the lock held for good: one that
- * never returns (siglongjmp, a thread's exit, asynchronous cancellation),
- * or one that waits for another thread, which waits for the lock. Locks are
- * off the path of an allocation whose stack is known, so the two system
- * calls cost nothing that shows. Synchronous faults cannot be blocked and
- * are not expected there.
+ * Critical sections: while a thread holds a lock of the tracker's, or is in
+ * the loader or libunwind for it, mp_cs is nonzero (nested). A signal
+ * handler of the program's must not run there: one that never returns
+ * (siglongjmp, a thread's exit, asynchronous cancellation) would leave the
+ * lock held for good, and one that waits for another thread, which waits
+ * for the lock, would stop both. Every handler the program installs is
+ * entered through the tracker's trampoline (signals.c), which looks at
+ * mp_cs: inside a section it defers the signal (queued again to the thread,
+ * blocked), and the section's end lets it in (mp_sig_replay(), a system
+ * call only when a signal came). So a section costs no system call.
+ * Synchronous faults are never deferred, and are not expected there.
+ */
+extern __thread unsigned mp_cs MP_IE_TLS MP_HIDDEN;
+/* The signals deferred on this thread (bit sig - 1), let in when its last section ends. */
+extern __thread uint64_t mp_sig_deferred MP_IE_TLS MP_HIDDEN;
+void mp_sig_replay(void) MP_HIDDEN;
+static inline void mp_cs_enter(void)
+{
+	mp_cs++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void mp_cs_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (--mp_cs == 0) {
+		/* (A signal deferred before the store above is seen here; one after it ran.) */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (unlikely(__atomic_load_n(&mp_sig_deferred, __ATOMIC_RELAXED)))
+			mp_sig_replay();
+	}
+}
+
+/*
+ * Signals blocked for real (nested: the outermost block saves the mask, the
+ * outermost unblock restores it), a critical section too: around the rare
+ * operations that call code which may meet a handler the trampoline does
+ * not see (one installed with a raw system call): the loader's refresh of
+ * the module map, a new thread's stack bounds (pthread_getattr_np), fork.
  */
 void mp_sig_block(void) MP_HIDDEN;
 void mp_sig_unblock(void) MP_HIDDEN;
 /*
  * In a forked child, whose locks are made anew rather than unlocked: the
- * program's mask as it was before the fork's handlers took them.
+ * program's mask as it was before the fork's handlers took them, and no
+ * critical section.
  */
 void mp_sig_forked(void) MP_HIDDEN;
 
 /*
  * A futex lock: 0 free, 1 held, 2 held with waiters. Uncontended it costs one
  * atomic exchange each way, half of what pthread_mutex_lock/unlock cost;
- * signals are blocked while it is held (above).
+ * it is a critical section while held (above).
  */
 void mp_lock_slow(int *l, int c) MP_HIDDEN;
 static inline void mp_lock(int *l)
 {
 	int c = 0;
-	mp_sig_block();
+	mp_cs_enter();
 	if (likely(__atomic_compare_exchange_n(l, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		return;
 	mp_lock_slow(l, c);
@@ -163,7 +194,7 @@ static inline void mp_unlock(int *l)
 {
 	if (unlikely(__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2))
 		mp_unlock_wake(l);
-	mp_sig_unblock();
+	mp_cs_leave();
 }
 
 /*

@@ -105,6 +105,23 @@ static uint64_t encoded(struct rd *r, uint8_t enc, uint64_t base)
 	return v;
 }
 
+/*
+ * Past a pointer whose value is not needed: the personality routine of a
+ * CIE with 'P'. C++ code has one in most CIEs (GCC's __gxx_personality_v0,
+ * reached through the GOT: DW_EH_PE_indirect | pcrel | sdata4), so
+ * rejecting indirect pointers here sent every C++ frame to libunwind.
+ */
+static void skip_encoded(struct rd *r, uint8_t enc)
+{
+	if (enc == 0xff)
+		return;
+	if ((enc & 0x70) == 0x50) {
+		r->bad = 1; /* DW_EH_PE_aligned: not written by GCC or LLVM for x86_64 */
+		return;
+	}
+	encoded(r, enc & 0x0f, 0);
+}
+
 struct find {
 	uint64_t ip;
 	const uint8_t *hdr;
@@ -350,7 +367,7 @@ void mp_cfi_describe(uint64_t ip, struct mp_cfi_desc *d)
 			case 'z': has_z = 1; uleb(&c); break;
 			case 'R': fde_enc = u8(&c); break;
 			case 'L': u8(&c); break;
-			case 'P': encoded(&c, u8(&c), 0); break;
+			case 'P': skip_encoded(&c, u8(&c)); break;
 			case 'S': signal = 1; break;
 			case 'B': break;
 			default: return; /* unknown augmentation: its data cannot be skipped */

@@ -19,6 +19,7 @@
 
 #include "lib/tracker/got.h"
 #include "lib/tracker/hooks.h"
+#include "lib/tracker/signals.h"
 
 struct patched {
 	uint64_t *slot;
@@ -182,6 +183,8 @@ static int patch_cb(struct dl_phdr_info *info, size_t size, void *data)
 int mp_got_patch(void)
 {
 	dl_iterate_phdr(patch_cb, NULL);
+	/* The handlers installed so far, now that the program's next ones come through our hooks. */
+	mp_signals_wrap();
 	return (int)npatched;
 }
 
@@ -207,6 +210,8 @@ static int unpatch_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void mp_got_unpatch(void)
 {
+	/* First: the program's sigaction calls no longer come through our hooks after. */
+	mp_signals_unwrap();
 	dl_iterate_phdr(unpatch_cb, NULL);
 	npatched = 0;
 }

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include "lib/format/format.h"
 #include "lib/tracker/hooks.h"
@@ -794,6 +795,17 @@ void mp_hook_closefrom(int lowfd) MP_HIDDEN;
 int mp_hook_dup2(int oldfd, int newfd) MP_HIDDEN;
 int mp_hook_dup3(int oldfd, int newfd, int flags) MP_HIDDEN;
 
+/* signals.c's: the program's handlers, entered through the tracker's trampoline. */
+int mp_hook_sigaction(int sig, const struct sigaction *act, struct sigaction *old) MP_HIDDEN;
+int mp_hook___sigaction(int sig, const struct sigaction *act, struct sigaction *old) MP_HIDDEN;
+sighandler_t mp_hook_signal(int sig, sighandler_t handler) MP_HIDDEN;
+sighandler_t mp_hook_bsd_signal(int sig, sighandler_t handler) MP_HIDDEN;
+sighandler_t mp_hook_ssignal(int sig, sighandler_t handler) MP_HIDDEN;
+sighandler_t mp_hook_sysv_signal(int sig, sighandler_t handler) MP_HIDDEN;
+sighandler_t mp_hook___sysv_signal(int sig, sighandler_t handler) MP_HIDDEN;
+int mp_hook_siginterrupt(int sig, int flag) MP_HIDDEN;
+sighandler_t mp_hook_sigset(int sig, sighandler_t disp) MP_HIDDEN;
+
 #define HOOK(name) { #name, (void *)mp_hook_##name }
 const struct mp_hook mp_hooks[] = {
 	HOOK(malloc), HOOK(calloc), HOOK(realloc), HOOK(reallocarray), HOOK(free),
@@ -805,7 +817,8 @@ const struct mp_hook mp_hooks[] = {
 	HOOK(setuid), HOOK(setgid), HOOK(seteuid), HOOK(setegid), HOOK(setreuid),
 	HOOK(setregid), HOOK(setresuid), HOOK(setresgid), HOOK(setgroups),
 	HOOK(close), HOOK(close_range), HOOK(closefrom), HOOK(dup2), HOOK(dup3), HOOK(dlclose),
-	HOOK(mlockall),
+	HOOK(mlockall), HOOK(sigaction), HOOK(__sigaction), HOOK(signal), HOOK(bsd_signal),
+	HOOK(ssignal), HOOK(sysv_signal), HOOK(__sysv_signal), HOOK(siginterrupt), HOOK(sigset),
 	{ NULL, NULL },
 };
 

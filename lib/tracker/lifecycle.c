@@ -29,6 +29,7 @@
 #include "lib/tracker/record.h"
 #include "lib/tracker/sample.h"
 #include "lib/tracker/session.h"
+#include "lib/tracker/signals.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
@@ -216,6 +217,7 @@ static void atfork_prepare(void)
 	/* No lock of ours may be held by a thread that is not cloned into the child. */
 	fork_locked = mp_state == MP_STATE_ON;
 	if (fork_locked) {
+		mp_sig_block();
 		mp_stream_ticks_lock();
 		mp_modules_lock();
 		mp_stacks_lock();
@@ -238,6 +240,7 @@ static void atfork_parent(void)
 		mp_stacks_unlock();
 		mp_modules_unlock();
 		mp_stream_ticks_unlock();
+		mp_sig_unblock();
 	}
 }
 
@@ -300,6 +303,7 @@ void mp_register_handlers(void)
 		return;
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atexit(at_exit);
+	mp_signals_wrap();
 	done = 1;
 }
 

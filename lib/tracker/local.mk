@@ -22,6 +22,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/replies.c \
 	%reldir%/sample.c %reldir%/sample.h \
 	%reldir%/session.c %reldir%/session.h \
+	%reldir%/signals.c %reldir%/signals.h \
 	%reldir%/stacks.c %reldir%/stacks.h \
 	%reldir%/stream.c %reldir%/stream.h \
 	%reldir%/threads.c %reldir%/threads.h \

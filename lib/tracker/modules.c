@@ -290,7 +290,16 @@ int mp_modules_refresh(int wait)
 	int changed = 0, cs;
 	if (mp_state != MP_STATE_ON)
 		return 0;
-	mp_sig_block(); /* as under a lock of ours (base.h) */
+	if (!mp_modules_dirty()) {
+		/* The timer asks at every tick: nothing loaded or unloaded since, nothing to do. */
+		mp_cs_enter(); /* (the loader's lock) */
+		dl_iterate_phdr(counters_cb, c);
+		mp_cs_leave();
+		if (c[0] == __atomic_load_n(&last_adds, __ATOMIC_RELAXED) &&
+		    c[1] == __atomic_load_n(&last_subs, __ATOMIC_RELAXED))
+			return 0;
+	}
+	mp_sig_block(); /* as under a lock of ours, and the loader is called (base.h) */
 	if (wait ? lock_a_while() : pthread_mutex_trylock(&modules_lock)) {
 		mp_sig_unblock();
 		mp_modules_mark_dirty(); /* (the next event looks again) */
@@ -329,8 +338,8 @@ int mp_modules_refresh(int wait)
 		if (c[1] != last_subs && last_subs != ~0ull)
 			mp_unwind_code_changed();
 		changed = c[0] != last_adds;
-		last_adds = c[0];
-		last_subs = c[1];
+		__atomic_store_n(&last_adds, c[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&last_subs, c[1], __ATOMIC_RELAXED);
 	}
 	mp_cancel_restore(cs);
 	mp_in_hook--;

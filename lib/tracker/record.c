@@ -142,14 +142,17 @@ static inline int stack_cap(void)
 	return (int)mp_cfg.max_depth + MP_OWN_FRAMES + 1;
 }
 
+uint64_t mp_libunwind_walks;
+
 /* The caller's stack from libunwind into ts->scratch; returns its depth. */
 static int libunwind_stack(struct mp_tstate *ts)
 {
 	int n;
-	/* libunwind takes locks of its own and the loader's (base.h, mp_sig_block()). */
-	mp_sig_block();
+	__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
+	/* libunwind takes locks of its own and the loader's (base.h, mp_cs). */
+	mp_cs_enter();
 	n = unw_backtrace(ts->raw, stack_cap());
-	mp_sig_unblock();
+	mp_cs_leave();
 	return mp_stack_from_ips(ts, n, 0);
 }
 
@@ -179,7 +182,11 @@ static int py_site(struct mp_tstate *ts, struct mp_site *site, int stable, int t
 		m = mp_py_splice(b, &site->frames[0].ra, stride, site->n, ts->raw, cap);
 		mp_unwind_forget(ts->uw);
 	} else {
-		int n = mp_py_unwind(b, cap);
+		int n;
+		__atomic_add_fetch(&mp_libunwind_walks, 1, __ATOMIC_RELAXED);
+		mp_cs_enter();
+		n = mp_py_unwind(b, cap);
+		mp_cs_leave();
 		if (!mp_py_match(b, b->sp, 1, n)) {
 			for (m = 0; m < n; m++)
 				ts->raw[m] = (void *)(uintptr_t)b->nip[m];
@@ -210,6 +217,9 @@ int mp_hook_abandoned(uintptr_t sp)
 	mp_unwinder_recover(ts->uw);
 	/* Last, in one store: left again before it, it is found again. */
 	mp_hook_sp = 0;
+	/* Signals deferred that a handler leaving by siglongjmp left behind: theirs now. */
+	if (!mp_cs && mp_sig_deferred)
+		mp_sig_replay();
 	return 1;
 }
 

@@ -27,6 +27,7 @@
 #include "lib/tracker/keys.h"
 #include "lib/tracker/sample.h"
 #include "lib/tracker/stream.h"
+#include "lib/tracker/unwind.h"
 
 struct mp_stream mp_st = { .sink_fd = -1, .gen = 1, .shm_fd = -1, .statm_fd = -1,
 			   .page_size = 4096 };
@@ -508,6 +509,8 @@ uint64_t mp_stream_rss(void)
 
 /* Ticks carry deltas: one at a time, in the order of their keys. */
 static int tick_lock;
+/* mp_libunwind_walks when this stream's last UNWIND record (or its start) said it. */
+static uint64_t libunwind_said;
 
 void mp_stream_tick(struct mp_wring *w)
 {
@@ -520,6 +523,14 @@ void mp_stream_tick(struct mp_wring *w)
 	p = mp_enc_tick(rec, delta_us, mp_stream_rss());
 	if (mp_stream_put(w, rec, (size_t)(p - rec)) == 0)
 		mp_st.last_tick_ns = now;
+	{
+		/* The stacks libunwind walked since the last tick, when there were some. */
+		uint64_t n = __atomic_load_n(&mp_libunwind_walks, __ATOMIC_RELAXED);
+		if (n != libunwind_said) {
+			mp_stream_marker(w, MP_TAG_UNWIND, MP_M_COUNT, n - libunwind_said, 0);
+			libunwind_said = n;
+		}
+	}
 	mp_unlock(&tick_lock);
 	mp_cancel_restore(cs);
 }
@@ -618,6 +629,7 @@ int mp_stream_create(void)
 	}
 	mp_st.gen++;
 	mp_st.final = 0;
+	libunwind_said = __atomic_load_n(&mp_libunwind_walks, __ATOMIC_RELAXED);
 	mp_st.self_reader = NULL;
 	stream_pid = getpid();
 	mp_st.start_mono_ns = mp_st.last_tick_ns = mp_now_ns(CLOCK_MONOTONIC);

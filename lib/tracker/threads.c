@@ -93,7 +93,10 @@ static void unlink_thread(struct mp_tstate *ts)
 static void reap_locked(unsigned budget)
 {
 	struct mp_tstate **pp = &dying_threads;
-	pid_t pid = getpid();
+	pid_t pid;
+	if (!*pp)
+		return; /* (the timer asks at every tick) */
+	pid = getpid();
 	while (*pp && budget--) {
 		struct mp_tstate *ts = *pp;
 		if (syscall(SYS_tgkill, pid, ts->tid, 0) == -1 && errno == ESRCH) {

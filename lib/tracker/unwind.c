@@ -219,14 +219,14 @@ static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t i
 	d = &set[0];
 	d->ip = 0;
 	/*
-	 * Made aside and valid last, with signals blocked: the loader's lock is
+	 * Made aside and valid last, in a critical section: the loader's lock is
 	 * taken (dl_iterate_phdr), and a handler that never returned would
 	 * leave it held, or a descriptor half written (mp_unwinder_recover).
 	 */
 	memset(&fresh, 0, sizeof(fresh));
-	mp_sig_block();
+	mp_cs_enter();
 	mp_cfi_describe(ip, &fresh);
-	mp_sig_unblock();
+	mp_cs_leave();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d->cfa_off = fresh.cfa_off;
 	d->rbp_off = fresh.rbp_off;

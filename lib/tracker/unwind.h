@@ -82,6 +82,14 @@ int mp_unwind_stack(const struct mp_unwinder *u, uint64_t *lo, uint64_t *hi) MP_
 /* Code may have been unmapped (dlclose): forget every cached descriptor. */
 void mp_unwind_code_changed(void) MP_HIDDEN;
 
+/*
+ * Stacks walked by libunwind, not by this walker (record.c counts them),
+ * since the process started; each costs some system calls and far more
+ * time. The stream carries the count (UNWIND records, stream.c), and the
+ * capture's trailer.
+ */
+extern uint64_t mp_libunwind_walks MP_HIDDEN;
+
 /* Counters for tests and benchmarks. */
 struct mp_unwind_stats {
 	uint64_t walks, fallbacks, frames_walked, frames_reused, descriptor_misses, known;

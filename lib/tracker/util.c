@@ -135,39 +135,6 @@ int mp_pages_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t firs
 	return 0;
 }
 
-static __thread unsigned sig_depth MP_IE_TLS;
-static __thread uint64_t sig_saved MP_IE_TLS;
-
-void mp_sig_block(void)
-{
-	uint64_t all = ~0ull, old;
-	if (sig_depth++)
-		return;
-	/* The system call itself: glibc's wrappers keep two signals of its own unblockable. */
-	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old)) == 0)
-		sig_saved = old;
-	else
-		sig_saved = UINT64_MAX; /* (not expected) nothing to restore */
-}
-
-void mp_sig_unblock(void)
-{
-	uint64_t old = sig_saved;
-	if (!sig_depth || --sig_depth)
-		return;
-	if (old != UINT64_MAX)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
-}
-
-void mp_sig_forked(void)
-{
-	/* However deep the parent was: the outermost unblock. */
-	if (sig_depth) {
-		sig_depth = 1;
-		mp_sig_unblock();
-	}
-}
-
 void mp_lock_slow(int *l, int c)
 {
 	for (int spin = 0; spin < 100 && c; spin++) {

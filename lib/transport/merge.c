@@ -104,6 +104,17 @@ static int peek_at(const struct mp_merge *m, const uint8_t *data, uint64_t *pos,
 	lap_end = (*pos | mask) + 1;
 	p = data + (*pos & mask);
 	end = p + ((lap_end < head ? lap_end : head) - *pos);
+	if (__builtin_expect(end - p >= 2 && p[0] < 0x80 && p[1] < 0x80, 1)) {
+		/* Most records: a length and a key delta of one byte each. */
+		len = p[0];
+		if (len < 2 || len > (uint64_t)(end - p - 1))
+			return -1;
+		pk->key = base + p[1];
+		pk->off = (uint32_t)(*pos & mask) + 2;
+		pk->len = (uint32_t)(len - 1);
+		pk->size = 1 + len;
+		return 1;
+	}
 	a = get_varint(p, end, &len);
 	if (!a || len == 0 || len > (uint64_t)(end - p - a))
 		return -1;
@@ -388,7 +399,10 @@ long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *c
 		rr->pos_key = key;
 		r = peek(m, rr, data);
 		if (r > 0) {
-			sift_down(m, 0);
+			/* (Mostly the same ring again: its next record is still the oldest.) */
+			if (m->nheap > 1 && (heap_less(m, m->heap[1], i) ||
+					     (m->nheap > 2 && heap_less(m, m->heap[2], i))))
+				sift_down(m, 0);
 		} else {
 			heap_pop(m);
 			release(m, i);

@@ -12,6 +12,7 @@ E2E_TESTS = \
 	%reldir%/attach-gdb.sh \
 	%reldir%/attach-pidns.sh \
 	%reldir%/attach-real.sh \
+	%reldir%/attach-signals.sh \
 	%reldir%/ctl-aggregate.sh \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
@@ -85,7 +86,9 @@ E2E_TESTS = \
 	%reldir%/run-rust.sh \
 	%reldir%/run-sandbox.sh \
 	%reldir%/run-serials.sh \
+	%reldir%/run-sigactions.sh \
 	%reldir%/run-signals.sh \
+	%reldir%/run-syscalls.sh \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \

@@ -5,8 +5,10 @@
 #    event, the collector (and a thread taking over the order counter) must
 #    not wait for that event: the thread is asleep there, so the others are
 #    merged past it. Where its thread held a lock of the tracker's, the signal
-#    waits for the lock's release. Before, the other thread's ring filled and
-#    both waited for good.
+#    waits for the lock's release (with new stacks all the time, its thread
+#    holds the trace tree's lock for most of its allocations: it hangs when
+#    the tracker's trampoline does not hold the signal back). Before, the other thread's
+#    ring filled and both waited for good.
 # 2. One that never returns: it leaves by siglongjmp whenever the interrupted
 #    instruction is the tracker's (never the C library's, which would be
 #    undefined; untracked, it never jumps). The thread's next hook finds the
@@ -47,6 +49,10 @@ cat > blocker.c <<'C'
  * allocates all along, so the handler interrupts it anywhere, the tracker
  * included. Untracked this is well defined (read and write are
  * async-signal-safe, and each thread allocates from its own arena).
+ * With DEPTH (argv[3]), both threads allocate from stacks never seen before
+ * (random paths DEPTH and DEPTH - 2 calls deep, steps.h: millions), so the
+ * tracker's tree lock is taken for most allocations, and the other thread
+ * needs it while the handler waits.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -56,10 +62,12 @@ cat > blocker.c <<'C'
 #include <string.h>
 #include <unistd.h>
 #include <errno.h>
+#include "steps.h"
 
 static int entered[2], release[2];
 static volatile int done;
 static long rounds, per_round;
+static int depth;
 
 static void on_usr1(int sig)
 {
@@ -80,7 +88,9 @@ static void *other(void *arg)
 		if (read(entered[0], &c, 1) != 1)
 			_exit(4);
 		for (long i = 0; i < per_round; i++) {
-			void *volatile p = malloc(24 + i % 200);
+			unsigned path = (unsigned)(r * per_round + i) * 2654435761u;
+			void *volatile p = depth ? steps[path & 3](path >> 2, depth - 2, 24 + i % 200)
+						 : malloc(24 + i % 200);
 			free(p);
 		}
 		if (write(release[1], &c, 1) != 1)
@@ -96,8 +106,10 @@ int main(int argc, char **argv)
 	pthread_t t, self = pthread_self();
 	sigset_t usr1, old;
 	long calls = 0;
+	unsigned long long seed = 1;
 	rounds = argc > 1 ? atol(argv[1]) : 50;
 	per_round = argc > 2 ? atol(argv[2]) : 40000;
+	depth = argc > 3 ? atoi(argv[3]) : 0;
 	if (pipe(entered) || pipe(release))
 		return 2;
 	memset(&sa, 0, sizeof(sa));
@@ -110,7 +122,10 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, other, &self);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (!done) {
-		void *volatile p = malloc(1000 + calls % 50);
+		void *volatile p;
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		p = depth ? steps[seed >> 62]((unsigned)(seed >> 20), depth, 1000 + calls % 50)
+			  : malloc(1000 + calls % 50);
 		free(p);
 		calls++;
 	}
@@ -219,7 +234,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -g -O1 -fno-builtin -pthread -o blocker blocker.c || framework_failure_ "cc blocker"
+cc -g -O1 -fno-builtin -pthread -I"$WORKLOAD_SRC" -o blocker blocker.c || framework_failure_ "cc blocker"
 cc -g -O1 -fno-builtin -pthread -o jumper jumper.c || framework_failure_ "cc jumper"
 
 # 1. Untracked it is well defined: it ends, and prints how many times it allocated.
@@ -238,6 +253,15 @@ for mode in run direct; do
 	"$MEMPROF" parse b.bin > p || fail_ "blocker, $mode: parse: $(head -3 p)"
 	counts p "$calls" 2000000 0 0 > bad || fail_ "blocker, $mode: $(cat bad)"
 done
+
+# The same where the handler mostly interrupts its thread holding the trace tree's lock.
+timeout 60 ./blocker 20 2000 11 > out 2> err || framework_failure_ "blocker, new stacks, untracked: status $?"
+timeout 120 "$MEMPROF" run -q -f -o t.bin ./blocker 100 2000 11 > out 2> err
+rc=$?
+[ $rc -eq 0 ] || fail_ "blocker, new stacks: status $rc (124: it hung): $(head -c 600 err)"
+calls=$(cat out)
+"$MEMPROF" parse t.bin > p || fail_ "blocker, new stacks: parse: $(head -3 p)"
+counts p "$calls" 200000 0 0 > bad || fail_ "blocker, new stacks: $(cat bad)"
 
 # 2.
 timeout 60 ./jumper 100 300000 > out 2> err || framework_failure_ "jumper, untracked: status $?"

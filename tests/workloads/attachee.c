@@ -9,15 +9,21 @@
  *   fork           fork a child that allocates 3 x 333 bytes (child_alloc) and exits 3
  *   exit CODE      exit with status CODE (after "ok exit")
  *   nodump         make the process non-dumpable: no ptrace by its own (non-root) user
+ *   sig            raise SIGUSR2, whose handler (installed at the start) counts, and write
+ *                  "handler own=A kernel=B seen=N": A 1 when sigaction reads back that
+ *                  handler, B 1 when the kernel's action is it (0: a tracker's trampoline
+ *                  is in front), N the handler's runs
  * Before reading the first command it allocates 5 x 555 bytes (before_attach),
  * freed by the "free" command: after an attach those are unknown frees.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +88,30 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+static volatile sig_atomic_t usr2_seen;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	usr2_seen++;
+}
+
+static void handler_state(void)
+{
+	struct sigaction old;
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		unsigned long mask;
+	} k;
+	raise(SIGUSR2);
+	sigaction(SIGUSR2, NULL, &old);
+	syscall(SYS_rt_sigaction, SIGUSR2, NULL, &k, sizeof(k.mask));
+	printf("handler own=%d kernel=%d seen=%d\n", old.sa_handler == on_usr2,
+	       k.handler == (void *)on_usr2, (int)usr2_seen);
+}
+
 static void say(const char *line)
 {
 	printf("ok %s\n", line);
@@ -93,8 +123,12 @@ int main(int argc, char **argv)
 	pthread_t t[3];
 	FILE *cmds;
 	char line[256];
+	struct sigaction sa;
 	if (argc < 2)
 		return 2;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
 	for (int i = 0; i < 5; i++)
 		early[i] = before_attach();
 	pthread_create(&t[0], NULL, churn, "churn-1");
@@ -131,6 +165,8 @@ int main(int argc, char **argv)
 					_exit(3);
 				}
 				waitpid(pid, &st, 0);
+			} else if (!strcmp(line, "sig")) {
+				handler_state();
 			} else if (!strcmp(line, "nodump")) {
 				if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 					return 4;

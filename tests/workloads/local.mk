@@ -65,3 +65,5 @@ tests_workloads_inject_target_static_SOURCES = %reldir%/inject-target.c
 tests_workloads_inject_target_static_CFLAGS = $(AM_CFLAGS) -pthread
 tests_workloads_inject_target_static_LDFLAGS = -all-static -pthread
 endif
+# For the e2e tests' own programs (-I$(WORKLOAD_SRC)).
+EXTRA_DIST += %reldir%/steps.h
