@@ -10,7 +10,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/direct.c %reldir%/direct.h \
 	%reldir%/fds.c %reldir%/fds.h \
 	%reldir%/got.c %reldir%/got.h \
-	%reldir%/hooks.c %reldir%/hooks.h \
+	%reldir%/hooks.c %reldir%/hooks.h %reldir%/hooks-process.c \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
 	%reldir%/keys.c %reldir%/keys.h \
 	%reldir%/modules.c %reldir%/modules.h \
