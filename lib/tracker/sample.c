@@ -96,7 +96,7 @@ static int set_lock;
 /* The first table: 64 buckets, never freed (nor are later ones: readers may still be in them). */
 static uint64_t first_cells[64 * MP_SAMPLE_CELLS] __attribute__((aligned(64)));
 static uint64_t first_bits[(64 << MP_SAMPLE_BITS_LOG) / 64] __attribute__((aligned(64)));
-static struct mp_sample_table first_table = { first_bits, first_cells, 64 - 6 - MP_SAMPLE_BITS_LOG, 0 };
+static struct mp_sample_table first_table = { first_bits, first_cells, 32 - 6 - MP_SAMPLE_BITS_LOG, 0 };
 struct mp_sample_table *mp_sample_table = &first_table;
 static uint64_t live;                     /* addresses in the table and the overflow */
 /* Addresses whose bucket was full and the table could not grow. */
@@ -105,7 +105,13 @@ static size_t novf, ovf_cap;
 
 static size_t buckets(const struct mp_sample_table *t)
 {
-	return (size_t)1 << (64 - t->shift - MP_SAMPLE_BITS_LOG);
+	return (size_t)1 << (32 - t->shift - MP_SAMPLE_BITS_LOG);
+}
+
+/* The word of mp_sample.bitmap for t. */
+static uint64_t bitmap_word(const struct mp_sample_table *t)
+{
+	return (uint64_t)(uintptr_t)t->bits | t->shift;
 }
 
 static uint64_t *bucket_of(const struct mp_sample_table *t, uint64_t h)
@@ -203,6 +209,7 @@ static int grow(void)
 	live += keep;
 	t->overflow = (uint32_t)novf;
 	__atomic_store_n(&mp_sample_table, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&mp_sample.bitmap, bitmap_word(t), __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -375,6 +382,7 @@ void mp_sample_begin(unsigned interval, unsigned seed)
 	live = 0;
 	__atomic_store_n(&nranges, 0, __ATOMIC_RELAXED);
 	next_interval = interval;
+	__atomic_store_n(&mp_sample.bitmap, bitmap_word(t), __ATOMIC_RELEASE);
 	mp_unlock(&set_lock);
 }
 

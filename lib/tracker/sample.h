@@ -35,10 +35,16 @@
 
 #include "lib/tracker/base.h"
 
-/* The process's, while a stream records: the interval (0: every event) and 2^48 / interval. */
+/*
+ * The process's, while a stream records: the interval (0: every event),
+ * 2^48 / interval, and the set's bitmap (below) in one word, its address
+ * (64-byte aligned) with its hash's shift in the low bits: what a free
+ * needs, in one load of a line every hook reads anyway.
+ */
 struct mp_sample_conf {
 	uint64_t interval;
 	uint64_t scale;
+	uint64_t bitmap;
 };
 extern struct mp_sample_conf mp_sample MP_HIDDEN;
 #define MP_SAMPLE_UNIT_BITS 48
@@ -63,15 +69,20 @@ extern __thread struct mp_sample_thread mp_sample_tls MP_IE_TLS MP_HIDDEN;
 struct mp_sample_table {
 	uint64_t *bits;
 	uint64_t *cells;
-	unsigned shift;              /* 64 - log2(bits) */
+	unsigned shift;              /* 32 - log2(bits) */
 	uint32_t overflow;           /* addresses kept apart */
 };
 extern struct mp_sample_table *mp_sample_table MP_HIDDEN;
 
-/* An address's hash in t's bitmap. */
-static inline uint64_t mp_sample_hash(const struct mp_sample_table *t, uint64_t addr)
+/* An address's hash in a bitmap of 2^(32 - shift) bits (a multiplicative hash of its 16-byte unit). */
+static inline uint32_t mp_sample_hash_at(unsigned shift, uint64_t addr)
 {
-	return ((addr >> 4) * 0x9e3779b97f4a7c15ull) >> t->shift;
+	return ((uint32_t)(addr >> 4) * 0x9e3779b1u) >> shift;
+}
+
+static inline uint32_t mp_sample_hash(const struct mp_sample_table *t, uint64_t addr)
+{
+	return mp_sample_hash_at(t->shift, addr);
 }
 
 /* The slow path of mp_sample_alloc(): the thread's count ran out (or was never drawn). */
@@ -142,6 +153,24 @@ static inline int mp_sample_drawn(size_t size)
 }
 
 /*
+ * The first half of mp_sample_free_skip(), first thing in a free hook, for
+ * any p: 1 when the bitmap says at once the block was not recorded.
+ */
+static inline __attribute__((always_inline)) int mp_sample_free_pass(const void *p)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p, w;
+	const uint64_t *bits;
+	uint32_t h;
+	if (likely(!mp_sample.interval) ||
+	    unlikely(a - (uint64_t)(uintptr_t)mp_boot_arena < MP_BOOT_ARENA_SIZE))
+		return 0;
+	w = __atomic_load_n(&mp_sample.bitmap, __ATOMIC_ACQUIRE);
+	bits = (const uint64_t *)(uintptr_t)(w & ~63ull);
+	h = mp_sample_hash_at((unsigned)(w & 63), a);
+	return likely(!((__atomic_load_n(&bits[h >> 6], __ATOMIC_ACQUIRE) >> (h & 63)) & 1));
+}
+
+/*
  * First thing in a free hook, p not NULL: 1 when sampled tracking leaves
  * the free out (its block was not recorded; nor is it the bootstrap
  * arena's), the hook then calls the real free and nothing else; 0 when the
@@ -150,33 +179,12 @@ static inline int mp_sample_drawn(size_t size)
  */
 static inline __attribute__((always_inline)) int mp_sample_free_skip(const void *p)
 {
-	const struct mp_sample_table *t;
-	uint64_t a = (uint64_t)(uintptr_t)p, h;
-	if (likely(!mp_sample.interval))
-		return 0;
-	if (unlikely(a - (uint64_t)(uintptr_t)mp_boot_arena < MP_BOOT_ARENA_SIZE))
-		return 0;
-	t = __atomic_load_n(&mp_sample_table, __ATOMIC_ACQUIRE);
-	h = mp_sample_hash(t, a);
-	if (likely(!((__atomic_load_n(&t->bits[h >> 6], __ATOMIC_ACQUIRE) >> (h & 63)) & 1)))
-		return 1;
-	return !mp_sample_take(a);
-}
-
-/*
- * The first half of mp_sample_free_skip(), first thing in a free hook, for
- * any p: 1 when the bitmap says at once the block was not recorded.
- */
-static inline __attribute__((always_inline)) int mp_sample_free_pass(const void *p)
-{
-	const struct mp_sample_table *t;
-	uint64_t a = (uint64_t)(uintptr_t)p, h;
 	if (likely(!mp_sample.interval) ||
-	    unlikely(a - (uint64_t)(uintptr_t)mp_boot_arena < MP_BOOT_ARENA_SIZE))
+	    unlikely((uint64_t)(uintptr_t)p - (uint64_t)(uintptr_t)mp_boot_arena < MP_BOOT_ARENA_SIZE))
 		return 0;
-	t = __atomic_load_n(&mp_sample_table, __ATOMIC_ACQUIRE);
-	h = mp_sample_hash(t, a);
-	return likely(!((__atomic_load_n(&t->bits[h >> 6], __ATOMIC_ACQUIRE) >> (h & 63)) & 1));
+	if (likely(mp_sample_free_pass(p)))
+		return 1;
+	return !mp_sample_take((uint64_t)(uintptr_t)p);
 }
 
 /* Whether the free of the block at p is recorded (p not NULL; out of the set if it was). */
