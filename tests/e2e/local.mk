@@ -93,6 +93,7 @@ E2E_TESTS = \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
 	%reldir%/sampling-accuracy.sh \
+	%reldir%/sampling-reports.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \
