@@ -14,7 +14,7 @@
 
 /* One mapping allocation; munmap may cut it into several pieces in the range map. */
 struct origin {
-	uint64_t size, serial;
+	uint64_t size, serial;  /* serial: as a block's (blocks.h) */
 	uint64_t event;         /* of the allocation (temporal intervals) */
 	uint64_t released;      /* bytes of it unmapped so far (a sampled capture's estimates) */
 	uint32_t slot, thread;
@@ -139,8 +139,18 @@ void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uin
  * capture swapped in: a->header.sampling_interval), in bytes and blocks;
  * at the interval 0, itself.
  */
-void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t event, uint64_t *bytes,
+void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t key, uint64_t *bytes,
 		       uint64_t *count);
+/*
+ * What names a block for its estimate (its count's dither): its number
+ * among its thread's allocations (a thread's n_allocs before it) and the
+ * capture's index of that thread, so that a capture's estimates are the
+ * same read alone or with others.
+ */
+static inline uint64_t mp_estimate_key(const struct mp_analysis *a, uint32_t thread, uint64_t serial)
+{
+	return serial ^ ((uint64_t)a->threads[thread].index << 44);
+}
 /* The variance a sampled block of size bytes adds to an estimate (0 when exact). */
 double mp_estimate_var(const struct mp_analysis *a, uint64_t size);
 /* The same for bytes of a mapping's piece unmapped now (o->released grows by them). */

@@ -27,7 +27,7 @@ static unsigned hist_bucket(uint64_t size)
 
 /* What a block stands for: itself, or in a sampled capture an estimate (estimate.c). */
 static inline __attribute__((always_inline)) void block_est(const struct mp_analysis *a, uint64_t size,
-							     uint64_t event, uint64_t *bytes,
+							     uint64_t key, uint64_t *bytes,
 							     uint64_t *count)
 {
 	if (__builtin_expect(!a->header.sampling_interval, 1)) {
@@ -35,7 +35,7 @@ static inline __attribute__((always_inline)) void block_est(const struct mp_anal
 		*count = 1;
 		return;
 	}
-	mp_estimate_block(a, size, event, bytes, count);
+	mp_estimate_block(a, size, key, bytes, count);
 }
 
 /* ---- threads and kinds -------------------------------------------------- */
@@ -312,7 +312,8 @@ static inline __attribute__((always_inline)) void allocation_gone(struct mp_anal
 								   uint32_t freer, bool explicit)
 {
 	const struct mp_thread *t = &a->threads[r->thread];
-	if (explicit && freer == r->thread && t->n_allocs - r->serial <= a->opts.temporary_threshold) {
+	if (explicit && freer == r->thread &&
+	    t->n_allocs - r->serial - r->count <= a->opts.temporary_threshold) {
 		a->slots[r->slot].temporary.bytes += r->size;
 		a->slots[r->slot].temporary.count += r->count;
 		a->totals.temporary_bytes += r->size;
@@ -361,7 +362,7 @@ static void on_unmap_piece(void *ctx, uint64_t value, uint64_t bytes, int pieces
 	struct mp_analysis *a = u->a;
 	struct origin *o = &a->p->origins[value];
 	uint64_t est, count;
-	block_est(a, o->size, o->event, &est, &count);
+	block_est(a, o->size, mp_estimate_key(a, o->thread, o->serial), &est, &count);
 	o->pieces += (uint32_t)pieces;
 	if (__builtin_expect(a->header.sampling_interval != 0, 0) && o->size)
 		a->p->heap_var -= mp_estimate_var(a, o->size) * (double)bytes / (double)o->size;
@@ -397,7 +398,10 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 	stack = rec->u.ev.stack <= a->ntraces ? (uint32_t)rec->u.ev.stack : 0;
 	slot = get_slot(a, stack, (a->opts.flags & MP_ANALYSIS_SPLIT_THREADS) ? th : MP_THREAD_MERGED,
 			kind);
-	block_est(a, size, a->n_events, &est, &count);
+	t = &a->threads[th];
+	/* The block's number among its thread's: what names it for its estimate too. */
+	serial = t->n_allocs;
+	block_est(a, size, mp_estimate_key(a, th, serial), &est, &count);
 	if (__builtin_expect(a->header.sampling_interval != 0, 0) && (!mapping || size)) {
 		double v = mp_estimate_var(a, size);
 		a->totals.var_allocated += v;
@@ -413,10 +417,8 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 	k = kind_totals(a, kind);
 	k->n_allocs += count;
 	k->bytes_allocated += est;
-	t = &a->threads[th];
 	t->n_allocs += count;
 	t->bytes_allocated += est;
-	serial = t->n_allocs;
 	a->slots[slot].allocated.bytes += est;
 	a->slots[slot].allocated.count += count;
 
@@ -443,7 +445,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
 			struct release r = { b->slot1 - 1, b->thread, b->event, b->serial, 0, 0 };
-			block_est(a, b->size, b->event, &r.size, &r.count);
+			block_est(a, b->size, mp_estimate_key(a, b->thread, b->serial), &r.size, &r.count);
 			if (__builtin_expect(a->header.sampling_interval != 0, 0))
 				p->heap_var -= mp_estimate_var(a, b->size);
 			heap_release(a, r.slot, r.thread, r.size, r.count, r.event);
@@ -515,7 +517,7 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 			return;
 		}
 		r = (struct release){ b->slot1 - 1, b->thread, b->event, b->serial, 0, 0 };
-		block_est(a, b->size, b->event, &r.size, &r.count);
+		block_est(a, b->size, mp_estimate_key(a, b->thread, b->serial), &r.size, &r.count);
 		if (__builtin_expect(a->header.sampling_interval != 0, 0))
 			p->heap_var -= mp_estimate_var(a, b->size);
 		mp_blocks_delete(&p->blocks, b);

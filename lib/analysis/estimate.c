@@ -10,8 +10,8 @@
  * small block that is about N bytes. Bytes are rounded to whole bytes (at
  * most half a byte off, per block of N bytes or so); a count, whose weight
  * may be as small as 1.6, is its weight's whole part plus one with the
- * probability of its fraction, decided by a hash of the block's event
- * number, so that the sum stays unbiased and a block's free takes off
+ * probability of its fraction, decided by a hash of the block's number
+ * among its thread's (mp_estimate_key()), so that the sum stays unbiased and a block's free takes off
  * exactly what its allocation added. A mapping's pieces take off the part
  * of its bytes they are, rounded so that all of them add up to the whole.
  */
@@ -35,7 +35,7 @@ double mp_sampling_error(uint64_t interval, uint64_t bytes)
 	return sqrt((double)interval / (double)bytes);
 }
 
-void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t event, uint64_t *bytes,
+void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t key, uint64_t *bytes,
 		       uint64_t *count)
 {
 	uint64_t t = a->header.sampling_interval;
@@ -48,9 +48,9 @@ void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t even
 	w = mp_sampling_weight(size, t);
 	*bytes = (uint64_t)llround((double)size * w);
 	whole = floor(w);
-	/* The fraction, by a uniform number of the event: the count is unbiased. */
+	/* The fraction, by a uniform number of the block's key: the count is unbiased. */
 	*count = (uint64_t)whole +
-		 ((double)(mp_hash_u64(event ^ 0x5851f42d4c957f2dull) >> 11) * 0x1p-53 < w - whole);
+		 ((double)(mp_hash_u64(key ^ 0x5851f42d4c957f2dull) >> 11) * 0x1p-53 < w - whole);
 }
 
 double mp_estimate_var(const struct mp_analysis *a, uint64_t size)
@@ -65,7 +65,7 @@ uint64_t mp_estimate_piece(const struct mp_analysis *a, struct origin *o, uint64
 	uint64_t t = a->header.sampling_interval, all, count, before, after;
 	if (!t || o->size >= t || !o->size)
 		return bytes;
-	mp_estimate_block(a, o->size, o->event, &all, &count);
+	mp_estimate_block(a, o->size, mp_estimate_key(a, o->thread, o->serial), &all, &count);
 	before = o->released < o->size ? o->released : o->size;
 	o->released = before + bytes < o->size ? before + bytes : o->size;
 	after = o->released;

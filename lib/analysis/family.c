@@ -364,7 +364,7 @@ static void grow_exited(struct mp_analysis *a)
 static void drop_block(void *ctx, const struct mp_block *b)
 {
 	uint64_t bytes, count;
-	mp_estimate_block(ctx, b->size, b->event, &bytes, &count);
+	mp_estimate_block(ctx, b->size, mp_estimate_key(ctx, b->thread, b->serial), &bytes, &count);
 	mp_analysis_drop(ctx, b->slot1 - 1, b->thread, bytes, count, b->event);
 }
 
@@ -374,7 +374,7 @@ static void drop_mapping(void *ctx, uint64_t start, uint64_t end, uint64_t value
 	struct origin *o = &a->p->origins[value];
 	uint64_t bytes, count;
 	/* The mapping counted once, with its first piece left. */
-	mp_estimate_block(a, o->size, o->event, &bytes, &count);
+	mp_estimate_block(a, o->size, mp_estimate_key(a, o->thread, o->serial), &bytes, &count);
 	mp_analysis_drop(a, o->slot, o->thread, mp_estimate_piece(a, o, end - start),
 			 o->pieces != 0 ? count : 0, o->event);
 	o->pieces = 0;

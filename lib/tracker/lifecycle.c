@@ -249,7 +249,10 @@ static void atfork_child(void)
 	/* A live view shows the parent only: the child gets the configuration back, paused. */
 	int was_live;
 	mp_sig_forked(); /* the locks atfork_prepare took are made anew below */
+	/* The child records nothing of its parent's stream: every call goes the untracked way, or
+	   sets up a followed child's stream (which samples anew) at its first allocation or free. */
 	mp_sample_forked();
+	mp_sample_stop();
 	was_live = mp_session_forked();
 	mp_creds_forked();
 	mp_control_forked();

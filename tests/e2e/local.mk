@@ -93,7 +93,9 @@ E2E_TESTS = \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
 	%reldir%/sampling-accuracy.sh \
+	%reldir%/sampling-ctl.sh \
 	%reldir%/sampling-reports.sh \
+	%reldir%/sampling-run.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \

@@ -6,8 +6,8 @@
 # 5000 at beta, recorded all; one of alpha's freed), and the expected figures
 # are worked out here from the model alone: each small block adds
 # round(100 w) bytes, w = 10.409..., and floor(w) blocks, plus one when the
-# hash of its event number (the murmur3 finaliser, lib/util/hash.h) falls
-# below w's fraction; beta's block is itself. The same capture without its
+# hash of its key (the blocks its thread allocated before it; the murmur3
+# finaliser, lib/util/hash.h) falls below w's fraction; beta's block is itself. The same capture without its
 # interval is exact: nothing is scaled, nothing says "estimated".
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
@@ -52,7 +52,10 @@ def mix(x):  # mp_hash_u64
     return x ^ (x >> 33)
 w = -1 / math.expm1(-101 / 1000)
 b = math.floor(100 * w + 0.5)
-count = [math.floor(w) + ((mix(e ^ 0x5851f42d4c957f2d) >> 11) * 2.0 ** -53 < w - math.floor(w)) for e in (1, 2, 3)]
+count, before = [], 0
+for _ in range(3):
+    count.append(math.floor(w) + ((mix(before ^ 0x5851f42d4c957f2d) >> 11) * 2.0 ** -53 < w - math.floor(w)))
+    before += count[-1]
 def size(n):  # mp_format_size
     if n < 1024:
         return "%d B" % n

@@ -46,6 +46,7 @@ tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_sampled_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sampled_LDADD = -lpthread
 tests_workloads_swaps_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_swaps_LDADD = -lpthread
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)

@@ -8,6 +8,7 @@
  * frame (noinline, a barrier after the call).
  *
  *   sampled [-a N] [-b N]    (defaults: 2000000 and 60000)
+ *   sampled -t THREADS [-r ROUNDS] [-n N]   (defaults: 4 threads, 20 rounds of 20000)
  *
  *   site_small_a   N_a x malloc(48); every 10th kept (leaked), the others freed at once
  *   site_small_b   N_b x malloc(s), s cycling through 24, 100, 400, 1000, 3000;
@@ -18,11 +19,18 @@
  *                  middle page unmapped first, then the two others; as many
  *                  mmap(4096) -> mremap(8192, MAYMOVE) -> munmap
  *
+ * With -t: THREADS threads ("xfer-0".."xfer-<n-1>") in ROUNDS rounds: each
+ * allocates N blocks in site_xfer (sizes cycling through 32, 200, 3000 and
+ * 70000 bytes), waits for the others, then frees the blocks the next thread
+ * allocated, and waits again: every free is another thread's block, and
+ * nothing is left.
+ *
  * The peak is reached when site_small_b's and site_large's blocks are all
  * live: site_small_a's kept, site_small_b's, site_large's and the arrays
  * that hold them (main's, callocs of 8 bytes a pointer).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +95,73 @@ __attribute__((noinline)) static void site_map(void)
 	}
 }
 
+static const size_t x_sizes[4] = { 32, 200, 3000, 70000 };
+
+__attribute__((noinline)) static void *site_xfer(size_t n)
+{
+	char *p = malloc(n); /* SITE:xfer */
+	BARRIER();
+	if (p)
+		p[n - 1] = 1; /* (not site_small_b's code: the compiler would make them one) */
+	return p;
+}
+
+struct xfer {
+	pthread_t t;
+	unsigned index, threads;
+	uint64_t rounds, n;
+	void ***blocks;             /* by thread: its blocks of this round */
+	pthread_barrier_t *barrier;
+};
+
+static void *xfer_main(void *arg)
+{
+	struct xfer *x = arg;
+	char name[16] = "xfer-";
+	name[5] = (char)('0' + x->index % 10);
+	pthread_setname_np(pthread_self(), name);
+	for (uint64_t r = 0; r < x->rounds; r++) {
+		for (uint64_t i = 0; i < x->n; i++)
+			x->blocks[x->index][i] = site_xfer(x_sizes[(i + x->index) % 4]);
+		pthread_barrier_wait(x->barrier);
+		for (uint64_t i = 0; i < x->n; i++)
+			free(x->blocks[(x->index + 1) % x->threads][i]);
+		pthread_barrier_wait(x->barrier);
+	}
+	return NULL;
+}
+
+static void say(const char *name, uint64_t v);
+
+/* -t: blocks allocated by one thread, freed by another. */
+static int transfers(unsigned threads, uint64_t rounds, uint64_t n)
+{
+	static struct xfer x[10];
+	void **blocks[10];
+	pthread_barrier_t barrier;
+	uint64_t bytes = 0;
+	if (threads < 2 || threads > 10)
+		return 2;
+	pthread_barrier_init(&barrier, NULL, threads);
+	for (unsigned k = 0; k < threads; k++)
+		if (!(blocks[k] = calloc(n, sizeof(void *))))
+			return 1;
+	for (unsigned k = 0; k < threads; k++) {
+		x[k] = (struct xfer){ .index = k, .threads = threads, .rounds = rounds, .n = n,
+				      .blocks = blocks, .barrier = &barrier };
+		for (uint64_t i = 0; i < n; i++)
+			bytes += x_sizes[(i + k) % 4] * rounds;
+		pthread_create(&x[k].t, NULL, xfer_main, &x[k]);
+	}
+	for (unsigned k = 0; k < threads; k++)
+		pthread_join(x[k].t, NULL);
+	for (unsigned k = 0; k < threads; k++)
+		free(blocks[k]);
+	say("xfer_allocated", bytes);
+	say("xfer_count", threads * rounds * n);
+	return 0;
+}
+
 static void say(const char *name, uint64_t v)
 {
 	char buf[64], num[24];
@@ -120,6 +195,12 @@ int main(int argc, char **argv)
 	void *large[8];
 	size_t nkept = 0;
 
+	if (arg(argc, argv, "-t", 0)) {
+		free(kept);
+		free(held);
+		return transfers((unsigned)arg(argc, argv, "-t", 4), arg(argc, argv, "-r", 20),
+				 arg(argc, argv, "-n", 20000));
+	}
 	if (!kept || !held)
 		return 1;
 	arrays = (na / 10 + 1 + nb + 1) * sizeof(void *);
