@@ -365,8 +365,18 @@ void mp_sample_begin(unsigned interval, unsigned seed)
 	mp_lock(&set_lock);
 	if (!seeded_pid)
 		seeded_pid = pid;
-	/* A seed repeats a process's samples; a forked child's differ from its parent's. */
-	seed_base = seed ? (uint64_t)seed * 0x9e3779b97f4a7c15ull : fresh_seed();
+	/*
+	 * A seed repeats a process's samples; a forked child's differ from its
+	 * parent's. It is mixed: splitmix64 from seed * its constant would be
+	 * the sequence of seed - 1 moved on by one draw (seeds 1, 2, 3 would
+	 * give one sample, shifted).
+	 */
+	if (seed) {
+		uint64_t state = seed;
+		seed_base = next_random(&state);
+	} else {
+		seed_base = fresh_seed();
+	}
 	if (pid != seeded_pid) {
 		seed_base ^= (uint64_t)pid * 0xbf58476d1ce4e5b9ull;
 		/* (Its one thread is the parent's copy: a generator of its own too.) */
