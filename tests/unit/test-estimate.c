@@ -28,15 +28,7 @@ static double weight(uint64_t size, uint64_t interval)
 static void begin_sampled(uint64_t interval)
 {
 	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
-	struct mp_header h = { 0 };
-	h.major = 4;
-	h.pid = 100;
-	h.main_tid = 100;
-	h.mode = MP_MODE_RUN;
-	h.sampling_interval = interval;
-	nstrings = 0;
-	mp_analysis_init(&A, &o);
-	mp_analysis_header(&A, &h);
+	begin_header(&o, 0, interval);
 }
 
 static void test_weights(void **state)
