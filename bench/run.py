@@ -34,6 +34,7 @@ MODE_LABEL = {
     sampling.MODE: sampling.LABEL,
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
+    "loaded": "loaded, stopped",
 }
 ANALYSIS_LABEL = {"stats": "memprof stats", "flamegraph": "memprof flamegraph", "table": "memprof table",
                   "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
@@ -250,6 +251,9 @@ def workloads(cfg):
         Workload("prefork", "64 forked workers idle for %s ms (memprof run --follow-fork)" % idle_ms,
                  [prefork, "-c", "64", "-n", "100", "-m", idle_ms], prefork, ["native", "memprof"],
                  memprof_args=["--follow-fork"]),
+        # The in-process API's promise: a tracker in the process that records nothing costs nothing.
+        Workload("heavy-1t-idle", "heavy-1t with the tracker loaded and stopped (preloaded or linked, no capture)",
+                 [heavy, "-n", pairs, "-t", "1"], heavy, ["native", "loaded"], expect_counts=True),
         Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
                  [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
                  ["native", "memprof", "heaptrack"], expect_counts=True),
@@ -409,8 +413,13 @@ def run_mode(cfg, w, mode, rep):
     """One run of workload w in mode; returns the measurements and the capture."""
     tag = "%s.%s.%d" % (w.name, mode, rep)
     cap = None
+    env = w.env
     if mode == "native":
         argv = w.argv
+    elif mode == "loaded":
+        # Interposed as when linked with -lmemprof: every call goes through a hook that records nothing.
+        argv = w.argv
+        env = dict(w.env, LD_PRELOAD=os.path.join(cfg.builddir, ".libs", "libmemprof.so"))
     elif mode in ("memprof", "memprof-nopy"):
         cap = os.path.join(cfg.workdir, tag + ".mprof")
         argv = [cfg.memprof, "run", "-q", "-f"] + w.memprof_args + ["-o", cap] + w.argv
@@ -431,7 +440,7 @@ def run_mode(cfg, w, mode, rep):
         remove_captures(cap)
     if w.before:
         w.before()
-    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=w.env,
+    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=env,
                limit_mb=HEAPTRACK_LIMIT_MB if mode == "heaptrack" else None)
     m["capture"] = cap
     m["capture_bytes"] = os.path.getsize(cap) if cap and os.path.exists(cap) else None
@@ -620,6 +629,11 @@ def bench_workload(cfg, w, log):
             this[mode] = m
         native = this["native"]
         runs["native"].append(native)
+        if "loaded" in this:
+            if open(this["loaded"]["out"], "rb").read() != open(native["out"], "rb").read():
+                raise BenchError("%s: the output with the tracker loaded differs from the untracked run's"
+                                 % w.name)
+            runs["loaded"].append(this["loaded"])
         for mode in [x for x in ("memprof", "memprof-nopy", sampling.MODE, "heaptrack-raw", "heaptrack")
                      if x in this]:
             m = this[mode]
@@ -732,6 +746,10 @@ def summarize(results):
                                               for m in runs["heaptrack-raw"]])
         s["rss_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "target_rss_mb"))
         s["cpu_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "cpu_s"))
+    runs, _, _ = get("heavy-1t-idle")
+    if runs.get("loaded") and runs.get("native"):
+        s["idle_loaded"] = med(ratios(runs["loaded"], runs["native"], "wall_s"))
+        s["idle_loaded_cpu"] = med(ratios(runs["loaded"], runs["native"], "target_cpu_s"))
     runs, _, _ = get("heavy-2t")
     if runs.get("memprof") and runs.get("native"):
         s["overhead_2t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
@@ -1041,7 +1059,7 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s",
                 "build_overhead", "merge64_s", "merge64_linearity",
                 "overhead_map", "vs_heaptrack_map", "vs_heaptrack_sqlite3", "vs_heaptrack_python3",
-                "collector_ns_per_event", "collector_ns_per_event_max",
+                "collector_ns_per_event", "collector_ns_per_event_max", "idle_loaded", "idle_loaded_cpu",
                 "sampled_overhead_1t", "sampled_overhead_4t", "sampled_overhead_sqlite3", "sampled_overhead_python3",
                 "sampled_prog_cpu_1t", "sampled_prog_cpu_4t", "sampled_cap_mb_1t", "sampled_collector_cpu_s_1t",
                 "sampling_max_z"]

@@ -9,7 +9,8 @@ memprof_SOURCES = \
 	%reldir%/memprof.c \
 	%reldir%/options.c %reldir%/options.h \
 	%reldir%/parse.c \
-	%reldir%/run.c
+	%reldir%/run.c \
+	%reldir%/serve.c
 # the text reporters
 memprof_SOURCES += \
 	%reldir%/report.c %reldir%/report.h \

@@ -8,14 +8,14 @@ cd "$(dirname "$0")/.."
 
 build_deps="ca-certificates build-essential autoconf automake libtool pkg-config
 	libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev libiberty-dev
-	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libncurses-dev libdebuginfod-dev"
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libncurses-dev libdebuginfod-dev libmicrohttpd-dev"
 # The tests also use oracles (heaptrack, valgrind), real programs to profile,
 # a debugger for attach, eu-addr2line to check symbols, man for --help,
 # bash-completion, a headless browser, go tool pprof (reads our pprof exports), a terminal
 # multiplexer to drive memprof live's view (tmux) and a debuginfod server (serves the debug
 # file of a stripped program to the debug-symbol tests).
 test_deps="man-db bash-completion valgrind heaptrack zstd gdb elfutils python3 sqlite3 gzip xz-utils
-	chromium procps psmisc golang-go tmux debuginfod"
+	chromium procps psmisc golang-go tmux debuginfod curl"
 
 case $mode in
 demo) deps=$build_deps ;;

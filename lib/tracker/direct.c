@@ -39,6 +39,13 @@ static struct {
 #define DRAIN_BUF (256u << 10)
 /* The capture being written, for snapshots and status. */
 static char capture_path[4096];
+/* A capture at this very path (memprof_start), not MEMPROF_OUTPUT's pattern; replaced when overwrite. */
+static struct {
+	char path[4096];
+	int overwrite;
+} exact;
+/* Why the capture could not be created (an errno value). */
+static int open_errno;
 
 /* ---- the capture file ---- */
 
@@ -259,6 +266,9 @@ void mp_direct_stop(void)
 	drain_locked(1);
 	sink_write(rec, trailer_locked(rec, MP_END_DETACH));
 	drain.buf_ready = 0;
+	/* We were the rings' reader and are done: the next stream gives their memory back. */
+	if (mp_st.h)
+		__atomic_store_n(&mp_st.h->reader_state, MP_READER_GONE, __ATOMIC_RELEASE);
 	mp_unlock(&drain.lock);
 	mp_cancel_restore(cs);
 	mp_in_hook--;
@@ -284,22 +294,33 @@ static int copy_prefix(int fd, int out, uint64_t n)
 	return 0;
 }
 
-int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
+int mp_direct_snapshot(unsigned number, const char *dest, char *path, size_t pathlen)
 {
 	uint8_t rec[256];
 	struct stat st;
 	char tmp[4096];
 	int out, r = 0;
-	size_t n = strlen(capture_path);
-	char num[24];
-	size_t l = mp_u64_to_dec(num, number);
-	if (n + 6 + l >= pathlen)
-		return -ENAMETOOLONG;
-	memcpy(path, capture_path, n);
-	memcpy(path + n, ".snap.", 6);
-	memcpy(path + n + 6, num, l + 1);
+	if (dest) {
+		if (strlen(dest) >= pathlen)
+			return -ENAMETOOLONG;
+		strcpy(path, dest);
+	} else {
+		size_t n = strlen(capture_path);
+		char num[24];
+		size_t l = mp_u64_to_dec(num, number);
+		if (n + 6 + l >= pathlen)
+			return -ENAMETOOLONG;
+		memcpy(path, capture_path, n);
+		memcpy(path + n, ".snap.", 6);
+		memcpy(path + n + 6, num, l + 1);
+	}
 	mp_in_hook++;
 	mp_lock(&drain.lock);
+	/* A path of the caller's is not replaced unless the capture's was allowed to be. */
+	if (dest && !exact.overwrite && lstat(dest, &st) == 0) {
+		r = -EEXIST;
+		goto out;
+	}
 	/* What is proven complete now; the capture itself goes on. */
 	drain_locked(0);
 	if (!mp_fd_intact(mp_st.sink_fd) || fstat(mp_st.sink_fd, &st) < 0) {
@@ -330,6 +351,24 @@ const char *mp_direct_path(void)
 	return capture_path;
 }
 
+int mp_direct_set_path(const char *path, int overwrite)
+{
+	if (!path) {
+		exact.path[0] = '\0';
+		return 0;
+	}
+	if (strlen(path) >= sizeof(exact.path))
+		return -ENAMETOOLONG;
+	strcpy(exact.path, path);
+	exact.overwrite = overwrite;
+	return 0;
+}
+
+int mp_direct_open_error(void)
+{
+	return open_errno;
+}
+
 
 /*
  * Expand the output pattern, from the root: %p is the pid, %n the capture's
@@ -339,10 +378,12 @@ const char *mp_direct_path(void)
  */
 static int output_path(char *out, size_t cap, int child, unsigned number)
 {
-	const char *s = mp_cfg.output;
+	const char *s = exact.path[0] ? exact.path : mp_cfg.output;
 	size_t n = 0;
 	int had_pid = 0, had_number = 0;
 	char num[24];
+	if (exact.path[0])
+		had_number = 1; /* (the path as it is: no number added) */
 	/*
 	 * From the root: the program may change its directory (a daemon's
 	 * chdir("/")) before a snapshot, or before the file is opened again.
@@ -356,7 +397,9 @@ static int output_path(char *out, size_t cap, int child, unsigned number)
 	for (; *s; s++) {
 		const char *add = s;
 		size_t alen = 1;
-		if (s[0] == '%' && s[1] == 'p') {
+		if (exact.path[0]) {
+			/* (taken as it is) */
+		} else if (s[0] == '%' && s[1] == 'p') {
 			alen = mp_u64_to_dec(num, (uint64_t)getpid());
 			add = num;
 			had_pid = 1;
@@ -398,18 +441,24 @@ int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 {
 	char *path = capture_path;
 	/* Read too: a snapshot copies what the capture holds so far. */
-	int oflags = O_RDWR | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
+	int force = exact.path[0] ? exact.overwrite : mp_cfg.force;
+	int oflags = O_RDWR | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	open_errno = 0;
 	if (output_path(path, sizeof(capture_path), forked_from != 0, mp_st.capture_no)) {
-		mp_write_stderr("MEMPROF_OUTPUT is too long (or the directory it is relative to is gone); "
-				"the program runs untracked", NULL, NULL);
+		open_errno = ENAMETOOLONG;
+		if (!mp_st.quiet)
+			mp_write_stderr("MEMPROF_OUTPUT is too long (or the directory it is relative to "
+					"is gone); the program runs untracked", NULL, NULL);
 		return -1;
 	}
 	mp_st.sink_fd = open(path, oflags, 0644);
 	if (mp_st.sink_fd < 0) {
-		mp_write_stderr("cannot create the capture '", path,
-				errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
-						  "the program runs untracked"
-						: "'; the program runs untracked");
+		open_errno = errno;
+		if (!mp_st.quiet)
+			mp_write_stderr("cannot create the capture '", path,
+					errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
+							  "the program runs untracked"
+							: "'; the program runs untracked");
 		return -1;
 	}
 	mp_fd_own_at(&mp_st.sink_fd);

@@ -81,7 +81,7 @@ static inline __attribute__((always_inline)) void hook_enter(void)
 	mp_hook_sp = hook_sp();
 }
 
-/* The same for a hook that records in a function of its own (below): where the hook is. */
+/* The same for a hook that records in a function of its own (idle(), below): where the hook is. */
 static inline __attribute__((always_inline)) void hook_enter_at(uintptr_t sp)
 {
 	mp_hook_sp = sp;
@@ -92,16 +92,23 @@ static inline __attribute__((always_inline)) void hook_leave(void)
 	mp_hook_sp = 0;
 }
 
+/*
+ * A tracker loaded that records nothing (stopped, paused, or never started:
+ * linked with -lmemprof, or loaded for the in-process API) passes the
+ * allocator's calls straight through: a load, a branch and a jump. (What
+ * records is in functions of its own, so that this path needs no frame.)
+ */
+static inline __attribute__((always_inline)) int idle(void)
+{
+	return likely(mp_state == MP_STATE_OFF);
+}
+
 static inline size_t page_round(size_t n)
 {
 	size_t ps = 4096;
 	return (n + ps - 1) & ~(ps - 1);
 }
 
-/*
- * What records is in functions of its own, so that the paths that do not
- * (sampled tracking's, above all) need no frame.
- */
 static __attribute__((noinline)) void *malloc_recorded(size_t size, uintptr_t sp)
 {
 	struct mp_site site;
@@ -118,7 +125,7 @@ static __attribute__((noinline)) void *malloc_recorded(size_t size, uintptr_t sp
 	return p;
 }
 
-/* malloc but sampled tracking's way out (a tail call: the caller's return address stays). */
+/* malloc but its quick ways out (a tail call: the caller's return address stays). */
 static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
 	if (!mp_sample_drawn(size))
@@ -133,6 +140,8 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 
 MP_EXPORT void *malloc(size_t size)
 {
+	if (idle() && likely(mp_real.malloc != NULL))
+		return mp_real.malloc(size);
 	/* Sampled tracking: most allocations are not recorded, and cost this only (sample.h). */
 	if (mp_sample_pass(size))
 		return mp_real.malloc(size);
@@ -172,6 +181,8 @@ static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 
 MP_EXPORT void *calloc(size_t nmemb, size_t size)
 {
+	if (idle() && likely(mp_real.calloc != NULL))
+		return mp_real.calloc(nmemb, size);
 	if (mp_sample_pass(nmemb * size))
 		return mp_real.calloc(nmemb, size);
 	return calloc_slow(nmemb, size);
@@ -186,7 +197,7 @@ static __attribute__((noinline)) void free_recorded(void *p, uintptr_t sp)
 	hook_leave();
 }
 
-/* free but sampled tracking's way out (a tail call: the caller's return address stays). */
+/* free but its quick ways out (a tail call: the caller's return address stays). */
 static __attribute__((noinline)) void free_slow(void *p)
 {
 	if (unlikely(!p || mp_is_boot(p)))
@@ -206,6 +217,10 @@ static __attribute__((noinline)) void free_slow(void *p)
 
 MP_EXPORT void free(void *p)
 {
+	if (idle() && likely(!mp_is_boot(p)) && likely(mp_real.free != NULL)) {
+		mp_real.free(p);
+		return;
+	}
 	/* Sampled tracking: only the free of a block recorded is (sample.h). */
 	if (mp_sample_free_pass(p)) {
 		mp_real.free(p);
@@ -229,7 +244,8 @@ static void *boot_realloc(void *p, size_t size)
  * sampling says (sample.h; both when every event is): in the free's case
  * the old block was recorded, in the allocation's the new size is sampled.
  */
-static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(void *, size_t))
+static __attribute__((noinline)) void *realloc_common(unsigned kind, void *p, size_t size,
+							 void *(*real)(void *, size_t))
 {
 	struct mp_site site;
 	int freed = !p || mp_sample_free(p), alloc = mp_sample_alloc(size);
@@ -264,6 +280,8 @@ static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(v
 
 MP_EXPORT void *realloc(void *p, size_t size)
 {
+	if (idle() && likely(!mp_is_boot(p)) && likely(mp_real.realloc != NULL))
+		return mp_real.realloc(p, size);
 	if (unlikely(p && mp_is_boot(p)))
 		return boot_realloc(p, size);
 	if (!recording()) {

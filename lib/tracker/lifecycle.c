@@ -63,6 +63,11 @@ int mp_setup(void)
 /* The environment asked for tracking (memprof run, or a hand-preloaded tracker). */
 static int configured;
 
+int mp_configured(void)
+{
+	return configured;
+}
+
 void mp_init_stage1(void)
 {
 	static int initializing;

@@ -1,6 +1,8 @@
 # lib/tracker: libmemprof.so, preloaded into (or injected in) the target (lib/tracker/README.md).
 pkglib_LTLIBRARIES = libmemprof.la
 libmemprof_la_SOURCES = \
+	include/memprof.h \
+	%reldir%/api.c \
 	%reldir%/attach.c \
 	%reldir%/cfi.c %reldir%/cfi.h \
 	%reldir%/base.h \
@@ -11,9 +13,11 @@ libmemprof_la_SOURCES = \
 	%reldir%/fds.c %reldir%/fds.h \
 	%reldir%/got.c %reldir%/got.h \
 	%reldir%/hooks.c %reldir%/hooks.h %reldir%/hooks-process.c \
+	%reldir%/inproc.c \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
 	%reldir%/keys.c %reldir%/keys.h \
 	%reldir%/modules.c %reldir%/modules.h \
+	%reldir%/pyalloc.c %reldir%/pyalloc.h \
 	%reldir%/pydescribe.c %reldir%/pyline.h \
 	%reldir%/python.c %reldir%/python.h %reldir%/python-private.h \
 	%reldir%/pythread.c \
@@ -36,6 +40,10 @@ libmemprof_la_SOURCES = \
 	lib/transport/ring.h \
 	lib/transport/settings.c lib/transport/settings.h
 # end of libmemprof_la_SOURCES
+# The in-process API's header, and its pkg-config file (man 3 memprof).
+include_HEADERS = include/memprof.h
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = memprof.pc
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing
 libmemprof_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete

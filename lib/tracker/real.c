@@ -44,11 +44,6 @@ void *mp_boot_alloc(size_t size, size_t align)
 	return mp_boot_arena + start;
 }
 
-int mp_is_boot(const void *p)
-{
-	return (const char *)p >= mp_boot_arena && (const char *)p < mp_boot_arena + sizeof(mp_boot_arena);
-}
-
 size_t mp_boot_size(const void *p)
 {
 	return ((const size_t *)p)[-1];

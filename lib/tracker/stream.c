@@ -653,7 +653,8 @@ int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from)
 
 void mp_stream_start(void)
 {
-	*mp_live = 1;
+	/* After the new stream's nodes' generation (mp_record_alloc_at() reads them in that order). */
+	__atomic_store_n(mp_live, 1, __ATOMIC_RELEASE);
 }
 
 void mp_stream_close(void)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -170,4 +171,27 @@ void mp_exe_path(char *buf, size_t size)
 	buf[0] = '\0';
 	if (execfn && realpath(execfn, abs) && strlen(abs) < size)
 		memcpy(buf, abs, strlen(abs) + 1);
+}
+
+/* The socket's directory: ours, and nobody else's (mode 0700), or we do not use it. */
+static int own_dir(const char *dir)
+{
+	struct stat st;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+int mp_user_dir(char *dir, size_t cap)
+{
+	char num[24];
+	size_t l = mp_u64_to_dec(num, geteuid());
+	if (13 + l + 1 > cap)
+		return -1;
+	memcpy(dir, "/tmp/memprof-", 13);
+	memcpy(dir + 13, num, l + 1);
+	return own_dir(dir) < 0 ? -1 : (int)(13 + l);
 }

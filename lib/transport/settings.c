@@ -160,6 +160,37 @@ int mp_settings_set(struct mp_config *c, const char *entry, size_t len)
 	return i;
 }
 
+int mp_settings_check(const char *entry, size_t len, uint32_t *lo, uint32_t *hi)
+{
+	int i = mp_settings_key(entry, len);
+	const struct key *k;
+	const char *v;
+	size_t vlen;
+	uint64_t num;
+	if (i < 0)
+		return -1;
+	k = &keys[i];
+	v = entry + strlen(k->name) + 1;
+	vlen = len - strlen(k->name) - 1;
+	*lo = k->lo;
+	*hi = k->hi;
+	switch (k->kind) {
+	case K_PATH:
+		return vlen < path_size(k) ? 0 : -2;
+	case K_UINT:
+	case K_SWITCH:
+	case K_RING:
+		return decimal(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
+	case K_BYTES:
+		return mp_settings_bytes(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
+	case K_CLOCK:
+		return word(clocks, sizeof(clocks) / sizeof(clocks[0]), v, vlen) || !vlen ? 0 : -2;
+	case K_UNWIND:
+		return word(unwinds, sizeof(unwinds) / sizeof(unwinds[0]), v, vlen) || !vlen ? 0 : -2;
+	}
+	return -2;
+}
+
 void mp_settings_encode(const struct mp_config *c,
 			void (*put)(void *ctx, const char *name, const char *value), void *ctx)
 {

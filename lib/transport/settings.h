@@ -67,6 +67,15 @@ int mp_settings_set(struct mp_config *c, const char *entry, size_t len);
  */
 int mp_settings_bytes(const char *v, size_t len, uint64_t *out);
 /*
+ * Whether an entry "NAME=VALUE" (len bytes) is one mp_settings_set() takes
+ * as it is, for those that must refuse what the environment would turn
+ * into a default (memprof_start(), memprof ctl's and memprof serve's
+ * start): 0; -1 when NAME is no setting; -2 when VALUE is not one of
+ * NAME's (a number or a switch out of [*lo, *hi], which are set for every
+ * setting; a path too long; a word it does not know).
+ */
+int mp_settings_check(const char *entry, size_t len, uint32_t *lo, uint32_t *hi);
+/*
  * Each setting of c as text, in key order: put(ctx, name, value), value
  * NULL when the setting is at its default (or an empty path), which the
  * tracker then takes by itself. Numbers in decimal, switches 0 or 1.

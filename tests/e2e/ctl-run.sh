@@ -61,7 +61,8 @@ expect_rc 0 stop
 [ "$(cat out)" = "process $TARGET_PID: stopped: '$PWD/c.bin' is complete" ] || fail_ "stop: $(cat out)"
 send_cmd "alloc 7 777"           # stopped: in no capture
 ctl status
-[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after stop: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written, the last into '$PWD/c.bin'" ] ||
+	fail_ "status after stop: $(cat out)"
 # A capture the collector cannot create is an error, and nothing records: the number is used.
 touch c.bin.2
 ctl start
@@ -71,7 +72,8 @@ expect_one_line_err
 	fail_ "start into a file that exists: $(cat err)"
 [ ! -s c.bin.2 ] || fail_ "c.bin.2 was written"
 ctl status
-[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after a failed start: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written, the last into '$PWD/c.bin'" ] ||
+	fail_ "status after a failed start: $(cat out)"
 ctl start
 expect_rc 0 "second start"
 [ "$(cat out)" = "process $TARGET_PID: recording capture 3 into '$PWD/c.bin.3'" ] || fail_ "second start: $(cat out)"

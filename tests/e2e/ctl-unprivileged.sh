@@ -40,7 +40,7 @@ send_cmd "alloc 3 333"
 ctl stop
 expect_rc 0 "second stop"
 ctl status
-[ "$(cat out)" = "process $TARGET_PID: paused, 2 captures written" ] || fail_ "status: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: paused, 2 captures written, the last into '$D.2'" ] || fail_ "status: $(cat out)"
 send_cmd "exit 0"
 wait $TARGET_PID || fail_ "the service failed"
 [ "$(sizes "$D")" = "10x1000 " ] || fail_ "the first capture holds $(sizes "$D")"

@@ -1,5 +1,8 @@
 # tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error).
 E2E_TESTS = \
+	%reldir%/api-collector.sh \
+	%reldir%/api-exact.sh \
+	%reldir%/api-threads.sh \
 	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
@@ -51,9 +54,11 @@ E2E_TESTS = \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
 	%reldir%/parse-stdin.sh \
+	%reldir%/python-examples.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
+	%reldir%/python-tracker.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
 	%reldir%/reports-symbolize.sh \
@@ -93,9 +98,12 @@ E2E_TESTS = \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
 	%reldir%/sampling-accuracy.sh \
+	%reldir%/sampling-api.sh \
 	%reldir%/sampling-ctl.sh \
 	%reldir%/sampling-reports.sh \
 	%reldir%/sampling-run.sh \
+	%reldir%/serve-api.sh \
+	%reldir%/serve.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \

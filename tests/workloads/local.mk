@@ -12,6 +12,8 @@ WORKLOADS = \
 	%reldir%/execs \
 	%reldir%/family \
 	%reldir%/forks \
+	%reldir%/inproc \
+	%reldir%/inproc-linked \
 	%reldir%/io \
 	%reldir%/oracle \
 	%reldir%/phases \
@@ -42,6 +44,17 @@ tests_workloads_dlopens_LDADD = -ldl
 tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_forks_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_forks_LDADD = -lpthread
+tests_workloads_inproc_CFLAGS = $(WORKLOAD_CFLAGS) -I$(top_srcdir)
+tests_workloads_inproc_LDADD = -ldl -lpthread
+# The same, linked with the tracker (-lmemprof, as memprof.pc says).
+tests_workloads_inproc_linked_SOURCES = %reldir%/inproc.c
+tests_workloads_inproc_linked_CFLAGS = $(WORKLOAD_CFLAGS) -I$(top_srcdir)
+tests_workloads_inproc_linked_LDFLAGS = -L$(top_builddir)/.libs -Wl,-rpath,$(abs_top_builddir)/.libs
+tests_workloads_inproc_linked_LDADD = -lmemprof -ldl -lpthread
+tests_workloads_inproc_linked_DEPENDENCIES = libmemprof.la
+# (Linked as a user's program is, without libtool, which warns of linking a module.)
+tests_workloads_inproc_linked_LINK = $(CCLD) $(tests_workloads_inproc_linked_CFLAGS) $(CFLAGS) \
+	$(tests_workloads_inproc_linked_LDFLAGS) $(LDFLAGS) -o $@
 tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
