@@ -52,6 +52,29 @@ expect_rc 0 "stop"
 send_cmd "exit 0"
 wait
 
+# memprof serve's start: sampling_interval (k too), within its bounds.
+if command -v curl > /dev/null; then
+	start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/svc.%p.bin" LD_PRELOAD="$TRACKER_LIB"
+	"$MEMPROF" serve "$TARGET_PID" > url 2> serve.err &
+	for i in $(seq 100); do [ -s url ] && break; sleep 0.05; done
+	URL=$(cat url)
+	[ -n "$URL" ] || fail_ "memprof serve did not start: $(cat serve.err)"
+	code=$(curl -s -X POST -o body -w '%{http_code}' "${URL}start?sampling_interval=2G")
+	[ "$code" = 400 ] && grep -q "invalid value '2G' for sampling_interval (0 to 1073741824)" body ||
+		fail_ "serve: start?sampling_interval=2G: $code $(cat body)"
+	code=$(curl -s -X POST -o body -w '%{http_code}' "${URL}start?sampling_interval=4k")
+	[ "$code" = 200 ] || fail_ "serve: start?sampling_interval=4k: $code $(cat body)"
+	send_cmd "alloc 3 9000"
+	code=$(curl -s -X POST -o body -w '%{http_code}' "${URL}stop")
+	[ "$code" = 200 ] || fail_ "serve: stop: $code $(cat body)"
+	[ "$(interval_of "$T/svc.$TARGET_PID.bin")" = 4096 ] || fail_ "serve's capture is not sampled"
+	# (Written by the tracker itself: without symbols, the blocks counted by their size.)
+	[ "$("$MEMPROF" parse "$T/svc.$TARGET_PID.bin" | grep -c '^ALLOC .* size=9000 ')" = 3 ] ||
+		fail_ "serve's capture does not hold the 3 blocks of 9000 bytes"
+	send_cmd "exit 0"
+	wait
+fi
+
 # memprof attach --sampling-interval, where this machine lets us ptrace.
 why=$("$INJECT_TOOL" --probe); st=$?
 [ $st -eq 77 ] && { warn_ "attach not tested: $why"; exit 0; }
