@@ -28,3 +28,4 @@ memprof_SOURCES += \
 	%reldir%/table.c
 # end of memprof_SOURCES
 memprof_LDADD = $(MP_LIBS)
+memprof_CFLAGS = $(MP_CFLAGS)

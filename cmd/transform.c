@@ -45,6 +45,7 @@ int cmd_transform(int argc, char **argv)
 			   "keep the processes of several captures apart, each stack under its "
 			   "process"),
 		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv), format, written;

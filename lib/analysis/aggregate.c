@@ -189,12 +189,13 @@ void mp_aggregate_on_record(struct mp_analysis *a, const struct mp_record *rec)
 		t->live.count = g.u.thread.live_count;
 		break;
 	}
-	case MP_TAG_AGG_SAMPLE:
-		ALLOC_GROW(a->samples, a->nsamples + 1, a->samples_alloc);
-		a->samples[a->nsamples++] = (struct mp_sample){ g.u.sample.time_us, g.u.sample.rss,
-								g.u.sample.heap, g.u.sample.heap_max,
-								g.u.sample.hwm_time_us };
+	case MP_TAG_AGG_SAMPLE: {
+		/* (Merged when there are more than asked for: --max-memory-records, HTML's bound.) */
+		struct mp_sample s = { g.u.sample.time_us, g.u.sample.rss, g.u.sample.heap,
+				       g.u.sample.heap_max, g.u.sample.hwm_time_us };
+		mp_series_push(a, &s);
 		break;
+	}
 	default:
 		break;
 	}

@@ -97,8 +97,8 @@ struct mp_analysis_private {
 	struct mp_interval *pend;
 	size_t npend, pend_alloc;
 	struct mp_idxset pendset;
-	/* Allocation sites: first non-runtime location on the path to the root, by node. */
-	uint32_t *site_memo;
+	/* Allocation sites and their Python callers, by node (present.c). */
+	uint32_t *site_memo, *caller_memo;
 	struct mp_sym_frame *symbuf;
 	/*
 	 * Several captures read as one (family.c): the captures' state, and by
@@ -192,10 +192,23 @@ uint32_t mp_frames_location(struct mp_analysis *a, uint32_t function, uint32_t f
 			    uint32_t module, uint32_t flags);
 uint32_t mp_frames_pseudo_ip(struct mp_analysis *a, uint32_t loc);
 /* At the end of the pass: each trace node's allocation site. */
+
+/*
+ * present.c: how reports show stacks. The classes of a new location (the
+ * MP_LOC_PYTHON to MP_LOC_PROGRAM flags), from its fields; at the end of
+ * the pass, each trace node's allocation site and Python caller.
+ */
+uint32_t mp_frames_classify(const struct mp_analysis *a, const struct mp_location *l);
 void mp_frames_compute_sites(struct mp_analysis *a);
 
 /* series.c: the time series, by tick and at the end of the pass. */
 void mp_series_on_tick(struct mp_analysis *a, const struct mp_record *rec);
+/*
+ * Append a finished point to the series (an aggregated capture's AGG_SAMPLE),
+ * merging neighbours in pairs when full, as ticks do: the series keeps at
+ * most opts.max_memory_records points, whatever the capture holds.
+ */
+void mp_series_push(struct mp_analysis *a, const struct mp_sample *s);
 /* The last point, when events followed the last tick. */
 void mp_series_finish(struct mp_analysis *a);
 /* MP_ANALYSIS_TEMPORAL: the intervals of the blocks and mappings still live at the end. */

@@ -171,6 +171,7 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 	s->thread = thread;
 	s->kind = kind;
 	s->site = MP_NONE;
+	s->caller = MP_NONE;
 	s->process = MP_NONE;
 	/* It did not exist at the last peak: its value there was zero. */
 	s->epoch_ = a->p->epoch;
@@ -180,19 +181,29 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 }
 
 /*
- * Change a slot's live counts. The first change after a new peak saves the
- * value the slot had at that peak; a slot not changed since the last peak
- * still holds it. So the peak snapshot costs O(1) per event.
+ * Change a slot's live counts, up (an allocation) or down. The first change
+ * after a new peak saves the value the slot had at that peak; a slot not
+ * changed since the last peak still holds it. So the peak snapshot costs
+ * O(1) per event. Sizes are any 64-bit value (2^63 bytes is a legal
+ * allocation), so counts stay unsigned, modulo 2^64, as every count of the
+ * analysis: exact whenever the live value fits in 64 bits, as a real heap's
+ * does, and never a signed overflow.
  */
-static void slot_change(struct mp_analysis *a, uint32_t slot, int64_t bytes, int64_t count)
+static void slot_change(struct mp_analysis *a, uint32_t slot, bool up, uint64_t bytes,
+			uint64_t count)
 {
 	struct mp_slot *s = &a->slots[slot];
 	if (s->epoch_ != a->p->epoch) {
 		s->at_peak_ = s->leaked;
 		s->epoch_ = a->p->epoch;
 	}
-	s->leaked.bytes += (uint64_t)bytes;
-	s->leaked.count += (uint64_t)count;
+	if (up) {
+		s->leaked.bytes += bytes;
+		s->leaked.count += count;
+	} else {
+		s->leaked.bytes -= bytes;
+		s->leaked.count -= count;
+	}
 }
 
 /* ---- temporal intervals ------------------------------------------------- */
@@ -343,7 +354,7 @@ static inline __attribute__((always_inline)) void heap_release(struct mp_analysi
 			iv_add(&p->pend, &p->npend, &p->pend_alloc, &p->pendset, slot, ah, MP_NONE,
 			       bytes, count);
 	}
-	slot_change(a, slot, -(int64_t)bytes, -(int64_t)count);
+	slot_change(a, slot, false, bytes, count);
 	p->heap -= bytes;
 	a->threads[thread].live.bytes -= bytes;
 	p->live_count -= count;
@@ -459,7 +470,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		b->thread = th;
 		b->event = a->n_events;
 	}
-	slot_change(a, slot, (int64_t)est, (int64_t)count);
+	slot_change(a, slot, true, est, count);
 	p->heap += est;
 	p->live_count += count;
 	t = &a->threads[th];

@@ -9,6 +9,7 @@
 #include "lib/analysis/blocks.h"
 #include "lib/analysis/rangemap.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts)
@@ -26,6 +27,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	/* Full series merge in pairs. */
 	a->opts.max_memory_records &= ~(size_t)1;
 	a->ticks_per_sample = 1;
+	a->interpreter_loc = MP_NONE;
 	mp_strtab_init(&a->strings);
 	p = a->p = xcalloc(1, sizeof(*p));
 	mp_blocks_init(&p->blocks);
@@ -93,6 +95,7 @@ void mp_analysis_release(struct mp_analysis *a)
 		free(p->orphans);
 		free(p->frames);
 		free(p->site_memo);
+		free(p->caller_memo);
 		mp_family_free(p->family);
 		free(p->exited);
 		free(p);
@@ -178,10 +181,13 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (p->family)
 		mp_family_finish(a);
 	mp_frames_compute_sites(a);
-	for (size_t i = 0; i < a->nslots; i++)
+	for (size_t i = 0; i < a->nslots; i++) {
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);
+		if (a->interpreter_loc != MP_NONE) /* (no caller without Python frames) */
+			a->slots[i].caller = mp_analysis_caller(a, a->slots[i].stack);
+	}
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
 		mp_series_live_intervals(a);
-	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
+	mp_qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
 	release_pass_state(p);
 }

@@ -9,6 +9,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/family.c %reldir%/family-find.c %reldir%/family-stacks.c \
 	%reldir%/frames.c \
 	%reldir%/lifecycle.c \
+	%reldir%/present.c \
 	%reldir%/query.c \
 	%reldir%/rangemap.c %reldir%/rangemap.h \
 	%reldir%/series.c

@@ -15,6 +15,7 @@
 #include "lib/export/export-private.h"
 #include "lib/report/json.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct speedscope {
@@ -33,7 +34,7 @@ struct speedscope {
 /* A stack's locations, innermost first, into sc->stack; returns how many. */
 static size_t stack_of(struct speedscope *sc, uint32_t slot)
 {
-	return mp_analysis_stack(sc->a, sc->a->slots[slot].stack, &sc->stack, &sc->stack_alloc);
+	return mp_analysis_view_stack(sc->a, sc->a->slots[slot].stack, &sc->stack, &sc->stack_alloc);
 }
 
 static void frames(struct speedscope *sc)
@@ -146,7 +147,7 @@ int mp_export_speedscope(const struct mp_analysis *a, const struct mp_export_opt
 	for (size_t i = 0; i < a->nslots; i++)
 		if (mp_slot_counts(&a->slots[i], o->view).count)
 			sc.order[sc.norder++] = (uint32_t)i;
-	qsort_r(sc.order, sc.norder, sizeof(*sc.order), by_thread, (void *)a);
+	mp_qsort_r(sc.order, sc.norder, sizeof(*sc.order), by_thread, (void *)a);
 
 	/* Written into the sink's buffer, which mp_sink_check() drains as it fills. */
 	mp_json_init(&sc.j, &out->buf, 0);

@@ -110,7 +110,7 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 int mp_agg_decode(unsigned tag, const uint8_t *data, size_t len, struct mp_agg *a)
 {
 	const struct field *f = fields_of(tag);
-	const uint8_t *p = data, *end = data + len;
+	const uint8_t *p = data, *end = len ? data + len : data; /* (an empty record may be NULL) */
 	if (!f && tag != MP_TAG_AGG_HIST)
 		return 1;
 	memset(a, 0, sizeof(*a));

@@ -403,7 +403,7 @@ void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct
 	} else if (rec->type == MP_REC_MODULE) {
 		struct stack_module *m;
 		const char *base;
-		ALLOC_GROW(st->mods, st->nmods + 1, st->mods_alloc);
+		ALLOC_GROW_ZERO(st->mods, st->nmods + 1, st->mods_alloc); /* not unloaded (yet) */
 		m = &st->mods[st->nmods++];
 		m->id = rec->u.module.id;
 		m->base = rec->u.module.base;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "lib/report/render-text.h"
+#include "lib/report/report.h"
 #include "lib/util/xalloc.h"
 
 size_t mp_live_table_height(int height)
@@ -344,7 +345,12 @@ static void row_line(const struct mp_live *m, const struct mp_live_view *v,
 		add_right(line, cell.buf, col_width[c]);
 	}
 	strbuf_addch(line, ' ');
-	add_name(&loc, mp_analysis_string(&m->a, r->function), v->utf8);
+	{
+		struct strbuf fn = STRBUF_INIT;
+		mp_report_name(mp_analysis_string(&m->a, r->function), m->full_names, &fn);
+		add_name(&loc, fn.buf, v->utf8);
+		strbuf_release(&fn);
+	}
 	if (r->file) {
 		const char *file = mp_analysis_string(&m->a, r->file), *base = strrchr(file, '/');
 		strbuf_addstr(&loc, " at ");

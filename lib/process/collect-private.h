@@ -28,6 +28,8 @@ struct stream {
 	int pidfd;                   /* readable when the process is gone, or -1 */
 	bool ep_out;                 /* fd's epoll interest includes writing (replies wait) */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
+	bool gone;                   /* its pidfd said the process is gone */
+	bool child_holds;            /* ended, but a followed child not set up yet holds its socket */
 	bool execd, exec_known;      /* the socket ended while the process lived on: it exec'd */
 	struct strbuf replies;       /* what the tracker is to be told, not sent yet (collect-capture.c) */
 	struct mp_drain *drain;      /* draining the rings, once the header is in */

@@ -208,7 +208,7 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < c->nstreams; i++)
-		n += !c->streams[i]->eof;
+		n += !c->streams[i]->eof || c->streams[i]->child_holds;
 	return n;
 }
 
@@ -460,6 +460,37 @@ static void forget_control_socket(struct stream *s)
 static void finish_stream(struct mp_collector *c, struct stream *s);
 
 /*
+ * The process is gone, yet its socket is open: a child it forked holds it,
+ * followed and not set up yet (it keeps its copy of the parent's connection
+ * until its own stream is connected, lib/tracker/lifecycle.c). Its stream
+ * may still begin, so the collector waits for that socket's end: a parent
+ * that leaves at once (glibc's daemon()) must not end the run before the
+ * child it left behind allocates.
+ */
+static bool held_by_child(const struct stream *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLRDHUP };
+	if (!s->gone || s->detach_seen || s->fd < 0 || !(s->dec.header.flags & MP_HF_FOLLOW_FORK))
+		return false;
+	return poll(&p, 1, 0) == 0;
+}
+
+/* The child that held an ended stream's socket let it go (set up, exec'd or exited). */
+static void hold_event(struct stream *s)
+{
+	char buf[256];
+	ssize_t n;
+	do
+		n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	close(s->fd);
+	s->fd = -1;
+	s->child_holds = false;
+}
+
+/*
  * The stream ended: the process is gone, replaced itself (exec), or its
  * tracker stopped (detach). Everything its rings hold goes to the capture;
  * one the tracker stopped (memprof ctl PID stop, a detach) is finished at
@@ -502,6 +533,10 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	/* (Its tracker may wait, on the socket, to hear that it is finished.) */
 	if (s->detach_seen)
 		finish_stream(c, s);
+	if (held_by_child(s)) {
+		s->child_holds = true; /* its fd stays watched: hold_event() */
+		return;
+	}
 	close_open(s->fd);
 	s->fd = -1;
 }
@@ -696,10 +731,14 @@ static void serve_event(struct mp_collector *c, const struct epoll_event *ev)
 		return;
 	}
 	s = (struct stream *)(uintptr_t)(ev->data.u64 & ~(uint64_t)1);
-	if (s->eof)
+	if (s->eof) {
+		if (s->child_holds && !(ev->data.u64 & 1))
+			hold_event(s);
 		return; /* ended by an earlier event of this round */
+	}
 	if (ev->data.u64 & 1) {
-		end_stream(c, s); /* the process is gone, whoever holds its socket */
+		s->gone = true;
+		end_stream(c, s); /* the process is gone; a child may hold its socket (held_by_child()) */
 		return;
 	}
 	if (s->fd < 0)

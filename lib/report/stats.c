@@ -173,27 +173,43 @@ static void text_histogram(const struct mp_analysis *a, struct strbuf *out)
 	strbuf_release(&label);
 }
 
+/*
+ * Append "\t- TEXT" then tail, TEXT cut so that the line fits t->limit (the
+ * tab taken as the 8 columns a terminal gives it).
+ */
+static void fitted_item(struct strbuf *out, const struct strbuf *text, const char *tail,
+			const struct mp_term *t)
+{
+	size_t used = 8 + 2 + mp_text_width(tail, strlen(tail)), room = 1;
+	if (t->limit > used + 1)
+		room = t->limit - used;
+	strbuf_addstr(out, "\t- ");
+	mp_text_fit(out, text->buf, t->limit ? room : 0);
+	strbuf_addstr(out, tail);
+}
+
 static void text_top_sites(const struct mp_analysis *a, const struct mp_stats_opts *o,
-			   enum mp_sort_key key, struct strbuf *out)
+			   enum mp_sort_key key, const struct mp_term *t, struct strbuf *out)
 {
 	struct mp_group_row *rows;
-	struct strbuf loc = STRBUF_INIT;
+	struct strbuf loc = STRBUF_INIT, tail = STRBUF_INIT;
 	size_t n = mp_analysis_group(a, MP_VIEW_ALLOCATED, MP_BY_SITE, key, &rows);
 	for (size_t i = 0; i < n && i < o->num_largest; i++) {
-		strbuf_addstr(out, "\t- ");
 		strbuf_reset(&loc);
-		mp_location_format(a, rows[i].site, MP_LOC_STYLE_COLON, &loc);
-		mp_text_add_safe(out, loc.buf, loc.len);
-		strbuf_addstr(out, " -> ");
+		strbuf_reset(&tail);
+		mp_report_site(a, rows[i].site, rows[i].caller, MP_LOC_STYLE_COLON, t->full_names, &loc);
+		strbuf_addstr(&tail, " -> ");
 		if (key == MP_SORT_BYTES)
-			mp_format_size(out, rows[i].c.bytes);
+			mp_format_size(&tail, rows[i].c.bytes);
 		else
-			strbuf_addf(out, "%llu", (unsigned long long)rows[i].c.count);
-		strbuf_addch(out, '\n');
+			strbuf_addf(&tail, "%llu", (unsigned long long)rows[i].c.count);
+		strbuf_addch(&tail, '\n');
+		fitted_item(out, &loc, tail.buf, t);
 	}
 	if (!n)
 		strbuf_addstr(out, "\t(no allocations)\n");
 	strbuf_release(&loc);
+	strbuf_release(&tail);
 	free(rows);
 }
 
@@ -203,20 +219,25 @@ static const char *module_path(const struct mp_analysis *a, uint32_t module)
 }
 
 static void text_top_modules(const struct mp_analysis *a, const struct mp_stats_opts *o,
-			     enum mp_sort_key key, struct strbuf *out)
+			     enum mp_sort_key key, const struct mp_term *t, struct strbuf *out)
 {
 	struct mp_group_row *rows;
+	struct strbuf path = STRBUF_INIT, tail = STRBUF_INIT;
 	size_t n = mp_analysis_group(a, MP_VIEW_ALLOCATED, MP_BY_MODULE, key, &rows);
 	for (size_t i = 0; i < n && i < o->num_largest; i++) {
-		strbuf_addstr(out, "\t- ");
-		mp_text_addstr_safe(out, module_path(a, rows[i].module));
-		strbuf_addstr(out, ": ");
-		mp_format_size(out, rows[i].c.bytes);
-		strbuf_addf(out, " total | %llu allocation%s\n", (unsigned long long)rows[i].c.count,
+		strbuf_reset(&path);
+		strbuf_reset(&tail);
+		mp_text_addstr_safe(&path, module_path(a, rows[i].module));
+		strbuf_addstr(&tail, ": ");
+		mp_format_size(&tail, rows[i].c.bytes);
+		strbuf_addf(&tail, " total | %llu allocation%s\n", (unsigned long long)rows[i].c.count,
 			    rows[i].c.count == 1 ? "" : "s");
+		fitted_item(out, &path, tail.buf, t);
 	}
 	if (!n)
 		strbuf_addstr(out, "\t(no allocations)\n");
+	strbuf_release(&path);
+	strbuf_release(&tail);
 	free(rows);
 }
 
@@ -339,22 +360,22 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	strbuf_addstr(&tmp, " largest allocating locations (by size)");
 	strbuf_addstr(&tmp, est(a));
 	section(out, t, num, tmp.buf);
-	text_top_sites(a, o, MP_SORT_BYTES, out);
+	text_top_sites(a, o, MP_SORT_BYTES, t, out);
 	strbuf_reset(&tmp);
 	strbuf_addstr(&tmp, " largest allocating locations (by number of allocations)");
 	strbuf_addstr(&tmp, est(a));
 	section(out, t, num, tmp.buf);
-	text_top_sites(a, o, MP_SORT_COUNT, out);
+	text_top_sites(a, o, MP_SORT_COUNT, t, out);
 	strbuf_reset(&tmp);
 	strbuf_addstr(&tmp, " allocating modules (by size)");
 	strbuf_addstr(&tmp, est(a));
 	section(out, t, num, tmp.buf);
-	text_top_modules(a, o, MP_SORT_BYTES, out);
+	text_top_modules(a, o, MP_SORT_BYTES, t, out);
 	strbuf_reset(&tmp);
 	strbuf_addstr(&tmp, " allocating modules (by number of allocations)");
 	strbuf_addstr(&tmp, est(a));
 	section(out, t, num, tmp.buf);
-	text_top_modules(a, o, MP_SORT_COUNT, out);
+	text_top_modules(a, o, MP_SORT_COUNT, t, out);
 	strbuf_release(&tmp);
 }
 
@@ -425,6 +446,16 @@ static void json_top_sites(struct mp_json *j, const struct mp_analysis *a,
 		mp_json_field_string(j, "file", mp_analysis_string(a, l->file));
 		mp_json_field_uint(j, "line", l->line);
 		mp_json_field_string(j, "module", mp_location_module(a, rows[i].site));
+		if (rows[i].caller != MP_NONE) {
+			/* A library's site called from Python: the Python frame that called it. */
+			const struct mp_location *c = mp_analysis_location(a, rows[i].caller);
+			mp_json_key(j, "caller");
+			mp_json_begin_object(j);
+			mp_json_field_string(j, "function", mp_analysis_string(a, c->function));
+			mp_json_field_string(j, "file", mp_analysis_string(a, c->file));
+			mp_json_field_uint(j, "line", c->line);
+			mp_json_end_object(j);
+		}
 		mp_json_end_object(j);
 	}
 	mp_json_end_array(j);

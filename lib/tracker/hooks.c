@@ -512,6 +512,7 @@ MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option" /* clang has no -Wmissing-attributes */
 #pragma GCC diagnostic ignored "-Wmissing-attributes" /* the aliases need not repeat 'nothrow' & co. */
 #define ALIAS(name) extern __typeof__(name) mp_hook_##name __attribute__((alias(#name), visibility("hidden")));
 ALIAS(malloc)

@@ -46,5 +46,8 @@ pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = memprof.pc
 libmemprof_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-strict-aliasing
+# A sanitized build's UBSAN in trap mode (configure.ac): given to the compiler only, as
+# preprocessor flags are, since at the link gcc would add UBSAN's run-time library.
+libmemprof_la_CPPFLAGS = $(AM_CPPFLAGS) $(MP_TRACKER_SAN_CFLAGS)
 libmemprof_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete
 libmemprof_la_LIBADD = $(LIBUNWIND_LIBS) -ldl -lpthread

@@ -141,8 +141,13 @@ static int shm_create(void)
 		close(fd);
 		return -1;
 	}
-	/* Raw system calls: our mmap hook must not record the tracker's own memory. */
-	p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	/*
+	 * Raw system calls: our mmap hook must not record the tracker's own memory.
+	 * (The offset is an off_t: a plain 0 is an int, whose upper half syscall()'s
+	 * variadic arguments leave undefined; clang's code left garbage there.)
+	 */
+	p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
+		    (off_t)0);
 	if (p == -1) {
 		close(fd);
 		return -1;

@@ -38,7 +38,10 @@ void mp_write_stderr(const char *a, const char *b, const char *c)
 	size_t n = 0;
 	const char *parts[4] = { "memprof: ", a, b, c };
 	for (int i = 0; i < 4; i++) {
-		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		size_t l;
+		if (!parts[i])
+			continue; /* (not even memcpy(..., NULL, 0): undefined, a trap in a sanitized build) */
+		l = strlen(parts[i]);
 		if (l > sizeof(line) - 2 - n)
 			l = sizeof(line) - 2 - n;
 		memcpy(line + n, parts[i], l);
@@ -106,7 +109,7 @@ void *mp_pages(size_t size)
 {
 	/* A raw syscall: the mmap hook must not see the tracker's own memory. */
 	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+			 -1, (off_t)0);
 	return p == -1 ? NULL : (void *)p;
 }
 

@@ -52,11 +52,14 @@ var MP = (function () {
     if (!d || d.version !== 1) MP.fail('memprof: unsupported report data (version ' + (d && d.version) + ')');
     var S = d.strings || [], L = d.locations || {}, th = d.threads || {};
     var fn = L['function'] || [], file = L.file || [], line = L.line || [], mod = L.module || [];
+    var short = L['short'] || fn;
     MP.data = d;
     MP.meta = d.meta || {};
     MP.nloc = fn.length;
     MP.str = function (i) { return i >= 0 && i < S.length ? S[i] : ''; };
     MP.fn = function (l) { return l < 0 ? 'total' : (S[fn[l]] || '???'); };
+    /* The name a box shows: a C++ name's template arguments elided (the whole one is MP.fn). */
+    MP.shortFn = function (l) { return l < 0 ? 'total' : (S[short[l]] || MP.fn(l)); };
     MP.file = function (l) { return l < 0 ? '' : S[file[l]] || ''; };
     MP.module = function (l) { return l < 0 ? '' : S[mod[l]] || ''; };
     MP.line = function (l) { return l < 0 ? 0 : line[l] || 0; };

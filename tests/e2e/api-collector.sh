@@ -5,7 +5,7 @@
 # collector's work); each capture is complete, symbolized and with its trailer, the moment
 # the with block ends; and a collector that cannot create the file is an error of the start.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
 py=${pythons# }

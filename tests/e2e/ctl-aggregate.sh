@@ -3,9 +3,9 @@
 # next one not; a snapshot of an aggregated capture is aggregated too, with the totals of that
 # moment; a tracker that writes its own capture refuses, in one line.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
-ctl() { "$MEMPROF" ctl "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$@"; }
 leaked() { "$MEMPROF" transform folded --leaks -o - "$1" | awk '/;command_alloc /{n += $NF} END {print n + 0}'; }
 
 start_target "$MEMPROF" run --paused -o c.bin

@@ -5,7 +5,7 @@
 # by configuration (with trace_python_allocators), and a job's own profiling endpoints
 # driven with curl (409 while recording).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
 EX=$MEMPROF_SRCDIR/examples/python
@@ -44,7 +44,7 @@ for py in $pythons; do
 	# The job's endpoints.
 	"$py" "$EX/endpoints.py" 0 > job.out 2> job.err &
 	job=$!
-	for i in $(seq 100); do grep -q '^port ' job.out && break; sleep 0.1; done
+	wait_until 60 grep -q '^port ' job.out
 	port=$(sed -n 's/^port //p' job.out)
 	[ -n "$port" ] || fail_ "$py endpoints.py did not start: $(cat job.err)"
 	url=http://127.0.0.1:$port

@@ -6,7 +6,7 @@
 # writes the capture and the flame graph with --leaks, its call's value passing through;
 # each CPython 3.11 to 3.13 the machine has.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
 

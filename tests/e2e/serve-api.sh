@@ -4,7 +4,7 @@
 # control socket puts the hooks in again (GOT patching) and records the program's
 # allocations into /tmp/memprof-UID/, which a stop makes complete.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 command -v curl > /dev/null || skip_ "curl is not installed"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
@@ -36,11 +36,11 @@ while True:
 PY
 "$py" job.py > job.out 2> job.err &
 JOB=$!
-for i in $(seq 100); do grep -qs ready job.out && break; sleep 0.05; done
+wait_until 60 grep -qs ready job.out
 grep -q ready job.out || fail_ "the job did not start: $(cat job.err)"
 "$MEMPROF" serve "$JOB" > url 2> serve.err &
 SERVE=$!
-for i in $(seq 100); do [ -s url ] && break; kill -0 $SERVE 2> /dev/null || break; sleep 0.05; done
+wait_until 60 eval '[ -s url ] || ! kill -0 $SERVE 2> /dev/null'
 URL=$(cat url)
 [ -n "$URL" ] || fail_ "memprof serve did not start: $(cat serve.err)"
 get() { code=$(curl -s -o body -w '%{http_code}' "$@"); }
@@ -68,6 +68,6 @@ PY
 rm -f "$capture"
 kill $JOB
 wait $JOB 2> /dev/null
-for i in $(seq 100); do kill -0 $SERVE 2> /dev/null || break; sleep 0.05; done
+wait_until 60 eval '! kill -0 $SERVE 2> /dev/null'
 wait $SERVE || fail_ "memprof serve exited $? when the job ended"
 exit 0

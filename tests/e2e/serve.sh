@@ -7,7 +7,7 @@
 # a listen address that is not loopback needs --token-file, whose token a request must
 # carry (401 without it or with a wrong one).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 command -v curl > /dev/null || skip_ "curl is not installed"
 
 SERVE_PID=
@@ -16,7 +16,7 @@ serve() {
 	rm -f url serve.err
 	"$MEMPROF" serve "$@" "$TARGET_PID" > url 2> serve.err &
 	SERVE_PID=$!
-	for i in $(seq 100); do [ -s url ] && break; kill -0 $SERVE_PID 2> /dev/null || break; sleep 0.05; done
+	wait_until 60 eval '[ -s url ] || ! kill -0 $SERVE_PID 2> /dev/null'
 	URL=$(cat url)
 	[ -n "$URL" ] || fail_ "memprof serve did not start: $(cat serve.err)"
 }
@@ -118,7 +118,7 @@ expect_code 404 "outside the prefix"
 # One log line per request, and the server ends with the process.
 send_cmd "exit 0"
 wait "$TARGET_PID"
-for i in $(seq 100); do kill -0 $SERVE_PID 2> /dev/null || break; sleep 0.05; done
+wait_until 60 eval '! kill -0 $SERVE_PID 2> /dev/null'
 ! kill -0 $SERVE_PID 2> /dev/null || fail_ "memprof serve outlived the process"
 wait $SERVE_PID || fail_ "memprof serve exited $? at the process's end"
 n=$(grep -cE '^memprof serve: 127\.0\.0\.1:[0-9]+ "(GET|POST) /[^"]*" [0-9]{3} [0-9]+ ms$' serve.err)

@@ -15,6 +15,7 @@ UNIT_TESTS += \
 	%reldir%/test-live \
 	%reldir%/test-options \
 	%reldir%/test-procids \
+	%reldir%/test-present \
 	%reldir%/test-procmaps \
 	%reldir%/test-python \
 	%reldir%/test-rangemap \
@@ -28,7 +29,7 @@ UNIT_TESTS += \
 	%reldir%/test-symbols
 # end of UNIT_TESTS
 UNIT_LDADD = $(MP_LIBS) $(CMOCKA_LIBS)
-UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
+UNIT_CFLAGS = $(MP_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_test_aggregate_SOURCES = %reldir%/test-aggregate.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_aggregate_LDADD = $(UNIT_LDADD)
 tests_unit_test_aggregate_CFLAGS = $(UNIT_CFLAGS)
@@ -81,6 +82,9 @@ tests_unit_test_procids_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
 tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
 tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_present_SOURCES = %reldir%/test-present.c %reldir%/analysis-fixture.h %reldir%/records.h
+tests_unit_test_present_LDADD = $(UNIT_LDADD)
+tests_unit_test_present_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_python_SOURCES = %reldir%/test-python.c
 tests_unit_test_python_LDADD = $(UNIT_LDADD)
 tests_unit_test_python_CFLAGS = $(UNIT_CFLAGS)

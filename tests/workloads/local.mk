@@ -15,6 +15,7 @@ WORKLOADS = \
 	%reldir%/inproc \
 	%reldir%/inproc-linked \
 	%reldir%/io \
+	%reldir%/maps \
 	%reldir%/oracle \
 	%reldir%/phases \
 	%reldir%/sampled \
@@ -37,6 +38,8 @@ tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
 tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_maps_SOURCES = %reldir%/maps.cc
+tests_workloads_maps_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_LDADD = -lpthread
 tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
