@@ -7,7 +7,7 @@
 # flame graph's "All frames" toggle shows what memprof transform folded
 # shows, folded or not.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_ "$PY is not installed"

@@ -6,7 +6,7 @@
 # the 2^63 bytes were freed, a signed overflow in the temporal flame graph; and
 # the HTML data and pprof wrote sizes of 2^63 bytes and more as negative numbers.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 mkcap noevents.mprof "$TESTDATA/noevents.txt"
 mkcap huge.mprof "$TESTDATA/huge.txt"

@@ -5,7 +5,7 @@
 # estimates; bad values are refused; options from a memprof.h older than the
 # field (a smaller size) are taken, every allocation recorded.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 export PYTHONPATH=$MEMPROF_BUILDDIR/python
 unset MEMPROF_LIBDIR LD_PRELOAD
 

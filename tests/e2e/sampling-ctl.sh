@@ -6,7 +6,7 @@
 # churn of 64-byte blocks is sampled: a few of them at most, each matched by
 # its free.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 interval_of() { "$MEMPROF" parse "$1" | sed -n 's/^HEADER .* sampling_interval=\([0-9]*\) .*/\1/p'; }
 # sizes FILE: "count x size" of the commanded allocations.

@@ -10,8 +10,8 @@
 # finaliser, lib/util/hash.h) falls below w's fraction; beta's block is itself. The same capture without its
 # interval is exact: nothing is scaled, nothing says "estimated".
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 capture_text() {
 	cat <<EOF
