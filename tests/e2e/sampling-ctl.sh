@@ -11,7 +11,7 @@
 interval_of() { "$MEMPROF" parse "$1" | sed -n 's/^HEADER .* sampling_interval=\([0-9]*\) .*/\1/p'; }
 # sizes FILE: "count x size" of the commanded allocations.
 sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
-ctl() { "$MEMPROF" ctl "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$@"; }
 
 start_target "$MEMPROF" run --paused -o c.bin
 TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused.*/\1/p" target.err)
