@@ -313,6 +313,13 @@ bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t 
 			ret = -1;
 		}
 	}
+	if (ret >= 0 && mp_analysis_estimated(a) && args->view == MP_VIEW_TEMPORARY) {
+		/* Which allocations came between two sampled ones is not known. */
+		error("'%s' is a sampled capture (--sampling-interval): temporary allocations need "
+		      "every allocation in its order; profile without --sampling-interval for this "
+		      "report", path);
+		ret = -1;
+	}
 	if (z.sym) {
 		const char **lines;
 		size_t nlines = mp_symbols_warnings(z.sym, &lines);

@@ -36,9 +36,16 @@ struct memprof_options {
 	int aggregate;                /* totals per stack, not every event (memprof run
 					 --aggregate's), the collector's or ours */
 	int overwrite;                /* replace an existing file at path */
-	/* Sampling (issue 27) adds its fields here. */
+	/*
+	 * Sampled tracking (memprof-run(1)): one allocation recorded per
+	 * sampling_interval bytes allocated on average, at most 1 GiB, and the
+	 * reports estimate the rest (0: every allocation; 524288 for services).
+	 * (Added after the fields above: a caller built with an older
+	 * memprof.h passes a smaller size, and gets every allocation.)
+	 */
+	unsigned sampling_interval;
 };
-#define MEMPROF_OPTIONS_INIT { sizeof(struct memprof_options), 0, 0, 0, 0, 0, 0, 0 }
+#define MEMPROF_OPTIONS_INIT { sizeof(struct memprof_options), 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /*
  * Start a capture into the file path (made relative to the current

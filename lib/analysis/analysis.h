@@ -208,6 +208,7 @@ struct mp_process {
 	uint64_t n_allocs, bytes_allocated, n_frees, n_forks;
 	struct mp_counts leaked; /* live when it ended */
 	bool cut;               /* its capture was truncated or damaged: read up to there */
+	uint64_t sampling_interval; /* its capture's (0: every event) */
 };
 
 /*
@@ -267,6 +268,12 @@ struct mp_totals {
 	uint64_t temporary_bytes, temporary_count;
 	uint64_t hist[MP_HIST_BUCKETS];
 	uint64_t min_size, max_size; /* of allocations (0 when there were none) */
+	/*
+	 * Sampled captures: the variances of the estimates of the bytes
+	 * allocated, at the peak and leaked (the sum over the blocks recorded
+	 * of s^2 (1 - pi) / pi^2, an unbiased estimate of each; 0 when exact).
+	 */
+	double var_allocated, var_peak, var_leaked;
 };
 
 /*
@@ -375,8 +382,35 @@ struct mp_analysis {
 	struct mp_interval *intervals;  /* MP_ANALYSIS_TEMPORAL, after finish */
 	size_t nintervals;
 	bool finished;
+	/*
+	 * Sampled captures (memprof run --sampling-interval): the largest
+	 * interval among the captures read, 0 when every event of each was
+	 * recorded; and whether they differ (sampled and not, or at different
+	 * intervals). Each capture's blocks are weighed by its own interval:
+	 * every count and byte above is then an estimate (estimate.c).
+	 */
+	uint64_t sampling_interval;
+	bool sampling_mixed;
 	struct mp_analysis_private *p;  /* the pass's state: live blocks, mappings, maps */
 };
+
+/*
+ * What one block of size bytes recorded in a capture sampled every
+ * interval bytes stands for: 1/(1 - e^(-(size+1)/interval)) blocks (and
+ * that many times its bytes); 1 from interval bytes up, or at interval 0.
+ */
+double mp_sampling_weight(uint64_t size, uint64_t interval);
+/*
+ * The relative standard error of an estimate of bytes made of blocks much
+ * smaller than the interval: sqrt(interval / bytes) (0 at interval 0).
+ * Larger blocks make it smaller; blocks of the interval and up add none.
+ */
+double mp_sampling_error(uint64_t interval, uint64_t bytes);
+/* Whether a's figures are estimates (a capture of it was sampled). */
+static inline bool mp_analysis_estimated(const struct mp_analysis *a)
+{
+	return a->sampling_interval != 0;
+}
 
 void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts);
 void mp_analysis_release(struct mp_analysis *a);

@@ -140,6 +140,7 @@ void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h)
 	if (h->mode == MP_MODE_ATTACH)
 		a->attached = true;
 	a->aggregated = (h->flags & MP_HF_AGGREGATED) != 0;
+	mp_analysis_note_sampling(a, h->sampling_interval);
 }
 
 static int kind_cmp(const void *x, const void *y)
@@ -164,6 +165,9 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (a->trailer.present && a->trailer.n_libunwind > a->totals.n_libunwind)
 		a->totals.n_libunwind = a->trailer.n_libunwind;
 	mp_series_finish(a);
+	/* (Blocks of processes that ended, read with others, still count: they leaked.) */
+	if (!a->aggregated)
+		a->totals.var_leaked = p->heap_var > 0 ? p->heap_var : 0;
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_slot *s = &a->slots[i];
 		s->peak = s->epoch_ == p->epoch ? s->at_peak_ : s->leaked;

@@ -5,6 +5,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/analysis.c %reldir%/analysis.h \
 	%reldir%/blocks.c %reldir%/blocks.h \
 	%reldir%/calltree.c %reldir%/calltree.h \
+	%reldir%/estimate.c \
 	%reldir%/family.c %reldir%/family-find.c %reldir%/family-stacks.c \
 	%reldir%/frames.c \
 	%reldir%/lifecycle.c \

@@ -19,6 +19,7 @@
 #include "lib/export/export-private.h"
 #include "lib/export/profile.pb-c.h"
 #include "lib/report/render-text.h"
+#include "lib/report/report.h"
 #include "lib/util/hash.h"
 #include "lib/util/xalloc.h"
 
@@ -359,14 +360,23 @@ static void header(struct pprof *p, enum mp_view view)
 	msg.n_sample_type = NVALUES;
 	msg.sample_type = tptrs;
 	msg.default_sample_type = types[V_VIEW_SPACE].type;
-	/* Every allocation is recorded: a period of one byte, nothing to scale. */
+	/*
+	 * Every allocation is recorded: a period of one byte, nothing to scale.
+	 * A sampled capture's period is its interval, and its values are
+	 * estimates already (each block weighed as the analysis does), as Go's
+	 * heap profiles are.
+	 */
 	period.type = add_string(p, "space", false);
 	period.unit = bytes;
 	msg.period_type = &period;
-	msg.period = 1;
+	msg.period = a->sampling_interval ? mp_count_i64(a->sampling_interval) : 1;
 	msg.time_nanos = nanos(a->header.start_time_us);
 	msg.duration_nanos = nanos(a->duration_us);
 	strbuf_addf(&sb, "memprof %s: %s", PACKAGE_VERSION, mp_export_view_words(view));
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(&sb, ", ");
+		mp_report_estimated(a, &sb);
+	}
 	comments[0] = add_string(p, sb.buf, true);
 	strbuf_reset(&sb);
 	for (size_t i = 0; i < a->header.argc; i++)

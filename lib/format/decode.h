@@ -29,6 +29,7 @@ struct mp_header {
 	uint64_t page_size, mode, max_depth, interval_ms, flags;
 	uint64_t machine, pointer_size, forked_from;
 	uint64_t family;            /* 0 when the capture names none */
+	uint64_t sampling_interval; /* 0: every event recorded; N: sampled, one per N bytes */
 	char *parent_capture;       /* the parent's capture's file name, or NULL */
 	char *exe, *hostname, *cwd, *tracker_version;
 	char **argv;                /* argc strings, NULL-terminated */

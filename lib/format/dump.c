@@ -82,6 +82,8 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 		strbuf_addf(out, " forked_from=%" PRIu64, h->forked_from);
 	if (h->family)
 		strbuf_addf(out, " family=%016" PRIx64, h->family);
+	if (h->sampling_interval)
+		strbuf_addf(out, " sampling_interval=%" PRIu64, h->sampling_interval);
 	if (h->parent_capture) {
 		strbuf_addstr(out, " parent_capture=");
 		quoted(out, h->parent_capture, strlen(h->parent_capture));

@@ -167,6 +167,7 @@ enum mp_header_field {
 	MP_H_FORKED_FROM = 17,   /* parent pid, in the capture of a followed child */
 	MP_H_FAMILY = 18,        /* the id every capture of one collector's run shares */
 	MP_H_PARENT_CAPTURE = 19, /* bytes: the file name of the parent's capture */
+	MP_H_SAMPLING_INTERVAL = 20, /* sampled: one sample per N bytes allocated (absent: exact) */
 };
 
 enum mp_mode { MP_MODE_RUN = 1, MP_MODE_PRELOAD = 2, MP_MODE_ATTACH = 3 };

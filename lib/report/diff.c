@@ -196,7 +196,13 @@ static void capture_line(struct strbuf *out, const char *label, const char *path
 	mp_text_addstr_safe(out, path);
 	strbuf_addstr(out, " (");
 	mp_text_add_safe(out, cmd.buf, cmd.len);
-	strbuf_addstr(out, ")\n");
+	strbuf_addch(out, ')');
+	/* A sampled capture's figures, and so their differences, are estimates. */
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(out, ", ");
+		mp_report_estimated(a, out);
+	}
+	strbuf_addch(out, '\n');
 	strbuf_release(&cmd);
 }
 
@@ -329,6 +335,9 @@ static void json_capture(struct mp_json *j, const char *key, const char *path,
 	mp_json_begin_object(j);
 	mp_json_field_string(j, "path", path);
 	mp_json_field_string(j, "command_line", cmd.buf);
+	/* 0: every event recorded; else its figures are estimates. */
+	mp_json_field_uint(j, "sampling_interval", a->sampling_interval);
+	mp_json_field_bool(j, "estimated", mp_analysis_estimated(a));
 	mp_json_end_object(j);
 	strbuf_release(&cmd);
 }

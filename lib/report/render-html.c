@@ -125,6 +125,12 @@ static void write_meta(struct builder *b, const char *key, const struct mp_analy
 	mp_json_field_uint(j, "leaked_bytes", a->totals.leaked_bytes);
 	mp_json_field_uint(j, "leaked_blocks", a->totals.leaked_count);
 	mp_json_field_uint(j, "unknown_frees", a->totals.n_unknown_frees);
+	/* A sampled capture's figures are estimates (an exact one's page is as it was). */
+	if (mp_analysis_estimated(a)) {
+		mp_json_field_uint(j, "sampling_interval", a->sampling_interval);
+		if (a->sampling_mixed)
+			mp_json_field_bool(j, "sampling_mixed", true);
+	}
 	if (capture)
 		mp_json_field_string(j, "capture", capture);
 	mp_json_field_string(j, "tool", "memprof " PACKAGE_VERSION);

@@ -218,6 +218,22 @@ void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct
 		strbuf_addstr(sb, " (since attach)");
 	if (a->opts.flags & MP_ANALYSIS_NO_MMAP)
 		strbuf_addstr(sb, " (mappings left out)");
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(sb, " (");
+		mp_report_estimated(a, sb);
+		strbuf_addch(sb, ')');
+	}
+}
+
+void mp_report_estimated(const struct mp_analysis *a, struct strbuf *sb)
+{
+	if (!mp_analysis_estimated(a))
+		return;
+	strbuf_addstr(sb, "estimated from a sample, one allocation per ");
+	if (a->sampling_mixed)
+		strbuf_addstr(sb, "up to ");
+	mp_format_size(sb, a->sampling_interval);
+	strbuf_addstr(sb, a->sampling_mixed ? " allocated, each capture by its own" : " allocated");
 }
 
 void mp_report_name(const char *fn, bool full, struct strbuf *sb)

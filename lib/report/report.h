@@ -48,6 +48,13 @@ const char *mp_signal_name(int sig);
  * "Peak memory: 1.500 MiB in 12 allocations, at 10.000 ms".
  */
 void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct strbuf *sb);
+/*
+ * What a sampled capture's figures are, for every report that shows them:
+ * "estimated from a sample, one allocation per 512.000 KiB allocated" (or,
+ * for captures sampled at several intervals, "..., one per up to 512.000
+ * KiB, each capture by its own"); nothing for an exact capture.
+ */
+void mp_report_estimated(const struct mp_analysis *a, struct strbuf *sb);
 /* "0.010 s after the start" style text for the peak's moment. */
 void mp_report_peak_time(const struct mp_analysis *a, struct strbuf *sb);
 

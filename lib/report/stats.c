@@ -2,6 +2,7 @@
 #include <config.h>
 #include "lib/report/stats.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,8 @@ static size_t kinds_by_count(const struct mp_analysis *a, const struct mp_kind_t
 
 static const char *since(const struct mp_analysis *a)
 {
+	if (mp_analysis_estimated(a))
+		return a->attached ? " since attach (estimated)" : " (estimated)";
 	return a->attached ? " since attach" : "";
 }
 
@@ -57,6 +60,42 @@ static void section(struct strbuf *out, const struct mp_term *t, const char *tit
 {
 	strbuf_addf(out, "\n%s%s%s:%s\n", mp_color(t, MP_COLOR_BOLD), title, suffix,
 		    mp_color(t, MP_COLOR_RESET));
+}
+
+/* The sections of figures: "(estimated)" after their title for a sampled capture. */
+static const char *est(const struct mp_analysis *a)
+{
+	return mp_analysis_estimated(a) ? " (estimated)" : "";
+}
+
+/* "1.234 MiB (2.5%)": one standard error of an estimate of bytes, from its variance. */
+static void error_of(struct strbuf *out, double var, uint64_t bytes)
+{
+	double sd = var > 0 ? sqrt(var) : 0;
+	strbuf_addstr(out, "\u00b1");
+	mp_format_size(out, (uint64_t)llround(sd));
+	if (bytes)
+		strbuf_addf(out, " (%.1f%%)", 100 * sd / (double)bytes);
+}
+
+/*
+ * A sampled capture: the interval, that the figures are estimates, and how
+ * far off the main ones may be: one standard error, from the variance of
+ * each estimate (analysis.h; blocks of the interval and up add none).
+ */
+static void text_sampling(const struct mp_analysis *a, struct strbuf *out)
+{
+	if (!mp_analysis_estimated(a))
+		return;
+	strbuf_addstr(out, "Sampling: ");
+	mp_report_estimated(a, out);
+	strbuf_addstr(out, ": every figure below is an estimate\nSampling error (one standard error): ");
+	error_of(out, a->totals.var_allocated, a->totals.bytes_allocated);
+	strbuf_addstr(out, " of the memory allocated, ");
+	error_of(out, a->totals.var_peak, a->totals.peak_bytes);
+	strbuf_addstr(out, " of the peak, ");
+	error_of(out, a->totals.var_leaked, a->totals.leaked_bytes);
+	strbuf_addstr(out, " of the leaks\n");
 }
 
 /* A bucket's label: its exclusive upper bound ("< 8 B"), "= 0 B", "<= 16.000 EiB". */
@@ -260,6 +299,7 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (a->totals.n_libunwind)
 		strbuf_addf(out, "Stacks walked by libunwind (slow): %llu\n",
 			    (unsigned long long)a->totals.n_libunwind);
+	text_sampling(a, out);
 
 	section(out, t, "Total allocations", since(a));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)a->totals.n_allocs);
@@ -275,21 +315,21 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 		strbuf_addf(out, "\t%llu (of memory allocated before tracking started, or not seen)\n",
 			    (unsigned long long)a->totals.n_unknown_frees);
 	}
-	section(out, t, "Peak memory usage", "");
+	section(out, t, "Peak memory usage", est(a));
 	strbuf_addch(out, '\t');
 	mp_format_size(out, a->totals.peak_bytes);
 	strbuf_addf(out, " in %llu block%s, ", (unsigned long long)a->totals.peak_count,
 		    a->totals.peak_count == 1 ? "" : "s");
 	mp_report_peak_time(a, out);
 	strbuf_addch(out, '\n');
-	section(out, t, "Leaked memory (still allocated at the end)", "");
+	section(out, t, "Leaked memory (still allocated at the end)", est(a));
 	strbuf_addch(out, '\t');
 	mp_format_size(out, a->totals.leaked_bytes);
 	strbuf_addf(out, " in %llu block%s\n", (unsigned long long)a->totals.leaked_count,
 		    a->totals.leaked_count == 1 ? "" : "s");
-	section(out, t, "Histogram of allocation size", "");
+	section(out, t, "Histogram of allocation size", est(a));
 	text_histogram(a, out);
-	section(out, t, "Allocator type distribution", "");
+	section(out, t, "Allocator type distribution", est(a));
 	nk = kinds_by_count(a, &kinds);
 	for (size_t i = 0; i < nk; i++)
 		strbuf_addf(out, "\t %s: %llu\n", mp_kind_name(kinds[i]->kind),
@@ -298,10 +338,10 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 		strbuf_addstr(out, "\t(no allocations)\n");
 	free(kinds);
 	if (a->nprocesses > 1) {
-		section(out, t, "Allocations by process", "");
+		section(out, t, "Allocations by process", est(a));
 		text_processes(a, &tmp, out);
 	}
-	section(out, t, "Allocations by thread", "");
+	section(out, t, "Allocations by thread", est(a));
 	for (size_t i = 0; i < a->nthreads; i++) {
 		strbuf_addstr(out, "\t- ");
 		strbuf_reset(&tmp);
@@ -316,13 +356,25 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (!a->nthreads)
 		strbuf_addstr(out, "\t(no threads)\n");
 	snprintf(num, sizeof(num), "Top %zu", o->num_largest);
-	section(out, t, num, " largest allocating locations (by size)");
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " largest allocating locations (by size)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
 	text_top_sites(a, o, MP_SORT_BYTES, t, out);
-	section(out, t, num, " largest allocating locations (by number of allocations)");
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " largest allocating locations (by number of allocations)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
 	text_top_sites(a, o, MP_SORT_COUNT, t, out);
-	section(out, t, num, " allocating modules (by size)");
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " allocating modules (by size)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
 	text_top_modules(a, o, MP_SORT_BYTES, t, out);
-	section(out, t, num, " allocating modules (by number of allocations)");
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " allocating modules (by number of allocations)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
 	text_top_modules(a, o, MP_SORT_COUNT, t, out);
 	strbuf_release(&tmp);
 }
@@ -359,6 +411,8 @@ static void json_processes(struct mp_json *j, const struct mp_analysis *a)
 		mp_json_field_uint(j, "num_frees", pr->n_frees);
 		mp_json_field_uint(j, "leaked_bytes", pr->leaked.bytes);
 		mp_json_field_uint(j, "leaked_blocks", pr->leaked.count);
+		if (mp_analysis_estimated(a))
+			mp_json_field_uint(j, "sampling_interval", pr->sampling_interval);
 		strbuf_reset(&sb);
 		mp_report_process_exit(a, (uint32_t)i, &sb);
 		mp_json_field_string(j, "exit_status", sb.buf);
@@ -544,6 +598,20 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 	mp_json_field_uint(&j, "lost_events", a->totals.n_lost);
 	mp_json_field_uint(&j, "libunwind_stacks", a->totals.n_libunwind);
 	mp_json_field_bool(&j, "mappings_included", !(a->opts.flags & MP_ANALYSIS_NO_MMAP));
+	/* A sampled capture's figures are estimates (0: every event recorded, the figures exact). */
+	mp_json_field_uint(&j, "sampling_interval", a->sampling_interval);
+	mp_json_field_bool(&j, "estimated", mp_analysis_estimated(a));
+	if (a->sampling_mixed)
+		mp_json_field_bool(&j, "sampling_intervals_differ", true);
+	if (mp_analysis_estimated(a)) {
+		/* One standard error of the estimates, in bytes. */
+		mp_json_key(&j, "estimate_errors");
+		mp_json_begin_object(&j);
+		mp_json_field_uint(&j, "total_bytes_allocated", (uint64_t)llround(sqrt(a->totals.var_allocated)));
+		mp_json_field_uint(&j, "peak_memory_bytes", (uint64_t)llround(sqrt(a->totals.var_peak)));
+		mp_json_field_uint(&j, "leaked_bytes", (uint64_t)llround(sqrt(a->totals.var_leaked)));
+		mp_json_end_object(&j);
+	}
 	if (a->trailer.present && a->trailer.has_exit_signal) {
 		mp_json_field_int(&j, "exit_signal", a->trailer.exit_signal);
 		mp_json_field_bool(&j, "core_dumped", a->trailer.core_dumped);

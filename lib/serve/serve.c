@@ -102,6 +102,7 @@ static const struct {
 	{ "max_depth", MP_SET_MAX_DEPTH },
 	{ "follow_fork", MP_SET_FOLLOW_FORK },
 	{ "python_frames", MP_SET_PYTHON_FRAMES },
+	{ "sampling_interval", MP_SET_SAMPLING_INTERVAL },
 	{ "aggregate", -1 },
 };
 
@@ -119,7 +120,7 @@ static void start(struct mp_serve *s, const struct mp_serve_param *p, size_t np,
 			;
 		if (k == nk) {
 			strbuf_addf(&msg, "unknown parameter '%s' for start (memory_interval_ms, max_depth, "
-				    "follow_fork, python_frames, aggregate)", p[i].key);
+				    "follow_fork, python_frames, sampling_interval, aggregate)", p[i].key);
 			mp_serve_fail(r, 400, msg.buf);
 			goto out;
 		}

@@ -30,7 +30,10 @@ static const struct {
 	{ MP_SET_MAX_DEPTH, offsetof(struct memprof_options, max_depth), 0 },
 	{ MP_SET_FOLLOW_FORK, offsetof(struct memprof_options, follow_fork), 0 },
 	{ MP_SET_PYTHON_FRAMES, offsetof(struct memprof_options, no_python_frames), 1 },
+	{ MP_SET_SAMPLING_INTERVAL, offsetof(struct memprof_options, sampling_interval), 0 },
 };
+/* The size of the first struct memprof_options: every field before sampling_interval. */
+#define OPTIONS_V1_SIZE offsetof(struct memprof_options, sampling_interval)
 
 /*
  * The settings entry ("MEMPROF_MAX_DEPTH=64") for option i of o into buf,
@@ -51,13 +54,14 @@ static int read_options(const struct memprof_options *in, struct memprof_options
 	memset(o, 0, sizeof(*o));
 	if (!in)
 		return 0;
-	if (in->size < sizeof(*o))
+	if (in->size < OPTIONS_V1_SIZE)
 		return -EINVAL;
 	/* A newer header's fields we do not know: fine while the caller leaves them zero. */
 	for (size_t i = sizeof(*o); i < in->size; i++)
 		if (((const unsigned char *)in)[i])
 			return -E2BIG;
-	memcpy(o, in, sizeof(*o));
+	/* An older header's: the fields it knew (the others stay 0, their defaults). */
+	memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
 	/* The bounds are the settings' (those of the environment and of memprof attach). */
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		char buf[64];
@@ -82,6 +86,7 @@ static void apply_options(struct mp_config *c, const void *arg)
 	c->max_depth = d.max_depth;
 	c->follow_fork = d.follow_fork;
 	c->python_frames = d.python_frames;
+	c->sampling_interval = d.sampling_interval;
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		char buf[64];
 		size_t n = entry(o, i, buf, sizeof(buf));

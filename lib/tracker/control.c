@@ -174,6 +174,7 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
  */
 static const enum mp_setting start_settings[] = {
 	MP_SET_INTERVAL_MS, MP_SET_MAX_DEPTH, MP_SET_FOLLOW_FORK, MP_SET_PYTHON_FRAMES,
+	MP_SET_SAMPLING_INTERVAL,
 };
 
 struct start_opts {
@@ -222,7 +223,7 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 		add(r, cap, n, "error invalid start option '");
 		add(r, cap, n, bad);
 		add(r, cap, n, "' (aggregate, or MEMPROF_INTERVAL_MS, MEMPROF_MAX_DEPTH, MEMPROF_FOLLOW_FORK, "
-			       "MEMPROF_PYTHON_FRAMES=VALUE within its bounds)\n");
+			       "MEMPROF_PYTHON_FRAMES, MEMPROF_SAMPLING_INTERVAL=VALUE within its bounds)\n");
 		return;
 	}
 	e = mp_inproc_start(NULL, MP_INPROC_CONTROL | (o.aggregate ? MP_INPROC_AGGREGATE : 0), start_set, &o);

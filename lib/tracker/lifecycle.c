@@ -27,6 +27,7 @@
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
 #include "lib/tracker/record.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/signals.h"
 #include "lib/tracker/stacks.h"
@@ -229,12 +230,14 @@ static void atfork_prepare(void)
 		mp_threads_lock();
 		mp_direct_lock();
 		mp_stream_lock_all();
+		mp_sample_lock();
 	}
 }
 
 static void atfork_parent(void)
 {
 	if (fork_locked) {
+		mp_sample_unlock();
 		mp_stream_unlock_all();
 		mp_direct_unlock();
 		mp_threads_unlock();
@@ -251,6 +254,10 @@ static void atfork_child(void)
 	/* A live view shows the parent only: the child gets the configuration back, paused. */
 	int was_live;
 	mp_sig_forked(); /* the locks atfork_prepare took are made anew below */
+	/* The child records nothing of its parent's stream: every call goes the untracked way, or
+	   sets up a followed child's stream (which samples anew) at its first allocation or free. */
+	mp_sample_forked();
+	mp_sample_stop();
 	was_live = mp_session_forked();
 	mp_creds_forked();
 	mp_control_forked();

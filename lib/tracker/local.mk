@@ -12,7 +12,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/direct.c %reldir%/direct.h \
 	%reldir%/fds.c %reldir%/fds.h \
 	%reldir%/got.c %reldir%/got.h \
-	%reldir%/hooks.c %reldir%/hooks.h \
+	%reldir%/hooks.c %reldir%/hooks.h %reldir%/hooks-process.c \
 	%reldir%/inproc.c \
 	%reldir%/lifecycle.c %reldir%/lifecycle.h \
 	%reldir%/keys.c %reldir%/keys.h \
@@ -24,6 +24,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/real.c \
 	%reldir%/record.c %reldir%/record.h \
 	%reldir%/replies.c \
+	%reldir%/sample.c %reldir%/sample.h \
 	%reldir%/session.c %reldir%/session.h \
 	%reldir%/signals.c %reldir%/signals.h \
 	%reldir%/stacks.c %reldir%/stacks.h \

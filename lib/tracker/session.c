@@ -13,6 +13,7 @@
 #include "lib/tracker/direct.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
@@ -70,6 +71,8 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 	struct mp_wring *w;
 	if (mp_py_on)
 		flags |= MP_HF_PYTHON_FRAMES;
+	/* Every event, or a sample (its interval in the header): the stream's blocks are its own. */
+	mp_sample_begin(mp_cfg.sampling_interval, mp_cfg.sampling_seed);
 	if (mp_stream_create())
 		return -1;
 	if (mp_cfg.direct ? mp_direct_open(mode, flags, forked_from)
@@ -78,6 +81,7 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 		return -1;
 	}
 	mp_stream_start();
+	mp_sample_start();
 	/* A first sample at time 0: even a program that ends at once has a start and an end. */
 	w = mp_thread_ring();
 	if (w) {
@@ -171,6 +175,7 @@ static int stop(void (*before)(void), unsigned wait_ms, char *path, size_t cap)
 		goto out;
 	w = mp_thread_ring();
 	mp_state = MP_STATE_OFF;
+	mp_sample_stop();
 	last_duration_us = mp_stream_since_start_us();
 	if (before)
 		before();

@@ -25,6 +25,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/fds.h"
 #include "lib/tracker/keys.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/unwind.h"
 
@@ -50,6 +51,7 @@ void mp_stream_stop(const char *a, const char *b, const char *c)
 	if (mp_state == MP_STATE_ON && a && !mp_st.quiet)
 		mp_write_stderr(a, b, c);
 	mp_state = MP_STATE_OFF;
+	mp_sample_stop();
 	*mp_live = 0;
 }
 
@@ -452,6 +454,8 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 		p = mp_enc_field_bytes(p, MP_H_CWD, cwd, strlen(cwd));
 	if (forked_from)
 		p = mp_enc_field_uint(p, MP_H_FORKED_FROM, (uint64_t)forked_from);
+	if (mp_sample_begun())
+		p = mp_enc_field_uint(p, MP_H_SAMPLING_INTERVAL, mp_sample_begun());
 	p = mp_enc_sized_end(rec, p);
 	return (size_t)(p - buf);
 }

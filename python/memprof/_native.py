@@ -17,6 +17,7 @@ class Options(ctypes.Structure):
         ("trace_python_allocators", ctypes.c_int),
         ("aggregate", ctypes.c_int),
         ("overwrite", ctypes.c_int),
+        ("sampling_interval", ctypes.c_uint),
     ]
 
 

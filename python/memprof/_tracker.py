@@ -22,6 +22,10 @@ class Tracker:
     writes them (by the collector of 'memprof run --paused', or by the tracker itself when
     it writes the file). overwrite: replace an
     existing file (else FileExistsError). max_depth: frames kept per stack (default 128).
+    sampling_interval: record a sample of the allocations, one per that many bytes allocated
+    on average (an int, or a str with k or M: "512k", the value for a service), and let the
+    reports estimate the rest (memprof-run(1), Sampled tracking); 0, the default, records
+    every one.
 
     file_name None: where the tracker's configuration says (MEMPROF_OUTPUT, or the collector
     of memprof run --paused), else /tmp/memprof-UID/PROGRAM.PID.N.bin. One capture at a time
@@ -29,13 +33,14 @@ class Tracker:
 
     def __init__(self, file_name=None, *, native_traces=True, follow_fork=False,
                  memory_interval_ms=10, trace_python_allocators=False, aggregate=False,
-                 overwrite=False, max_depth=None):
+                 overwrite=False, max_depth=None, sampling_interval=0):
         if file_name is not None:
             file_name = os.path.abspath(os.fspath(file_name))
         if not isinstance(memory_interval_ms, int) or not 1 <= memory_interval_ms <= 3600000:
             raise ValueError(f"memory_interval_ms must be an integer from 1 to 3600000, not {memory_interval_ms!r}")
         if max_depth is not None and (not isinstance(max_depth, int) or not 1 <= max_depth <= 1024):
             raise ValueError(f"max_depth must be an integer from 1 to 1024, not {max_depth!r}")
+        self.sampling_interval = _bytes(sampling_interval, "sampling_interval", 1 << 30)
         self.file_name = file_name
         self.native_traces = native_traces
         self.follow_fork = follow_fork
@@ -55,7 +60,8 @@ class Tracker:
             follow_fork=int(bool(self.follow_fork)),
             trace_python_allocators=int(bool(self.trace_python_allocators)),
             aggregate=int(bool(self.aggregate)),
-            overwrite=int(bool(self.overwrite)))
+            overwrite=int(bool(self.overwrite)),
+            sampling_interval=self.sampling_interval)
 
     def __enter__(self):
         opts = self._options()
@@ -89,6 +95,19 @@ class Tracker:
 
     def __repr__(self):
         return f"<memprof.Tracker {self.path!r}>"
+
+
+def _bytes(value, name, most):
+    """A number of bytes: an int, or a str of digits with k (KiB) or M (MiB) after them."""
+    n = value
+    if isinstance(value, str):
+        units = {"k": 1 << 10, "K": 1 << 10, "M": 1 << 20}
+        digits, mul = (value[:-1], units[value[-1]]) if value[-1:] in units else (value, 1)
+        n = int(digits) * mul if digits.isdigit() else None
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= most:
+        raise ValueError(f"{name} must be a number of bytes from 0 to {most} (an int, or a str "
+                         f"with k or M), not {value!r}")
+    return n
 
 
 def _start_error(e, t):

@@ -705,6 +705,7 @@
     ((d.base_meta || {}).capture || 'the base capture') + '; red grew, blue shrank, grey did not change.');
   if (d.mode === 'peak' && !d.temporal) notes.push('Memory live at the peak of the tracked heap: ' + MP.exact(MP.meta.peak_bytes || 0) + ' at ' + MP.time(MP.meta.peak_time_us || 0) + '.');
   if (d.mode === 'leaks') notes.push(d.temporal ? 'Memory allocated inside the chosen window and not freed by its end.' : 'Memory still allocated when tracking ended.');
+  if (MP.meta.sampling_interval) notes.push('Every figure is estimated from a sample: ' + MP.sampled(MP.meta) + '.');
   MP.$('fg-note').textContent = notes.join(' ');
 
   canvas.addEventListener('click', function (e) {

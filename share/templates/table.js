@@ -178,7 +178,8 @@
     S.first = first;
     var shown = Math.min(m, first + vis);
     MP.$('tb-status').textContent = (S.query ? MP.num(m) + ' of ' + MP.plural(n, 'row', 'rows') + ' match' : MP.plural(n, 'row', 'rows')) +
-      ' \u00b7 ' + MP.exact(S.sum) + (m ? ' \u00b7 showing ' + MP.num(first + 1) + '\u2013' + MP.num(shown) : '');
+      ' \u00b7 ' + (MP.meta.sampling_interval ? 'estimated ' : '') + MP.exact(S.sum) +
+      (m ? ' \u00b7 showing ' + MP.num(first + 1) + '\u2013' + MP.num(shown) : '');
     host.setAttribute('aria-rowcount', String(m + 1));
     MP.mark('lastRenderMs', performance.now() - t0);
   }

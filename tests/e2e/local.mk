@@ -103,6 +103,11 @@ E2E_TESTS = \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
+	%reldir%/sampling-accuracy.sh \
+	%reldir%/sampling-api.sh \
+	%reldir%/sampling-ctl.sh \
+	%reldir%/sampling-reports.sh \
+	%reldir%/sampling-run.sh \
 	%reldir%/serve-api.sh \
 	%reldir%/serve.sh \
 	%reldir%/stats-attach.sh \

@@ -27,7 +27,8 @@ FIXTURE uint64_t nstrings; /* STRING ids given so far */
 /* The header's executable path in the next begin(); NULL: none. */
 FIXTURE const char *fixture_exe;
 
-FIXTURE void begin_opts(const struct mp_analysis_opts *o)
+/* A capture of pid 100, run, with these header flags and sampling interval (0: exact). */
+FIXTURE void begin_header(const struct mp_analysis_opts *o, uint64_t flags, uint64_t sampling_interval)
 {
 	struct mp_header h = { 0 };
 	h.exe = (char *)fixture_exe;
@@ -35,9 +36,16 @@ FIXTURE void begin_opts(const struct mp_analysis_opts *o)
 	h.pid = 100;
 	h.main_tid = 100;
 	h.mode = MP_MODE_RUN;
+	h.flags = flags;
+	h.sampling_interval = sampling_interval;
 	nstrings = 0;
 	mp_analysis_init(&A, o);
 	mp_analysis_header(&A, &h);
+}
+
+FIXTURE void begin_opts(const struct mp_analysis_opts *o)
+{
+	begin_header(o, 0, 0);
 }
 
 FIXTURE void begin(unsigned flags, uint64_t threshold)

@@ -6,6 +6,7 @@ UNIT_TESTS += \
 	%reldir%/test-capture \
 	%reldir%/test-collect-paths \
 	%reldir%/test-diff \
+	%reldir%/test-estimate \
 	%reldir%/test-export \
 	%reldir%/test-fields \
 	%reldir%/test-fold \
@@ -51,6 +52,9 @@ tests_unit_test_collect_paths_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_diff_SOURCES = %reldir%/test-diff.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_diff_LDADD = $(UNIT_LDADD)
 tests_unit_test_diff_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_estimate_SOURCES = %reldir%/test-estimate.c %reldir%/analysis-fixture.h %reldir%/records.h
+tests_unit_test_estimate_LDADD = $(UNIT_LDADD)
+tests_unit_test_estimate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_export_SOURCES = %reldir%/test-export.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_export_LDADD = $(UNIT_LDADD)
 tests_unit_test_export_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)

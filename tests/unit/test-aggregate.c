@@ -174,17 +174,9 @@ static void take(struct snapshot *s)
 static void begin_aggregated_points(unsigned flags, size_t max_points)
 {
 	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
-	struct mp_header h = { 0 };
 	o.flags = flags;
 	o.max_memory_records = max_points;
-	h.major = 1;
-	h.pid = 100;
-	h.main_tid = 100;
-	h.mode = MP_MODE_RUN;
-	h.flags = MP_HF_AGGREGATED;
-	nstrings = 0;
-	mp_analysis_init(&A, &o);
-	mp_analysis_header(&A, &h);
+	begin_header(&o, MP_HF_AGGREGATED, 0);
 	assert_true(A.aggregated);
 	trace(0, 0x1000);
 	trace(1, 0x2000);

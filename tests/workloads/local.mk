@@ -19,6 +19,7 @@ WORKLOADS = \
 	%reldir%/maps \
 	%reldir%/oracle \
 	%reldir%/phases \
+	%reldir%/sampled \
 	%reldir%/swaps \
 	%reldir%/threads \
 	%reldir%/versions
@@ -63,6 +64,8 @@ tests_workloads_inproc_linked_LINK = $(CCLD) $(tests_workloads_inproc_linked_CFL
 tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sampled_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sampled_LDADD = -lpthread
 tests_workloads_swaps_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_swaps_LDADD = -lpthread
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)
