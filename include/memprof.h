@@ -59,7 +59,8 @@ struct memprof_options {
  * exists and opts->overwrite is 0), EINVAL (an option out of its bounds),
  * E2BIG (opts from a newer memprof.h asks for something this tracker does
  * not know), ENOTSUP (trace_python_allocators without a CPython
- * interpreter in the process), EPERM
+ * interpreter in the process; aggregate with sampling in a capture the
+ * tracker writes itself), EPERM
  * (trace_python_allocators from a thread that does not hold the GIL), and
  * those of open(2).
  */

@@ -248,6 +248,10 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 		add(r, cap, n, "\n");
 	} else if (e == -EBUSY && mp_state == MP_STATE_ON) {
 		recording(r, cap, n);
+	} else if (e == -ENOTSUP) {
+		add(r, cap, n, "error this tracker writes its own capture and aggregates it without "
+			       "sampling: add MEMPROF_SAMPLING_INTERVAL=0, or start it under memprof run "
+			       "--paused\n");
 	} else {
 		add(r, cap, n, e == -EBUSY ? "error the last capture is still being finished\n"
 					   : "error the capture could not be started: see the "

@@ -167,6 +167,14 @@ static int api_start(const char *path, unsigned flags, void (*set)(struct mp_con
 	if (set)
 		set(&mp_cfg, arg);
 	/*
+	 * Our fold has no estimates: a sampled capture is aggregated by a
+	 * collector's analysis only (memprof run --paused).
+	 */
+	if ((flags & MP_INPROC_AGGREGATE) && mp_cfg.direct && mp_cfg.sampling_interval) {
+		restore();
+		return -ENOTSUP;
+	}
+	/*
 	 * What goes wrong is memprof_start's caller's to hear, through errno and
 	 * memprof_status(); memprof ctl's hears it on the program's standard error.
 	 */

@@ -58,6 +58,11 @@ done
 
 # A tracker that writes its own capture aggregates it itself (lib/format/fold.h).
 start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/d.%p.bin" LD_PRELOAD="$TRACKER_LIB"
+# (Not a sampled one: the tracker's fold has no estimates.)
+ctl --aggregate --sampling-interval 4096 "$TARGET_PID" start
+expect_rc 1 "start --aggregate --sampling-interval in a tracker that writes its own capture"
+expect_one_line_err
+expect_err "this tracker writes its own capture and aggregates it without sampling: add MEMPROF_SAMPLING_INTERVAL=0, or start it under memprof run --paused"
 ctl --aggregate "$TARGET_PID" start
 expect_rc 0 "start --aggregate in a tracker that writes its own capture"
 send_cmd "alloc 4 4000"

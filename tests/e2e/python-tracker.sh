@@ -61,6 +61,12 @@ with memprof.Tracker("agg.bin", aggregate=True):
     into([])
 with memprof.Tracker("aggfull.bin"):
     into([])
+try:
+    with memprof.Tracker("aggsampled.bin", aggregate=True, sampling_interval=4096):
+        pass
+except ValueError as e:
+    print("aggregate sampled:", str(e).startswith("aggregate=True with sampling needs a collector"),
+          os.path.exists("aggsampled.bin"))
 
 
 @memprof.profile(reporter="flamegraph", reporter_args=["--leaks"], output_dir="bin")
@@ -113,6 +119,7 @@ exists 17
 recording True api
 nested True
 stop: none
+aggregate sampled: True False
 task 20 True True
 EOF
 	grep -v '^/' out | grep -v '^bare\|^forked\|^aggforked' > got
