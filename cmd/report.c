@@ -293,6 +293,9 @@ bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t 
 			warning("%s", line);
 		}
 	}
+	if (ret >= 0 && a->aggregated && !a->agg_totals)
+		warning("'%s' is an aggregated capture cut short before its end, where its totals per "
+			"stack are written: it shows no allocations", path);
 	if (ret >= 0 && args->children)
 		say_missing(a);
 	if (ret >= 0 && a->aggregated) {

@@ -33,8 +33,8 @@ struct memprof_options {
 	int no_python_frames;         /* in CPython: keep the interpreter's frames, not Python's */
 	int trace_python_allocators;  /* in CPython: each object of the object and memory
 					 domains recorded on its own, not pymalloc's arenas */
-	int aggregate;                /* totals per stack, not every event (needs a collector:
-					 memprof run --paused, and path NULL) */
+	int aggregate;                /* totals per stack, not every event (memprof run
+					 --aggregate's), the collector's or ours */
 	int overwrite;                /* replace an existing file at path */
 	/*
 	 * Sampled tracking (memprof-run(1)): one allocation recorded per
@@ -58,8 +58,9 @@ struct memprof_options {
  * started by any means, or another thread is starting one), EEXIST (path
  * exists and opts->overwrite is 0), EINVAL (an option out of its bounds),
  * E2BIG (opts from a newer memprof.h asks for something this tracker does
- * not know), ENOTSUP (aggregate without a collector; trace_python_allocators
- * without a CPython interpreter in the process), EPERM
+ * not know), ENOTSUP (trace_python_allocators without a CPython
+ * interpreter in the process; aggregate with sampling in a capture the
+ * tracker writes itself), EPERM
  * (trace_python_allocators from a thread that does not hold the GIL), and
  * those of open(2).
  */

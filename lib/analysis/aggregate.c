@@ -148,6 +148,7 @@ void mp_aggregate_on_record(struct mp_analysis *a, const struct mp_record *rec)
 	}
 	case MP_TAG_AGG_TOTALS: {
 		const struct mp_agg_totals *t = &g.u.totals;
+		a->agg_totals = true;
 		a->totals.n_allocs = t->n_allocs;
 		a->totals.bytes_allocated = t->bytes_allocated;
 		a->totals.n_frees = t->n_frees;

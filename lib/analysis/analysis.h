@@ -337,6 +337,8 @@ struct mp_analysis {
 	 * view, MP_ANALYSIS_TEMPORAL and MP_ANALYSIS_NO_MMAP cannot be answered.
 	 */
 	bool aggregated;
+	/* Its AGG_TOTALS record was read (written at the end: one cut short has none). */
+	bool agg_totals;
 	bool has_exit_marker;           /* an EXIT record: the argument of exit() */
 	int64_t exit_marker_status;
 	uint64_t n_forks;

@@ -22,15 +22,6 @@
 const char *mp_kind_name(unsigned kind);
 /* The kind with this name, or -1. */
 int mp_kind_from_name(const char *name);
-/*
- * True for kinds whose events are ranges of pages (mmap family). Inline: the
- * writer asks for every event.
- */
-static inline bool mp_kind_is_mapping(unsigned kind)
-{
-	return kind == MP_KIND_MMAP || kind == MP_KIND_MUNMAP || kind == MP_KIND_MREMAP;
-}
-
 struct mp_header {
 	unsigned major, minor;
 	uint64_t pid, ppid, main_tid;

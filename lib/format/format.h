@@ -112,6 +112,15 @@ enum mp_kind {
 };
 
 /*
+ * True for kinds whose events are ranges of pages (mmap family). Inline: the
+ * writer asks for every event, and the tracker's fold (fold.h) too.
+ */
+static inline int mp_kind_is_mapping(unsigned kind)
+{
+	return kind == MP_KIND_MMAP || kind == MP_KIND_MUNMAP || kind == MP_KIND_MREMAP;
+}
+
+/*
  * Codecs of BLOCK records: one zstd frame; the records split into field
  * streams (2.0); field streams, each a zstd stream continued from block to
  * block (3.0); the same with sizes and stack deltas in varint planes (4.0).

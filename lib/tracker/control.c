@@ -226,12 +226,6 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 			       "MEMPROF_PYTHON_FRAMES, MEMPROF_SAMPLING_INTERVAL=VALUE within its bounds)\n");
 		return;
 	}
-	if (o.aggregate && mp_cfg.direct) {
-		add(r, cap, n, "error this tracker writes its own capture, with every event; "
-			       "aggregated captures are made by memprof run --paused or memprof "
-			       "attach, with --aggregate\n");
-		return;
-	}
 	e = mp_inproc_start(NULL, MP_INPROC_CONTROL | (o.aggregate ? MP_INPROC_AGGREGATE : 0), start_set, &o);
 	if (!e && !mp_cfg.direct && wait_ms) {
 		/* The collector names the file, and may fail to create it: its word first. */
@@ -254,6 +248,10 @@ static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
 		add(r, cap, n, "\n");
 	} else if (e == -EBUSY && mp_state == MP_STATE_ON) {
 		recording(r, cap, n);
+	} else if (e == -ENOTSUP) {
+		add(r, cap, n, "error this tracker writes its own capture and aggregates it without "
+			       "sampling: add MEMPROF_SAMPLING_INTERVAL=0, or start it under memprof run "
+			       "--paused\n");
 	} else {
 		add(r, cap, n, e == -EBUSY ? "error the last capture is still being finished\n"
 					   : "error the capture could not be started: see the "

@@ -154,12 +154,9 @@ static int api_start(const char *path, unsigned flags, void (*set)(struct mp_con
 	/* (Needed now only without a path; made anyway, for memprof ctl and memprof serve.) */
 	if ((r = default_destination()) && !path)
 		return r;
-	if (flags & MP_INPROC_AGGREGATE) {
-		/* The collector aggregates: a capture the tracker writes itself has every event. */
-		if (path || mp_cfg.direct)
-			return -ENOTSUP;
+	/* A collector aggregates the events it is sent; a capture of ours, our fold (direct.c). */
+	if (flags & MP_INPROC_AGGREGATE)
 		hflags |= MP_HF_AGGREGATED;
-	}
 	hooked = interposed();
 	saved = mp_cfg;
 	if (path) {
@@ -169,6 +166,14 @@ static int api_start(const char *path, unsigned flags, void (*set)(struct mp_con
 	}
 	if (set)
 		set(&mp_cfg, arg);
+	/*
+	 * Our fold has no estimates: a sampled capture is aggregated by a
+	 * collector's analysis only (memprof run --paused).
+	 */
+	if ((flags & MP_INPROC_AGGREGATE) && mp_cfg.direct && mp_cfg.sampling_interval) {
+		restore();
+		return -ENOTSUP;
+	}
 	/*
 	 * What goes wrong is memprof_start's caller's to hear, through errno and
 	 * memprof_status(); memprof ctl's hears it on the program's standard error.

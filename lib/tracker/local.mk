@@ -33,6 +33,8 @@ libmemprof_la_SOURCES = \
 	%reldir%/timer.c %reldir%/timer.h \
 	%reldir%/unwind.c %reldir%/unwind.h \
 	%reldir%/util.c \
+	lib/format/aggregate.c lib/format/aggregate.h \
+	lib/format/fold.c lib/format/fold-emit.c lib/format/fold-live.c lib/format/fold.h lib/format/fold-private.h \
 	lib/format/pyframe.h \
 	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \

@@ -23,8 +23,8 @@
  * (no stream could be opened; said on standard error). prelude, when not
  * NULL, writes records that must come before any event. The exit and fork
  * handlers must have been registered (mp_register_handlers()). flags are
- * added to the header's (MP_HF_AGGREGATED: the collector is asked for an
- * aggregated capture).
+ * added to the header's (MP_HF_AGGREGATED: an aggregated capture, which
+ * the collector makes, or direct.c's fold in a capture of our own).
  */
 int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *ops,
 		     void (*prelude)(void)) MP_HIDDEN;
@@ -92,7 +92,7 @@ int mp_session_snapshot(unsigned *number, const char *dest, char *path, size_t p
  */
 enum {
 	MP_INPROC_OVERWRITE = 1 << 0, /* path may replace a file */
-	MP_INPROC_AGGREGATE = 1 << 1, /* an aggregated capture (a collector's) */
+	MP_INPROC_AGGREGATE = 1 << 1, /* an aggregated capture (a collector's, or ours folded) */
 	MP_INPROC_PYALLOC = 1 << 2,   /* trace the Python allocators */
 	MP_INPROC_CONTROL = 1 << 3,   /* memprof ctl's start: its errors said on standard error */
 };

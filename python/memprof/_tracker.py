@@ -18,8 +18,9 @@ class Tracker:
     are tracked too, each into file_name.<pid>. memory_interval_ms: how often the time and
     the resident memory are sampled. trace_python_allocators: every object of the
     interpreter's memory and object domains is recorded on its own instead of pymalloc's
-    arenas. aggregate: totals per stack instead of every event (needs a collector: the
-    program run by 'memprof run --paused', and file_name None). overwrite: replace an
+    arenas. aggregate: totals per stack instead of every event, as 'memprof run --aggregate'
+    writes them (by the collector of 'memprof run --paused', or by the tracker itself when
+    it writes the file and records every event: not with sampling_interval). overwrite: replace an
     existing file (else FileExistsError). max_depth: frames kept per stack (default 128).
     sampling_interval: record a sample of the allocations, one per that many bytes allocated
     on average (an int, or a str with k or M: "512k", the value for a service), and let the
@@ -115,9 +116,10 @@ def _start_error(e, t):
                             "(a memprof capture is recording in this process)")
     if e.errno == errno.EEXIST:
         return FileExistsError(e.errno, "the capture exists (overwrite=True replaces it)", t.file_name)
-    if e.errno == errno.ENOTSUP and t.aggregate:
-        return ValueError("aggregate=True needs a collector: run the program with 'memprof run "
-                          "--paused' and give no file name")
+    if e.errno == errno.ENOTSUP and t.aggregate and (t.sampling_interval or not t.trace_python_allocators):
+        return ValueError("aggregate=True with sampling needs a collector (the program run by "
+                          "'memprof run --paused', and file_name None): the tracker aggregates "
+                          "the capture it writes itself only when it records every event")
     if e.errno == errno.ENOTSUP and t.trace_python_allocators:
         return ValueError("trace_python_allocators=True needs the interpreter's pymalloc or malloc "
                           "allocator (not the debug hooks of PYTHONMALLOC=debug or -X dev)")

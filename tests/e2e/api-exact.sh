@@ -22,7 +22,6 @@ stop again: ENOENT
 start existing: EEXIST
 start bad interval: EINVAL
 start newer: E2BIG
-start aggregate: ENOTSUP
 start again: EBUSY
 snapshot existing: EEXIST
 status: recording=1 by=1 captures=3 path=b

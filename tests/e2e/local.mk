@@ -1,6 +1,7 @@
 # tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error); each
 # sources init.sh, and the helpers it needs from the lib-*.sh files.
 E2E_TESTS = \
+	%reldir%/api-aggregate.sh \
 	%reldir%/api-collector.sh \
 	%reldir%/api-exact.sh \
 	%reldir%/api-threads.sh \

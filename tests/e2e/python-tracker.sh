@@ -4,6 +4,7 @@
 # line; memray's refusals (a second Tracker, an existing file); status; snapshot;
 # trace_python_allocators records the objects pymalloc would have served; the decorator
 # writes the capture and the flame graph with --leaks, its call's value passing through;
+# aggregate=True when the tracker writes the file itself gives what the full capture gives;
 # each CPython 3.11 to 3.13 the machine has.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
@@ -20,6 +21,11 @@ keep = []
 def leak_some():
     for _ in range(40):
         keep.append(bytearray(100000))
+
+
+def into(out):
+    for _ in range(40):
+        out.append(bytearray(100000))
 
 
 def small_objects():
@@ -50,6 +56,17 @@ try:
     memprof.stop()
 except FileNotFoundError:
     print("stop: none")
+# Aggregated by the tracker itself (no collector), then the same in full.
+with memprof.Tracker("agg.bin", aggregate=True):
+    into([])
+with memprof.Tracker("aggfull.bin"):
+    into([])
+try:
+    with memprof.Tracker("aggsampled.bin", aggregate=True, sampling_interval=4096):
+        pass
+except ValueError as e:
+    print("aggregate sampled:", str(e).startswith("aggregate=True with sampling needs a collector"),
+          os.path.exists("aggsampled.bin"))
 
 
 @memprof.profile(reporter="flamegraph", reporter_args=["--leaks"], output_dir="bin")
@@ -63,15 +80,21 @@ print(task.last.capture)
 print(task.last.report)
 
 
-# follow_fork: a forked child's allocations go to its own capture, the name with .<pid>.
-with memprof.Tracker("forks.bin", follow_fork=True):
-    child = os.fork()
-    if child == 0:
-        keep.append(bytearray(123455))
-        os._exit(0)
-    os.waitpid(child, 0)
-    keep.append(bytearray(54320))
-print("forked", child)
+# follow_fork: a forked child's allocations go to its own capture, the name with .<pid>
+# (aggregated too when the parent's is).
+def forked(name, **kwargs):
+    with memprof.Tracker(name, follow_fork=True, **kwargs):
+        child = os.fork()
+        if child == 0:
+            keep.append(bytearray(123455))
+            os._exit(0)
+        os.waitpid(child, 0)
+        keep.append(bytearray(54320))
+    return child
+
+
+print("forked", forked("forks.bin"))
+print("aggforked", forked("aggforks.bin", aggregate=True))
 
 
 @memprof.profile
@@ -96,9 +119,10 @@ exists 17
 recording True api
 nested True
 stop: none
+aggregate sampled: True False
 task 20 True True
 EOF
-	grep -v '^/' out | grep -v '^bare\|^forked' > got
+	grep -v '^/' out | grep -v '^bare\|^forked\|^aggforked' > got
 	match_diff want got
 	grep -qx 'bare bare True' out || fail_ "$py: the bare decorator: $(cat out)"
 	child=$(sed -n 's/^forked //p' out)
@@ -115,6 +139,33 @@ top = json.load(open("s.json"))["top_allocations_by_size"][0]
 want = f"leak_some:{sys.argv[1]}:{sys.argv[2]}"
 sys.exit(0 if top["location"] == want and top["size"] >= 40 * 100000 else f"{top} != {want}")
 PY
+	# aggregate=True: no events in the file, and the top location as in the full capture.
+	"$MEMPROF" parse agg.bin > p || fail_ "$py: parse agg.bin"
+	grep -q '^HEADER .*flags=[a-z,]*aggregated' p || fail_ "$py: agg.bin is not aggregated: $(grep ^HEADER p)"
+	expect_count 0 '^(ALLOC|FREE|TICK) ' p
+	for f in agg aggfull; do
+		"$MEMPROF" stats --json -o - $f.bin 2> /dev/null > $f.json || fail_ "$py: stats $f.bin"
+	done
+	"$py" - "$T/job.py" "$(grep -n 'out.append(bytearray(100000))' job.py | cut -d: -f1)" <<'PY' ||
+import json, sys
+a, f = (json.load(open(n))["top_allocations_by_size"][0] for n in ("agg.json", "aggfull.json"))
+want = f"into:{sys.argv[1]}:{sys.argv[2]}"
+sys.exit(0 if a == f and a["location"] == want and a["count"] >= 40 and a["size"] >= 40 * 100000
+         else f"{a} (aggregated) != {f} (full), at {want}")
+PY
+		fail_ "$py: the top location of agg.bin"
+	# The followed child of an aggregated capture: aggregated too, leaking what the child of
+	# the full capture of the same scenario leaks (parent and child alike).
+	aggchild=$(sed -n 's/^aggforked //p' out)
+	for f in aggforks.bin:forks.bin "aggforks.bin.$aggchild:forks.bin.$child"; do
+		"$MEMPROF" parse "${f%:*}" > p || fail_ "$py: parse ${f%:*}"
+		grep -q '^HEADER .*aggregated' p || fail_ "$py: ${f%:*} is not aggregated"
+		expect_count 0 '^(ALLOC|FREE|TICK) ' p
+		"$MEMPROF" transform folded --leaks -o - "${f%:*}" > agg.folded 2> /dev/null &&
+		"$MEMPROF" transform folded --leaks -o - "${f#*:}" > full.folded 2> /dev/null || fail_ "$py: transform folded ${f%:*}"
+		diff -u full.folded agg.folded >&2 || fail_ "$py: ${f%:*} leaks what ${f#*:} does not"
+	done
+	[ "$(awk '{n += $NF} END {print n}' agg.folded)" -ge 123456 ] || fail_ "$py: the child's capture lacks its block"
 	# The snapshot is a complete capture of the outer tracker's, at the time it was taken.
 	"$MEMPROF" parse outer.snap | grep -q '^TRAILER .* end=snapshot' || fail_ "$py: outer.snap's trailer"
 	"$MEMPROF" parse outer.bin | grep -q '^TRAILER .* end=detach' || fail_ "$py: outer.bin's trailer"

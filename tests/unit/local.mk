@@ -9,6 +9,7 @@ UNIT_TESTS += \
 	%reldir%/test-estimate \
 	%reldir%/test-export \
 	%reldir%/test-fields \
+	%reldir%/test-fold \
 	%reldir%/test-format3 \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
@@ -60,6 +61,9 @@ tests_unit_test_export_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAG
 tests_unit_test_fields_SOURCES = %reldir%/test-fields.c %reldir%/files.h
 tests_unit_test_fields_LDADD = $(UNIT_LDADD)
 tests_unit_test_fields_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_fold_SOURCES = %reldir%/test-fold.c
+tests_unit_test_fold_LDADD = $(UNIT_LDADD)
+tests_unit_test_fold_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_format3_SOURCES = %reldir%/test-format3.c %reldir%/files.h
 tests_unit_test_format3_LDADD = $(UNIT_LDADD)
 tests_unit_test_format3_CFLAGS = $(UNIT_CFLAGS)

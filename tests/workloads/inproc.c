@@ -15,7 +15,19 @@
  *     errno of each refusal it provokes: "start again: EBUSY", "stop
  *     again: ENOENT", "snapshot stopped: ENOENT", "start existing:
  *     EEXIST", "start bad interval: EINVAL", "start newer: E2BIG",
- *     "start aggregate: ENOTSUP", "status: recording=1 by=1 ...".
+ *     "status: recording=1 by=1 ...".
+ *   inproc aggregate LIB PATH SNAP
+ *     an aggregated capture (memprof_options.aggregate) of a fixed mix:
+ *     allocates 2 x 4444 (before_start), starts PATH ("-": where the
+ *     configuration says, a collector's), frees one of them; 200 x
+ *     agg_small (100 + 16 * (i % 7) bytes), a third of them freed;
+ *     snapshots SNAP ("-": none); 10 x calloc(50, 40) (agg_zeroed), one
+ *     small block realloc'd to 9000 (agg_grow); a thread "agg-worker"
+ *     allocates 30 x 777 (agg_worker) and frees 10; 1 MiB (agg_peak)
+ *     freed; 3 pages mapped (agg_map), the middle one unmapped; free(NULL);
+ *     stops. With INPROC_FULL set in the environment, a full capture
+ *     instead (the same allocations, every event); with INPROC_KILL, killed
+ *     (SIGKILL) before the stop.
  *   inproc race LIB DIR N
  *     N times, two threads call memprof_start at once: one must succeed,
  *     the other fail with EBUSY ("race ok N" at the end).
@@ -29,9 +41,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "include/memprof.h"
@@ -204,9 +218,6 @@ static int exact(const char *dir)
 		must(api_stop(), "stop newer");
 		unlink(b);
 	}
-	o.aggregate = 1;
-	refused(api_start(b, &o), "start aggregate");
-	o.aggregate = 0;
 	if (api_is_recording()) {
 		printf("recording after the refusals\n");
 		failures++;
@@ -234,6 +245,97 @@ static int exact(const char *dir)
 	       strcmp(st.path, b) ? st.path : "b");
 	for (int i = 0; i < 8; i++)
 		sink = after(7777);
+	return failures ? 1 : 0;
+}
+
+/* ---- an aggregated capture ---- */
+
+__attribute__((noinline)) static void *agg_small(size_t n)
+{
+	which = 6;
+	void *p = malloc(n);
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *agg_zeroed(size_t n, size_t size)
+{
+	which = 7;
+	void *p = calloc(n, size);
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *agg_grow(void *p, size_t n)
+{
+	which = 8;
+	p = realloc(p, n);
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *agg_peak(size_t n)
+{
+	which = 9;
+	void *p = malloc(n);
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *agg_map(size_t n)
+{
+	which = 10;
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	BARRIER();
+	return p;
+}
+
+__attribute__((noinline)) static void *agg_worker(void *arg)
+{
+	void *kept[30];
+	(void)arg;
+	which = 11;
+	pthread_setname_np(pthread_self(), "agg-worker");
+	for (int i = 0; i < 30; i++)
+		kept[i] = malloc(777);
+	for (int i = 0; i < 10; i++)
+		free(kept[i]);
+	BARRIER();
+	return NULL;
+}
+
+static int aggregate(const char *path, const char *snap)
+{
+	struct memprof_options o = MEMPROF_OPTIONS_INIT;
+	void *pre[2], *small[200], *zeroed[10], *big;
+	char *map;
+	long page = sysconf(_SC_PAGESIZE);
+	pthread_t t;
+	o.aggregate = !getenv("INPROC_FULL");
+	for (int i = 0; i < 2; i++)
+		pre[i] = before_start(4444);
+	must(api_start(strcmp(path, "-") ? path : NULL, &o), "start aggregate");
+	free(pre[0]);
+	for (int i = 0; i < 200; i++)
+		small[i] = agg_small(100 + 16 * (size_t)(i % 7));
+	for (int i = 0; i < 200; i += 3)
+		free(small[i]);
+	if (strcmp(snap, "-"))
+		must(api_snapshot(snap), "snapshot aggregate");
+	for (int i = 0; i < 10; i++)
+		zeroed[i] = agg_zeroed(50, 40);
+	small[1] = agg_grow(small[1], 9000);
+	pthread_create(&t, NULL, agg_worker, NULL);
+	pthread_join(t, NULL);
+	big = agg_peak(1 << 20);
+	free(big);
+	map = agg_map(3 * (size_t)page);
+	munmap(map + page, (size_t)page);
+	free(NULL);
+	if (getenv("INPROC_KILL"))
+		raise(SIGKILL);
+	must(api_stop(), "stop aggregate");
+	sink = zeroed[0];
 	return failures ? 1 : 0;
 }
 
@@ -325,13 +427,15 @@ int main(int argc, char **argv)
 {
 	int r;
 	if (argc < 4) {
-		fprintf(stderr, "usage: inproc exact|race|stress LIB DIR [N]\n");
+		fprintf(stderr, "usage: inproc exact|race|stress LIB DIR [N] | aggregate LIB PATH SNAP\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	find_api(argv[2]);
 	if (!strcmp(argv[1], "exact"))
 		r = exact(argv[3]);
+	else if (!strcmp(argv[1], "aggregate"))
+		r = argc > 4 ? aggregate(argv[3], argv[4]) : 2;
 	else if (!strcmp(argv[1], "race"))
 		r = race(argv[3], argc > 4 ? atoi(argv[4]) : 50);
 	else if (!strcmp(argv[1], "stress"))
