@@ -48,6 +48,8 @@ struct source {
 	uint64_t file_size;
 	struct mp_reader r;
 	bool open, done;
+	uint64_t pid, forked_from;      /* its header's */
+	bool born;                      /* the FORK record of its parent's that made it was read */
 	struct saved st;
 	uint32_t *nodes;                /* its trace node -> the analysis's */
 	size_t nnodes, nodes_alloc;
@@ -454,6 +456,26 @@ static void flush_events(struct mp_analysis *a, struct source *s)
 }
 
 /*
+ * A chunk of source s ends at its FORK record of child_pid: its events came
+ * before the child existed, so before all of the child's (an event's time is
+ * known only to the tick, and a child that lives less than one may begin and
+ * end, by its own clock, before the parent's next moment). The chunk is taken
+ * no later than the child's capture begins.
+ */
+static void fork_point(struct mp_family *f, struct source *s, uint64_t child_pid)
+{
+	for (size_t j = 0; j < f->n; j++) {
+		struct source *c = &f->src[j];
+		if (c == s || c->born || c->pid != child_pid || c->forked_from != s->pid)
+			continue;
+		c->born = true;
+		if (c->key < s->key)
+			s->key = c->key;
+		return;
+	}
+}
+
+/*
  * Read source i (swapped in) up to its next moment in time: events wait in
  * s->ev, to be analysed at that moment (they came at most a tick before it,
  * for the tracker ticks while its program allocates); what defines ids
@@ -486,6 +508,8 @@ static void read_chunk(struct mp_analysis *a, struct source *s)
 					s->point.u.tick = rec->u.tick;
 				s->key = s->start + t;
 				s->have_point = true;
+				if (rec->type == MP_REC_FORK && (rec->u.marker.has & MP_HAS_CHILD_PID))
+					fork_point(a->p->family, s, rec->u.marker.child_pid);
 			} else {
 				/* A thread declared anew takes an index its events may still use. */
 				if (rec->type == MP_REC_THREAD)
@@ -585,6 +609,8 @@ static int scan_headers(struct mp_analysis *a, const char *const *paths, size_t 
 		}
 		s->start = s->now = s->end = s->key = h->start_time_us;
 		s->file_size = s->r.file_size;
+		s->pid = h->pid;
+		s->forked_from = h->forked_from;
 		*total += s->r.file_size;
 		mp_reader_release(&s->r);
 		memset(&s->r, 0, sizeof(s->r));

@@ -106,4 +106,53 @@ PY
 mp summary --leaks -r 5 --children app.bin
 expect_rc 0 "summary --leaks"
 grep -q "child_d at /src/app.c" out || fail_ "no child_d among the leaks: $(cat out)"
+
+# A child that lives less than a tick: by its own clock it begins and ends
+# (at 12 and 15 ms) before the parent's next moment (its FORK at 16 ms), but
+# the parent's blocks of that chunk (e, 300 B) were made before the fork, so
+# before all of the child's: the peak is e and f together, 1300 B in 2 blocks.
+cat > r.txt <<'TXT'
+HEADER format=1.0 pid=200 ppid=1 main_tid=200 mode=run start_time=2026-11-22T09:00:00.000000Z flags=symbolized,follow-fork family=00000000000000cd exe="/usr/bin/app" argv=["/usr/bin/app"]
+THREAD index=0 tid=200 name="app"
+MODULE id=1 base=0x555555554000 path="/usr/bin/app" build_id=- segments=[0x1000+0x4000:r-x]
+STRING id=1 "main"
+STRING id=2 "/src/app.c"
+STRING id=3 "parent_e"
+SYMBOL ip=0x555555555100 module=1 offset=0x1100 frames=["main" "/src/app.c":50:5]
+SYMBOL ip=0x555555555200 module=1 offset=0x1200 frames=["parent_e" "/src/app.c":20:3]
+TRACE node=1 parent=0 ip=0x555555555100
+TRACE node=2 parent=1 ip=0x555555555200
+TICK time_us=1000 rss=1000000
+ALLOC thread=0 kind=malloc addr=0x1000 size=300 stack=2
+FORK time_us=16000 child_pid=201
+TICK time_us=20000 rss=1000000
+TRAILER end_time=2026-11-22T09:00:00.030000Z duration_us=30000 end=exit exit_code=0
+TXT
+cat > c.txt <<'TXT'
+HEADER format=1.0 pid=201 ppid=200 main_tid=201 mode=run start_time=2026-11-22T09:00:00.012000Z flags=symbolized,follow-fork,fork-child forked_from=200 family=00000000000000cd exe="/usr/bin/app" argv=["/usr/bin/app"]
+THREAD index=0 tid=201 name="app"
+MODULE id=1 base=0x555555554000 path="/usr/bin/app" build_id=- segments=[0x1000+0x4000:r-x]
+STRING id=1 "main"
+STRING id=2 "/src/app.c"
+STRING id=3 "child_f"
+SYMBOL ip=0x555555555100 module=1 offset=0x1100 frames=["main" "/src/app.c":50:5]
+SYMBOL ip=0x555555555300 module=1 offset=0x1300 frames=["child_f" "/src/app.c":30:3]
+TRACE node=1 parent=0 ip=0x555555555100
+TRACE node=2 parent=1 ip=0x555555555300
+TICK time_us=100 rss=500000
+ALLOC thread=0 kind=malloc addr=0x1000 size=1000 stack=2
+EXIT time_us=3000 status=0
+TRAILER end_time=2026-11-22T09:00:00.015000Z duration_us=3000 end=exit exit_code=0
+TXT
+mkcap short.bin r.txt
+mkcap short.bin.201 c.txt
+mp stats --json -o - --children short.bin
+expect_rc 0 "stats --children, a child shorter than a tick"
+python3 - out <<'PY' || fail_ "a child shorter than a tick"
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = (d["peak_memory_bytes"], d["peak_memory_blocks"])
+if got != (1300, 2):
+    sys.exit("peak %r, expected (1300, 2)" % (got,))
+PY
 exit 0
