@@ -495,7 +495,8 @@ static void remember(struct mp_symbols *s, struct sym_file *f, uint64_t key, con
 	if (f->nmemo + n >= UINT32_MAX)
 		return;
 	ALLOC_GROW(f->memo, f->nmemo + n, f->memo_alloc);
-	memcpy(f->memo + f->nmemo, s->frames, n * sizeof(*f->memo));
+	if (n) /* (no frames: memo may still be NULL) */
+		memcpy(f->memo + f->nmemo, s->frames, n * sizeof(*f->memo));
 	mp_intmap_put(&f->described, key, (uint64_t)n << 32 | (f->nmemo + 1));
 	f->nmemo += n;
 }

@@ -7,8 +7,10 @@ EXTRA_DIST += \
 	%reldir%/check_embed.py \
 	%reldir%/check_flamegraph.py \
 	%reldir%/check_flamegraph_diff.py \
+	%reldir%/check_flamegraph_frames.py \
 	%reldir%/check_processes.py \
 	%reldir%/check_render.py \
+	%reldir%/check_sampled.py \
 	%reldir%/check_table.py \
 	%reldir%/expect.py \
 	%reldir%/gen_data.py \
