@@ -9,6 +9,7 @@
 #include <config.h>
 #include "lib/format/writer.h"
 
+#include <endian.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -79,21 +80,52 @@ static inline __attribute__((always_inline)) struct mp_enc_thread *stream_switch
 }
 
 /* Allocation classes (format 3.0): the first ALLOC_SEQ of each defines it, ALLOC_REF names it. */
-struct class_probe {
-	const struct mp_class *classes;
-	const struct mp_class *want;
-};
-
-static bool class_eq(const void *ctx, uint32_t idx)
+static inline uint64_t class_hash(uint64_t size, uint64_t stack, unsigned kind)
 {
-	const struct class_probe *p = ctx;
-	const struct mp_class *c = &p->classes[idx];
-	return c->size == p->want->size && c->stack == p->want->stack && c->kind == p->want->kind;
+	return mp_hash_combine(mp_hash_u64(size ^ ((uint64_t)kind << 58)), stack);
 }
 
-static inline uint64_t class_hash(const struct mp_class *c)
+/* The number of the class, or UINT32_MAX. */
+static inline uint32_t class_find(const struct mp_writer *w, uint64_t h, uint64_t size, uint64_t stack,
+				  unsigned kind)
 {
-	return mp_hash_combine(mp_hash_u64(c->size ^ ((uint64_t)c->kind << 58)), c->stack);
+	size_t mask, i;
+	if (!w->class_cap)
+		return UINT32_MAX;
+	mask = w->class_cap - 1;
+	for (i = h & mask; w->class_slots[i].idx1; i = (i + 1) & mask) {
+		const struct mp_class_slot *c = &w->class_slots[i];
+		if (c->size == size && c->stack == stack && c->kind == kind)
+			return c->idx1 - 1;
+	}
+	return UINT32_MAX;
+}
+
+static void class_insert(struct mp_writer *w, uint64_t h, const struct mp_class_slot *c)
+{
+	size_t mask = w->class_cap - 1, i;
+	for (i = h & mask; w->class_slots[i].idx1; i = (i + 1) & mask)
+		;
+	w->class_slots[i] = *c;
+}
+
+/* Class number w->nclasses (not defined yet) defined; at most half full. */
+static __attribute__((noinline)) void class_add(struct mp_writer *w, uint64_t h, uint64_t size,
+						uint64_t stack, unsigned kind)
+{
+	struct mp_class_slot c = { size, stack, kind, (uint32_t)w->nclasses + 1 };
+	if ((w->nclasses + 1) * 2 > w->class_cap) {
+		struct mp_class_slot *old = w->class_slots;
+		size_t oldcap = w->class_cap;
+		w->class_cap = oldcap ? oldcap * 2 : 64;
+		w->class_slots = xcalloc(w->class_cap, sizeof(*w->class_slots));
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].idx1)
+				class_insert(w, class_hash(old[i].size, old[i].stack, old[i].kind), &old[i]);
+		free(old);
+	}
+	class_insert(w, h, &c);
+	w->nclasses++;
 }
 
 /*
@@ -122,17 +154,18 @@ static inline bool class_lookup_due(struct mp_writer *w)
 	return true;
 }
 
+/* (have_h: the caller has the class's hash, h.) */
 static inline __attribute__((always_inline)) uint64_t alloc_seq(struct mp_writer *w, uint32_t thread,
-								 unsigned kind, uint64_t size, uint64_t stack)
+								 unsigned kind, uint64_t size, uint64_t stack,
+								 uint64_t h, bool have_h)
 {
 	struct mp_enc_thread *t = stream_switch(w, thread);
-	struct mp_class want = { size, stack, kind };
-	struct class_probe probe = { w->classes, &want };
-	uint64_t h = 0;
 	uint32_t k = UINT32_MAX;
-	if (class_lookup_due(w)) {
-		h = class_hash(&want);
-		k = mp_idxset_find(&w->class_set, h, class_eq, &probe);
+	bool looked = class_lookup_due(w);
+	if (looked) {
+		if (!have_h)
+			h = class_hash(size, stack, kind);
+		k = class_find(w, h, size, stack, kind);
 		w->class_hits += k != UINT32_MAX && w->nclasses == MP_MAX_CLASSES;
 	}
 	if (k != UINT32_MAX) {
@@ -152,11 +185,9 @@ static inline __attribute__((always_inline)) uint64_t alloc_seq(struct mp_writer
 			put_uvarint(&w->fields, MP_FS_SIZES, size);
 			put_uvarint(&w->fields, MP_FS_STACKS, delta);
 		}
-		if (w->nclasses < MP_MAX_CLASSES) {
-			ALLOC_GROW(w->classes, w->nclasses + 1, w->classes_alloc);
-			w->classes[w->nclasses] = want;
-			mp_idxset_add(&w->class_set, h, (uint32_t)w->nclasses++);
-		}
+		/* (Looked up: every allocation is while classes are left.) */
+		if (w->nclasses < MP_MAX_CLASSES)
+			class_add(w, h, size, stack, kind);
 	}
 	t->last_stack = stack;
 	w->n_records++;
@@ -168,20 +199,26 @@ static inline __attribute__((always_inline)) uint64_t alloc_seq(struct mp_writer
 uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
 			     uint64_t stack)
 {
-	return alloc_seq(w, thread, kind, size, stack);
+	return alloc_seq(w, thread, kind, size, stack, 0, false);
 }
 
-/* v's bytes, little-endian, into the byte planes from stream base; returns how many (at least 1). */
+/*
+ * v's bytes, little-endian, into the byte planes from stream base (byte 0,
+ * byte 1, bytes 2 and up); returns how many (at least 1). With no branch on
+ * how many, which varies at random (as mp_fields_put_vplanes()).
+ */
 static inline unsigned put_planes(struct mp_fields *f, int base, uint64_t v)
 {
-	unsigned n = 0;
-	do {
-		int st = base + (n < 2 ? (int)n : 2);
-		*mp_fields_room(f, st, 1) = (uint8_t)v;
-		f->len[st]++;
-		v >>= 8;
-		n++;
-	} while (v);
+	unsigned n = (unsigned)(63 - __builtin_clzll(v | 1)) / 8 + 1;
+	uint8_t *o = mp_fields_room(f, base, 1);
+	uint8_t *o1 = mp_fields_room(f, base + 1, 1), *o2 = mp_fields_room(f, base + 2, 8);
+	uint64_t x = htole64(v >> 16);
+	*o = (uint8_t)v;
+	*o1 = (uint8_t)(v >> 8);
+	memcpy(o2, &x, sizeof(x)); /* (bytes 2 to 7 stored whatever n is, counted when they are v's) */
+	f->len[base]++;
+	f->len[base + 1] += n > 1;
+	f->len[base + 2] += n > 2 ? n - 2 : 0;
 	return n;
 }
 
@@ -242,7 +279,7 @@ void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64
 		 * it stays live in the capture, as in one that kept addresses and
 		 * saw no free, and the address now names the new block.
 		 */
-		mp_intmap_put(&w->serials, addr, alloc_seq(w, thread, kind, size, stack));
+		mp_intmap_put(&w->serials, addr, alloc_seq(w, thread, kind, size, stack, 0, false));
 		return;
 	}
 	t = stream_switch(w, thread);
@@ -300,58 +337,121 @@ static inline __attribute__((always_inline)) bool next_u(const uint8_t **q, uint
 	return n != 0;
 }
 
+/*
+ * An event decoded, waiting to be written: mp_writer_events() decodes a
+ * batch of them first, fetching ahead the entries of the block map (and of
+ * the class set) each will look up, which are mostly not in the cache, then
+ * writes them in order.
+ */
+struct pending {
+	uint64_t addr, size, stack, h;
+	uint32_t thread;
+	uint8_t kind;
+	bool alloc, have_h;
+};
+#define EVENTS_BATCH 32
+
+static inline __attribute__((always_inline)) void fetch_ahead(const void *p)
+{
+	__builtin_prefetch(p, 1, 3);
+}
+
 size_t mp_writer_events(struct mp_writer *w, struct mp_decoder *d, const uint8_t *buf, size_t len,
 			struct mp_writer_fed *fed)
 {
 	const uint8_t *p = buf, *end = buf + len;
 	struct mp_writer_fed n = { 0 };
+	struct pending ev[EVENTS_BATCH];
+	bool more = true;
 
 	if (!(w->flags & MP_WRITER_SERIALS) || !d->seen_header)
 		return 0;
-	while (end - p >= EVENTS_TAIL) {
-		const uint8_t *q = p + 1;
-		unsigned tag = p[0], kind = tag & 15;
-		struct mp_enc_thread *t = &d->threads[d->cur_thread];
-		uint64_t v, addr, size, sd, stack, serial;
-		if (tag >> 4 == MP_TAG_ALLOC >> 4 || tag >> 4 == MP_TAG_FREE >> 4) {
-			if (mp_kind_is_mapping(kind) || !next_u(&q, &v))
+	while (more) {
+		unsigned k = 0;
+		/*
+		 * Classes are looked up for every allocation, or one in class_stride
+		 * (class_lookup_due()): which, guessed (a window's end may change the
+		 * stride), has its class's entry fetched ahead.
+		 */
+		bool every = w->nclasses < MP_MAX_CLASSES || w->class_stride <= 1;
+		unsigned skipped = w->class_skipped;
+		more = false;
+		while (end - p >= EVENTS_TAIL) {
+			const uint8_t *q = p + 1;
+			unsigned tag = p[0], kind = tag & 15;
+			struct mp_enc_thread *t = &d->threads[d->cur_thread];
+			struct pending *e = &ev[k];
+			uint64_t v, addr, size, sd, stack;
+			if (tag >> 4 == MP_TAG_ALLOC >> 4 || tag >> 4 == MP_TAG_FREE >> 4) {
+				if (mp_kind_is_mapping(kind) || !next_u(&q, &v))
+					break;
+				/* The address (lib/format/encode.h): one varint when aligned, else two. */
+				if (!(v & 1)) {
+					addr = t->last_addr + ((uint64_t)mp_unzigzag(v >> 1) << 4);
+				} else {
+					uint64_t high;
+					if ((v >> 1) > 15 || !next_u(&q, &high))
+						break;
+					addr = t->last_addr + (((uint64_t)mp_unzigzag(high) << 4) | (v >> 1));
+				}
+				e->alloc = tag < MP_TAG_FREE;
+				e->have_h = false;
+				if (e->alloc) {
+					if (!next_u(&q, &size) || !next_u(&q, &sd))
+						break;
+					stack = t->last_stack + (uint64_t)mp_unzigzag(sd);
+					if (stack > d->n_traces)
+						break; /* (mp_decode() says why) */
+					t->last_stack = stack;
+					e->size = size;
+					e->stack = stack;
+					n.allocs++;
+					n.bytes += size;
+					if (!every && skipped + 1 < w->class_stride) {
+						skipped++;
+					} else if (w->class_cap) {
+						const struct mp_class_slot *c;
+						skipped = 0;
+						e->h = class_hash(size, stack, kind);
+						e->have_h = true;
+						c = &w->class_slots[e->h & (w->class_cap - 1)];
+						fetch_ahead(c);
+						fetch_ahead((const uint8_t *)(c + 1) - 1); /* (a slot may cross a line) */
+					}
+				} else {
+					n.frees++;
+				}
+				t->last_addr = addr;
+				e->addr = addr;
+				e->kind = (uint8_t)kind;
+				e->thread = d->cur_thread;
+				if (w->serials.cap)
+					fetch_ahead(&w->serials.e[mp_intmap_home(&w->serials, addr)]);
+				n.records++;
+				p = q;
+				if (++k == EVENTS_BATCH) {
+					more = true;
+					break;
+				}
+			} else if (tag == MP_TAG_THREAD_SWITCH && p[1] < 0x80 && p[1] < d->nthreads) {
+				d->cur_thread = p[1];
+				n.records++;
+				p += 2;
+			} else {
 				break;
-			/* The address (lib/format/encode.h): one varint when aligned, else two. */
-			if (!(v & 1)) {
-				addr = t->last_addr + ((uint64_t)mp_unzigzag(v >> 1) << 4);
-			} else {
-				uint64_t high;
-				if ((v >> 1) > 15 || !next_u(&q, &high))
-					break;
-				addr = t->last_addr + (((uint64_t)mp_unzigzag(high) << 4) | (v >> 1));
 			}
-			if (tag < MP_TAG_FREE) {
-				if (!next_u(&q, &size) || !next_u(&q, &sd))
-					break;
-				stack = t->last_stack + (uint64_t)mp_unzigzag(sd);
-				if (stack > d->n_traces)
-					break; /* (mp_decode() says why) */
-				t->last_addr = addr;
-				t->last_stack = stack;
-				n.allocs++;
-				n.bytes += size;
-				mp_intmap_put(&w->serials, addr, alloc_seq(w, d->cur_thread, kind, size, stack));
-			} else {
-				t->last_addr = addr;
-				n.frees++;
-				if (mp_intmap_take(&w->serials, addr, &serial))
-					free_seq(w, d->cur_thread, kind, serial);
-				else
-					free_by_address(w, d->cur_thread, kind, addr);
-			}
-		} else if (tag == MP_TAG_THREAD_SWITCH && p[1] < 0x80 && p[1] < d->nthreads) {
-			d->cur_thread = p[1];
-			q = p + 2;
-		} else {
-			break;
 		}
-		n.records++;
-		p = q;
+		for (unsigned i = 0; i < k; i++) {
+			const struct pending *e = &ev[i];
+			uint64_t serial;
+			if (e->alloc)
+				mp_intmap_put(&w->serials, e->addr,
+					      alloc_seq(w, e->thread, e->kind, e->size, e->stack, e->h, e->have_h));
+			else if (mp_intmap_take(&w->serials, e->addr, &serial))
+				free_seq(w, e->thread, e->kind, serial);
+			else
+				free_by_address(w, e->thread, e->kind, e->addr);
+		}
 	}
 	fed->records += n.records;
 	fed->allocs += n.allocs;

@@ -164,8 +164,7 @@ int mp_writer_close(struct mp_writer *w)
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		ZSTD_freeCCtx(w->scctx[i]);
 	mp_fields_release(&w->fields);
-	mp_idxset_release(&w->class_set);
-	free(w->classes);
+	free(w->class_slots);
 	mp_intmap_release(&w->serials);
 	free(w->raw);
 	free(w->out);

@@ -34,6 +34,11 @@ enum mp_writer_flags {
 
 #define MP_WRITER_STALL_MS 2000
 
+struct mp_class_slot {
+	uint64_t size, stack;
+	uint32_t kind, idx1;
+};
+
 struct mp_writer {
 	int fd;
 	char *path;
@@ -46,9 +51,13 @@ struct mp_writer {
 	struct mp_intmap serials;     /* MP_WRITER_SERIALS: live heap address -> serial */
 	uint64_t n_seq;               /* serial numbers given */
 	uint64_t last_freed;          /* the serial freed by number last */
-	struct mp_class *classes;     /* allocation classes (kind, size, stack) defined so far */
-	size_t nclasses, classes_alloc;
-	struct mp_idxset class_set;   /* class -> its number */
+	/*
+	 * The allocation classes (kind, size, stack) defined so far, by open
+	 * addressing: each slot holds its class and its number + 1 (0: empty),
+	 * so that a lookup touches one place, mostly not in the cache.
+	 */
+	struct mp_class_slot *class_slots;
+	size_t class_cap, nclasses;   /* (class_cap: a power of two, or 0) */
 	/* Once every class is defined: lookups and hits in this window, and the lookup stride. */
 	uint32_t class_lookups, class_hits, class_stride, class_skipped;
 	size_t hot_check;             /* when the tag stream is this long, check the block's size */
