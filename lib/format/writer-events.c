@@ -118,7 +118,7 @@ static __attribute__((noinline)) void class_add(struct mp_writer *w, uint64_t h,
 		struct mp_class_slot *old = w->class_slots;
 		size_t oldcap = w->class_cap;
 		w->class_cap = oldcap ? oldcap * 2 : 64;
-		w->class_slots = xcalloc(w->class_cap, sizeof(*w->class_slots));
+		w->class_slots = xcalloc_table(w->class_cap, sizeof(*w->class_slots));
 		for (size_t i = 0; i < oldcap; i++)
 			if (old[i].idx1)
 				class_insert(w, class_hash(old[i].size, old[i].stack, old[i].kind), &old[i]);

@@ -64,7 +64,7 @@ void mp_intmap_grow(struct mp_intmap *m)
 	size_t oldcap = m->cap;
 	m->cap = oldcap ? oldcap * 2 : 16;
 	m->shift = oldcap ? m->shift - 1 : 60;
-	m->e = xcalloc(m->cap, sizeof(*m->e));
+	m->e = xcalloc_table(m->cap, sizeof(*m->e));
 	m->n = 0;
 	for (size_t i = 0; i < oldcap; i++)
 		if (old[i].val)
