@@ -338,10 +338,10 @@ static inline __attribute__((always_inline)) bool next_u(const uint8_t **q, uint
 }
 
 /*
- * An event decoded, waiting to be written: mp_writer_events() decodes a
- * batch of them first, fetching ahead the entries of the block map (and of
- * the class set) each will look up, which are mostly not in the cache, then
- * writes them in order.
+ * An event decoded, waiting to be written: mp_writer_events() decodes events
+ * EVENTS_AHEAD before it writes them, fetching ahead the entries of the
+ * block map (and of the class table) each will look up, which are mostly not
+ * in the cache: by the time it is written, they are.
  */
 struct pending {
 	uint64_t addr, size, stack, h;
@@ -349,11 +349,26 @@ struct pending {
 	uint8_t kind;
 	bool alloc, have_h;
 };
-#define EVENTS_BATCH 32
+#define EVENTS_AHEAD 8
+#define EVENTS_RING 16 /* (a power of two, above EVENTS_AHEAD) */
 
 static inline __attribute__((always_inline)) void fetch_ahead(const void *p)
 {
 	__builtin_prefetch(p, 1, 3);
+}
+
+/* The event written, as mp_writer_alloc() or mp_writer_free() would. */
+static inline __attribute__((always_inline)) void write_pending(struct mp_writer *w,
+								const struct pending *e)
+{
+	uint64_t serial;
+	if (e->alloc)
+		mp_intmap_put(&w->serials, e->addr,
+			      alloc_seq(w, e->thread, e->kind, e->size, e->stack, e->h, e->have_h));
+	else if (mp_intmap_take(&w->serials, e->addr, &serial))
+		free_seq(w, e->thread, e->kind, serial);
+	else
+		free_by_address(w, e->thread, e->kind, e->addr);
 }
 
 size_t mp_writer_events(struct mp_writer *w, struct mp_decoder *d, const uint8_t *buf, size_t len,
@@ -361,98 +376,90 @@ size_t mp_writer_events(struct mp_writer *w, struct mp_decoder *d, const uint8_t
 {
 	const uint8_t *p = buf, *end = buf + len;
 	struct mp_writer_fed n = { 0 };
-	struct pending ev[EVENTS_BATCH];
-	bool more = true;
+	struct pending ev[EVENTS_RING];
+	unsigned head = 0, tail = 0; /* decoded, written */
+	/*
+	 * Classes are looked up for every allocation, or one in class_stride
+	 * (class_lookup_due()): which, guessed (the writer's state is a few
+	 * events behind), has its class's entry fetched ahead.
+	 */
+	unsigned skipped = w->class_skipped, stride = w->class_stride;
 
 	if (!(w->flags & MP_WRITER_SERIALS) || !d->seen_header)
 		return 0;
-	while (more) {
-		unsigned k = 0;
-		/*
-		 * Classes are looked up for every allocation, or one in class_stride
-		 * (class_lookup_due()): which, guessed (a window's end may change the
-		 * stride), has its class's entry fetched ahead.
-		 */
-		bool every = w->nclasses < MP_MAX_CLASSES || w->class_stride <= 1;
-		unsigned skipped = w->class_skipped;
-		more = false;
-		while (end - p >= EVENTS_TAIL) {
-			const uint8_t *q = p + 1;
-			unsigned tag = p[0], kind = tag & 15;
-			struct mp_enc_thread *t = &d->threads[d->cur_thread];
-			struct pending *e = &ev[k];
-			uint64_t v, addr, size, sd, stack;
-			if (tag >> 4 == MP_TAG_ALLOC >> 4 || tag >> 4 == MP_TAG_FREE >> 4) {
-				if (mp_kind_is_mapping(kind) || !next_u(&q, &v))
-					break;
-				/* The address (lib/format/encode.h): one varint when aligned, else two. */
-				if (!(v & 1)) {
-					addr = t->last_addr + ((uint64_t)mp_unzigzag(v >> 1) << 4);
-				} else {
-					uint64_t high;
-					if ((v >> 1) > 15 || !next_u(&q, &high))
-						break;
-					addr = t->last_addr + (((uint64_t)mp_unzigzag(high) << 4) | (v >> 1));
-				}
-				e->alloc = tag < MP_TAG_FREE;
-				e->have_h = false;
-				if (e->alloc) {
-					if (!next_u(&q, &size) || !next_u(&q, &sd))
-						break;
-					stack = t->last_stack + (uint64_t)mp_unzigzag(sd);
-					if (stack > d->n_traces)
-						break; /* (mp_decode() says why) */
-					t->last_stack = stack;
-					e->size = size;
-					e->stack = stack;
-					n.allocs++;
-					n.bytes += size;
-					if (!every && skipped + 1 < w->class_stride) {
-						skipped++;
-					} else if (w->class_cap) {
-						const struct mp_class_slot *c;
-						skipped = 0;
-						e->h = class_hash(size, stack, kind);
-						e->have_h = true;
-						c = &w->class_slots[e->h & (w->class_cap - 1)];
-						fetch_ahead(c);
-						fetch_ahead((const uint8_t *)(c + 1) - 1); /* (a slot may cross a line) */
-					}
-				} else {
-					n.frees++;
-				}
-				t->last_addr = addr;
-				e->addr = addr;
-				e->kind = (uint8_t)kind;
-				e->thread = d->cur_thread;
-				if (w->serials.cap)
-					fetch_ahead(&w->serials.e[mp_intmap_home(&w->serials, addr)]);
-				n.records++;
-				p = q;
-				if (++k == EVENTS_BATCH) {
-					more = true;
-					break;
-				}
-			} else if (tag == MP_TAG_THREAD_SWITCH && p[1] < 0x80 && p[1] < d->nthreads) {
-				d->cur_thread = p[1];
-				n.records++;
-				p += 2;
-			} else {
+	while (end - p >= EVENTS_TAIL) {
+		const uint8_t *q = p + 1;
+		unsigned tag = p[0], kind = tag & 15;
+		struct mp_enc_thread *t = &d->threads[d->cur_thread];
+		struct pending *e = &ev[head % EVENTS_RING];
+		uint64_t v, addr, size, sd, stack;
+		if (tag >> 4 == MP_TAG_ALLOC >> 4 || tag >> 4 == MP_TAG_FREE >> 4) {
+			if (mp_kind_is_mapping(kind) || !next_u(&q, &v))
 				break;
+			/* The address (lib/format/encode.h): one varint when aligned, else two. */
+			if (!(v & 1)) {
+				addr = t->last_addr + ((uint64_t)mp_unzigzag(v >> 1) << 4);
+			} else {
+				uint64_t high;
+				if ((v >> 1) > 15 || !next_u(&q, &high))
+					break;
+				addr = t->last_addr + (((uint64_t)mp_unzigzag(high) << 4) | (v >> 1));
 			}
-		}
-		for (unsigned i = 0; i < k; i++) {
-			const struct pending *e = &ev[i];
-			uint64_t serial;
-			if (e->alloc)
-				mp_intmap_put(&w->serials, e->addr,
-					      alloc_seq(w, e->thread, e->kind, e->size, e->stack, e->h, e->have_h));
-			else if (mp_intmap_take(&w->serials, e->addr, &serial))
-				free_seq(w, e->thread, e->kind, serial);
-			else
-				free_by_address(w, e->thread, e->kind, e->addr);
+			e->alloc = tag < MP_TAG_FREE;
+			e->have_h = false;
+			if (e->alloc) {
+				if (!next_u(&q, &size) || !next_u(&q, &sd))
+					break;
+				stack = t->last_stack + (uint64_t)mp_unzigzag(sd);
+				if (stack > d->n_traces)
+					break; /* (mp_decode() says why) */
+				t->last_stack = stack;
+				e->size = size;
+				e->stack = stack;
+				n.allocs++;
+				n.bytes += size;
+				if (stride != w->class_stride) {
+					stride = w->class_stride;
+					skipped = w->class_skipped;
+				}
+				if (w->nclasses == MP_MAX_CLASSES && skipped + 1 < stride) {
+					skipped++;
+				} else if (w->class_cap) {
+					const struct mp_class_slot *c;
+					skipped = 0;
+					e->h = class_hash(size, stack, kind);
+					e->have_h = true;
+					c = &w->class_slots[e->h & (w->class_cap - 1)];
+					fetch_ahead(c);
+					fetch_ahead((const uint8_t *)(c + 1) - 1); /* (a slot may cross a line) */
+				}
+			} else {
+				n.frees++;
+			}
+			t->last_addr = addr;
+			e->addr = addr;
+			e->kind = (uint8_t)kind;
+			e->thread = d->cur_thread;
+			if (w->serials.cap) {
+				size_t i = mp_intmap_home(&w->serials, addr);
+				fetch_ahead(&w->serials.e[i]);
+				if (!e->alloc) /* (a free moves the entries after it up) */
+					fetch_ahead(&w->serials.e[(i + 2) & (w->serials.cap - 1)]);
+			}
+			n.records++;
+			p = q;
+			if (++head - tail > EVENTS_AHEAD)
+				write_pending(w, &ev[tail++ % EVENTS_RING]);
+		} else if (tag == MP_TAG_THREAD_SWITCH && p[1] < 0x80 && p[1] < d->nthreads) {
+			d->cur_thread = p[1];
+			n.records++;
+			p += 2;
+		} else {
+			break;
 		}
 	}
+	while (tail != head)
+		write_pending(w, &ev[tail++ % EVENTS_RING]);
 	fed->records += n.records;
 	fed->allocs += n.allocs;
 	fed->frees += n.frees;
