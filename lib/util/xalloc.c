@@ -33,7 +33,7 @@ void *xcalloc(size_t nmemb, size_t size)
 }
 
 /* Past this size, a table looked up at random is asked huge pages. */
-#define HUGE_TABLE (4u << 20)
+#define HUGE_TABLE (2u << 20)
 
 void *xcalloc_table(size_t nmemb, size_t size)
 {
