@@ -4,7 +4,8 @@ BENCH_BINARIES = \
 	%reldir%/alloc-light \
 	%reldir%/launch \
 	%reldir%/map-strings \
-	%reldir%/prefork
+	%reldir%/prefork \
+	%reldir%/sampled
 # end of BENCH_BINARIES
 EXTRA_PROGRAMS += $(BENCH_BINARIES)
 # The workloads are built like a distribution builds programs: -O2 -g, no frame pointers.
@@ -20,6 +21,10 @@ bench_map_strings_CXXFLAGS = -O2 -g -Wall
 bench_prefork_SOURCES = %reldir%/prefork.c %reldir%/workload.h
 bench_prefork_CFLAGS = $(BENCH_CFLAGS)
 bench_prefork_LDADD = -lpthread
+# Sampled tracking's accuracy (bench/sampling.py): the tests' workload of known totals.
+bench_sampled_SOURCES = tests/workloads/sampled.c
+bench_sampled_CFLAGS = $(BENCH_CFLAGS) -fno-builtin
+bench_sampled_LDADD = -lpthread
 bench_launch_SOURCES = %reldir%/launch.c
 bench_launch_CFLAGS = $(BENCH_CFLAGS)
 EXTRA_DIST += \
@@ -28,6 +33,7 @@ EXTRA_DIST += \
 	%reldir%/compare.py \
 	%reldir%/html_scale.py \
 	%reldir%/merge_scale.py \
+	%reldir%/sampling.py \
 	%reldir%/run.py
 CLEANFILES += $(BENCH_BINARIES)
 BENCH_RUN = python3 $(srcdir)/%reldir%/run.py --builddir $(abs_top_builddir) --json bench-work/results.json

@@ -25,13 +25,16 @@ import types
 import compare
 import html_scale
 import merge_scale
+import sampling
 
 MODE_LABEL = {
     "native": "untracked",
     "memprof": "memprof run",
     "memprof-nopy": "--no-py-frames",
+    sampling.MODE: sampling.LABEL,
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
+    "loaded": "loaded, stopped",
 }
 ANALYSIS_LABEL = {"stats": "memprof stats", "flamegraph": "memprof flamegraph", "table": "memprof table",
                   "pprof": "transform pprof", "heaptrack_print": "heaptrack_print"}
@@ -238,16 +241,19 @@ def workloads(cfg):
     csrc = os.path.join(cfg.workdir, "input-%d-functions.c" % cfuns)
     w = [
         Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
-                 [heavy, "-n", pairs, "-t", "1"], heavy, synth, expect_counts=True),
+                 [heavy, "-n", pairs, "-t", "1"], heavy, synth + [sampling.MODE], expect_counts=True),
         Workload("heavy-2t", "the same work split across 2 threads",
                  [heavy, "-n", pairs, "-t", "2"], heavy, synth, expect_counts=True),
         Workload("heavy-4t", "the same work split across 4 threads",
-                 [heavy, "-n", pairs, "-t", "4"], heavy, synth, expect_counts=True),
+                 [heavy, "-n", pairs, "-t", "4"], heavy, synth + [sampling.MODE], expect_counts=True),
         Workload("churn", "%s pairs in %s rounds of 2 new threads (thread per task)" % churn,
                  [heavy, "-n", churn[0], "-t", "2", "-r", churn[1]], heavy, synth, expect_counts=True),
         Workload("prefork", "64 forked workers idle for %s ms (memprof run --follow-fork)" % idle_ms,
                  [prefork, "-c", "64", "-n", "100", "-m", idle_ms], prefork, ["native", "memprof"],
                  memprof_args=["--follow-fork"]),
+        # The in-process API's promise: a tracker in the process that records nothing costs nothing.
+        Workload("heavy-1t-idle", "heavy-1t with the tracker loaded and stopped (preloaded or linked, no capture)",
+                 [heavy, "-n", pairs, "-t", "1"], heavy, ["native", "loaded"], expect_counts=True),
         Workload("heavy-few-1t", "heavy-1t with 8 distinct sizes (heaptrack 1.4 can interpret it)",
                  [heavy, "-n", pairs, "-t", "1", "--few-sizes"], heavy,
                  ["native", "memprof", "heaptrack"], expect_counts=True),
@@ -255,10 +261,10 @@ def workloads(cfg):
         Workload("light", "compute-bound, one 4 KiB buffer per round",
                  [light, "-r", "150" if q else "1000"], light, synth + ["heaptrack"], expect_counts=True),
         Workload("sqlite3", "sqlite3 :memory: < generated SQL (%d rows)" % rows,
-                 ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3", real,
+                 ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3", real + [sampling.MODE],
                  stdin=sql, make_input=lambda: gen_sql(sql, rows)),
         Workload("python3", "python3 -c: build and drop dicts (PYTHONHASHSEED=0)",
-                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py, pyreal,
+                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py, pyreal + [sampling.MODE],
                  env={"PYTHONHASHSEED": "0"}),
         Workload("python3-deep", "python3 -c: objects built 12 to 23 Python calls deep",
                  [py, "-s", "-c", PY_DEEP_LINE, "4000" if q else "40000"], py, pydeep,
@@ -290,7 +296,7 @@ def workloads(cfg):
     ]
     if cfg.only:
         names = cfg.only.split(",")
-        unknown = [n for n in names if n not in [x.name for x in w] + ["merge"]]
+        unknown = [n for n in names if n not in [x.name for x in w] + ["merge", "accuracy"]]
         if unknown:
             die("unknown workload '%s' (have: %s)" % (unknown[0], ", ".join(x.name for x in w)))
         w = [x for x in w if x.name in names]
@@ -407,13 +413,21 @@ def run_mode(cfg, w, mode, rep):
     """One run of workload w in mode; returns the measurements and the capture."""
     tag = "%s.%s.%d" % (w.name, mode, rep)
     cap = None
+    env = w.env
     if mode == "native":
         argv = w.argv
+    elif mode == "loaded":
+        # Interposed as when linked with -lmemprof: every call goes through a hook that records nothing.
+        argv = w.argv
+        env = dict(w.env, LD_PRELOAD=os.path.join(cfg.builddir, ".libs", "libmemprof.so"))
     elif mode in ("memprof", "memprof-nopy"):
         cap = os.path.join(cfg.workdir, tag + ".mprof")
         argv = [cfg.memprof, "run", "-q", "-f"] + w.memprof_args + ["-o", cap] + w.argv
         if mode == "memprof-nopy":
             argv[2:2] = ["--no-python-frames"]
+    elif mode == sampling.MODE:
+        cap = os.path.join(cfg.workdir, tag + ".mprof")
+        argv = sampling.argv(cfg.memprof, cap, w.memprof_args, w.argv)
     elif mode == "heaptrack-raw":
         base = os.path.join(cfg.workdir, tag)
         cap = base + ".raw.zst"
@@ -426,7 +440,7 @@ def run_mode(cfg, w, mode, rep):
         remove_captures(cap)
     if w.before:
         w.before()
-    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=w.env,
+    m = launch(cfg, argv, tag, target_exe=w.exe, stdin=w.stdin, env=env,
                limit_mb=HEAPTRACK_LIMIT_MB if mode == "heaptrack" else None)
     m["capture"] = cap
     m["capture_bytes"] = os.path.getsize(cap) if cap and os.path.exists(cap) else None
@@ -615,8 +629,22 @@ def bench_workload(cfg, w, log):
             this[mode] = m
         native = this["native"]
         runs["native"].append(native)
-        for mode in [x for x in ("memprof", "memprof-nopy", "heaptrack-raw", "heaptrack") if x in this]:
+        if "loaded" in this:
+            if open(this["loaded"]["out"], "rb").read() != open(native["out"], "rb").read():
+                raise BenchError("%s: the output with the tracker loaded differs from the untracked run's"
+                                 % w.name)
+            runs["loaded"].append(this["loaded"])
+        for mode in [x for x in ("memprof", "memprof-nopy", sampling.MODE, "heaptrack-raw", "heaptrack")
+                     if x in this]:
             m = this[mode]
+            if mode == sampling.MODE:
+                check_run(w, mode, m, native)
+                d = memprof_counts(cfg, m["capture"], "%s.sampled.%d" % (w.name, rep))
+                sampling.check_capture(w, d, native, expected_counts, BenchError)
+                m["allocs"] = d["total_num_allocations"]
+                m["events"] = memprof_events(d)
+                runs[mode].append(m)
+                continue
             if mode in ("memprof", "memprof-nopy"):
                 for warning in check_run(w, mode, m, native):
                     note = "memprof run -q printed on %s: %s" % (w.name, warning)
@@ -718,6 +746,10 @@ def summarize(results):
                                               for m in runs["heaptrack-raw"]])
         s["rss_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "target_rss_mb"))
         s["cpu_vs_heaptrack"] = med(ratios(runs["memprof"], runs["heaptrack-raw"], "cpu_s"))
+    runs, _, _ = get("heavy-1t-idle")
+    if runs.get("loaded") and runs.get("native"):
+        s["idle_loaded"] = med(ratios(runs["loaded"], runs["native"], "wall_s"))
+        s["idle_loaded_cpu"] = med(ratios(runs["loaded"], runs["native"], "target_cpu_s"))
     runs, _, _ = get("heavy-2t")
     if runs.get("memprof") and runs.get("native"):
         s["overhead_2t"] = med(ratios(runs["memprof"], runs["native"], "wall_s"))
@@ -947,7 +979,7 @@ def main():
         wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
         results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
         report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"),
-               d.get("merge"), cfg, d.get("commit", "?"))
+               d.get("merge"), cfg, d.get("commit", "?"), d.get("accuracy"))
         return
     cfg.builddir = os.path.abspath(cfg.builddir)
     if cfg.html_pairs is None:
@@ -988,6 +1020,13 @@ def main():
             scale = html_scale.run(cfg, launch, log, cfg.html_pairs)
         except (RuntimeError, BenchError) as e:
             die("FAILED: the HTML reports at scale: %s" % e)
+    acc = None
+    if not cfg.only or "accuracy" in cfg.only.split(","):
+        try:
+            log("accuracy: sampled estimates of bench/sampled under 20 seeds")
+            acc = sampling.accuracy(cfg, log)
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            die("FAILED: the sampling accuracy: %s" % e)
     merge = None
     if not cfg.only or "merge" in cfg.only.split(","):
         try:
@@ -998,10 +1037,10 @@ def main():
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
     commit = compare.git_commit(cfg.srcdir)
-    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge, cfg, commit)
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge, cfg, commit, acc)
     if cfg.json:
         dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
-                "commit": commit, "html_scale": scale, "merge": merge,
+                "commit": commit, "html_scale": scale, "merge": merge, "accuracy": acc,
                 "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
                                        "analysis": results[w.name][1], "notes": results[w.name][2]}
                               for w in wls}}
@@ -1020,10 +1059,13 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "aggregate_mb", "prog_cpu_2t", "vs_heaptrack_2t", "overhead_churn", "vs_heaptrack_churn", "prefork_cpu_s",
                 "build_overhead", "merge64_s", "merge64_linearity",
                 "overhead_map", "vs_heaptrack_map", "vs_heaptrack_sqlite3", "vs_heaptrack_python3",
-                "collector_ns_per_event", "collector_ns_per_event_max"]
+                "collector_ns_per_event", "collector_ns_per_event_max", "idle_loaded", "idle_loaded_cpu",
+                "sampled_overhead_1t", "sampled_overhead_4t", "sampled_overhead_sqlite3", "sampled_overhead_python3",
+                "sampled_prog_cpu_1t", "sampled_prog_cpu_4t", "sampled_cap_mb_1t", "sampled_collector_cpu_s_1t",
+                "sampling_max_z"]
 
 
-def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit):
+def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit, acc=None):
     """Print the header, the tables, the comparisons and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
@@ -1035,6 +1077,10 @@ def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit):
     if scale:
         html_scale.print_table(scale, lambda *a: print(*a))
     s = summarize(results)
+    sampling.print_table(results, lambda *a: print(*a))
+    sampling.add_summary(results, s)
+    sampling.print_accuracy(acc, lambda *a: print(*a))
+    sampling.add_accuracy_summary(acc, s)
     if merge:
         merge_scale.print_table(merge, print)
         s["merge64_s"] = merge[-1]["wall_s"]

@@ -24,6 +24,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* SIGPIPE's disposition when memprof started (memprof ignores it; programs it runs must not). */
 __sighandler_t mp_saved_sigpipe_handler(void);

@@ -35,6 +35,8 @@ int cmd_diff(int argc, char **argv)
 			    "show at most N rows (default: what fits the terminal)"),
 		MP_REPORT_JSON_OPTS(&json, "the differences", "memprof-diff-NEW.json next to NEW"),
 		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv), status = MP_EXIT_FAILURE;
@@ -75,7 +77,7 @@ int cmd_diff(int argc, char **argv)
 		status = mp_report_json_write(&json, path, &out);
 	} else {
 		struct mp_term term;
-		mp_term_detect(&term, STDOUT_FILENO);
+		mp_report_term(&args, &term);
 		if (!rows) /* as summary: the terminal's lines less five, at least ten */
 			rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;
 		mp_diff_text(&d, &names, (size_t)rows, &term, &out);

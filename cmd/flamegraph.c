@@ -39,6 +39,7 @@ static int parse(int argc, char **argv, struct mp_html_args *a, struct strbuf *e
 			    "at most N points of memory over time (and time windows; at most and by "
 			    "default 2048)"),
 		MP_REPORT_OPTS(&a->view),
+		MP_REPORT_FULL_NAMES_OPT(&a->view),
 		MP_OPT_END,
 	};
 	return mp_html_parse(&spec, opts, MP_HTML_FLAMEGRAPH, argc, argv, a, err);

@@ -52,6 +52,7 @@ int mp_html_parse(const struct mp_cmd_spec *spec, const struct mp_opt *opts,
 	}
 	if (!ret) {
 		args->html.view = args->view.view;
+		args->html.full_names = args->view.full_names;
 		args->html.split_processes = args->split_processes;
 		args->capture = argv[first];
 		args->captures = (const char *const *)argv + first;

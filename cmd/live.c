@@ -6,6 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "cmd/report.h"
 #include "lib/live/watch.h"
 #include "lib/util/usage.h"
 
@@ -22,10 +23,15 @@ static const struct mp_cmd_spec spec = {
 int cmd_live(int argc, char **argv)
 {
 	struct mp_live_watch_opts o = MP_LIVE_WATCH_OPTS_INIT;
+	struct mp_report_args args = MP_REPORT_ARGS_INIT;
 	const struct mp_opt opts[] = {
 		MP_OPT_SET_BOOL(0, "no-symbols", &o.symbolize, false,
 				"show functions as module+offset (no symbolization while the program "
 				"runs)"),
+		MP_OPT_BIT(0, "all-frames", &args.flags, MP_ANALYSIS_ALL_FRAMES,
+			   "show every frame, a Python program's interpreter frames too"),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv);
@@ -33,6 +39,8 @@ int cmd_live(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
 	char *line, *next;
 
+	o.flags = args.flags;
+	o.full_names = args.full_names;
 	if (mp_live_watch(pid, &o, &err, &warn) < 0)
 		die("%s", err.buf);
 	for (line = warn.buf; line && *line; line = next) {

@@ -9,7 +9,8 @@ memprof_SOURCES = \
 	%reldir%/memprof.c \
 	%reldir%/options.c %reldir%/options.h \
 	%reldir%/parse.c \
-	%reldir%/run.c
+	%reldir%/run.c \
+	%reldir%/serve.c
 # the text reporters
 memprof_SOURCES += \
 	%reldir%/report.c %reldir%/report.h \
@@ -27,3 +28,4 @@ memprof_SOURCES += \
 	%reldir%/table.c
 # end of memprof_SOURCES
 memprof_LDADD = $(MP_LIBS)
+memprof_CFLAGS = $(MP_CFLAGS)

@@ -33,6 +33,7 @@ static const struct mp_cmd commands[] = {
 	{ "live", cmd_live, "show where a running process's memory is, live, in the terminal" },
 	{ "parse", cmd_parse, "print every record of a capture as one line of text" },
 	{ "run", cmd_run, "run a program with every allocation tracked into a capture" },
+	{ "serve", cmd_serve, "serve a process's captures and reports over HTTP (no ptrace)" },
 	{ "stats", cmd_stats, "show a capture's figures: totals, peak, leaks, histogram, top lists" },
 	{ "summary", cmd_summary, "show which functions hold the memory, as a table" },
 	{ "table", cmd_table, "write an HTML table of the allocation sites of a capture" },

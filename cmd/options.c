@@ -132,15 +132,20 @@ static int apply(const struct mp_opt *o, const char *arg, struct strbuf *err)
 	case MP_OPT_KIND_STRING:
 		*(const char **)o->value = arg;
 		return 0;
-	case MP_OPT_KIND_UINT: {
+	case MP_OPT_KIND_UINT:
+	case MP_OPT_KIND_BYTES: {
 		char name[64];
 		uint64_t v;
 		if (o->long_name)
 			snprintf(name, sizeof(name), "--%s", o->long_name);
 		else
 			snprintf(name, sizeof(name), "-%c", o->short_name);
-		if (mp_opt_parse_uint(name, arg, o->min, o->max, &v, err) < 0)
+		if (o->kind == MP_OPT_KIND_BYTES) {
+			if (mp_opt_parse_bytes(name, arg, o->min, o->max, &v, err) < 0)
+				return -1;
+		} else if (mp_opt_parse_uint(name, arg, o->min, o->max, &v, err) < 0) {
 			return -1;
+		}
 		if (o->size == sizeof(uint64_t)) {
 			memcpy(o->value, &v, sizeof(v));
 		} else if (o->size == sizeof(uint32_t) && o->max <= UINT32_MAX) {
@@ -157,6 +162,19 @@ static int apply(const struct mp_opt *o, const char *arg, struct strbuf *err)
 		break;
 	}
 	BUG("option '%s' of kind %d", o->long_name ? o->long_name : "?", (int)o->kind);
+}
+
+int mp_opt_parse_bytes(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *v,
+		       struct strbuf *err)
+{
+	uint64_t u;
+	if (arg && mp_settings_bytes(arg, strlen(arg), &u) == 0 && u >= min && u <= max) {
+		*v = u;
+		return 0;
+	}
+	strbuf_addf(err, "invalid value '%s' for %s: expected a number of bytes from %" PRIu64
+			 " to %" PRIu64 " (k and M for KiB and MiB)", arg ? arg : "", opt, min, max);
+	return -1;
 }
 
 /*

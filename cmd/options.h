@@ -41,6 +41,7 @@ enum mp_opt_kind {
 	MP_OPT_KIND_BIT,        /* *(unsigned *)value |= data */
 	MP_OPT_KIND_STRING,     /* *(const char **)value = the argument */
 	MP_OPT_KIND_UINT,       /* the argument, an integer in [min, max], into size bytes at value */
+	MP_OPT_KIND_BYTES,      /* the same, a number of bytes with k (KiB) or M (MiB) allowed */
 	MP_OPT_KIND_CALLBACK,   /* fn(opt, argument, err) */
 };
 
@@ -89,6 +90,10 @@ struct mp_opt {
  */
 #define MP_OPT_UINT(s, l, a, p, lo, hi, h)                                                     \
 	{ .kind = MP_OPT_KIND_UINT, .short_name = (s), .long_name = (l), .argname = (a),       \
+	  .help = (h), .value = (p), .size = MP_OPT_USIZE(p), .min = (lo), .max = (hi) }
+/* The same for a number of bytes: digits, then nothing, k (KiB) or M (MiB). */
+#define MP_OPT_BYTES(s, l, a, p, lo, hi, h)                                                    \
+	{ .kind = MP_OPT_KIND_BYTES, .short_name = (s), .long_name = (l), .argname = (a),      \
 	  .help = (h), .value = (p), .size = MP_OPT_USIZE(p), .min = (lo), .max = (hi) }
 /* An option handled by fn, with ctx as opt->value and d as opt->data; a flag when a is NULL. */
 #define MP_OPT_CALLBACK_DATA(s, l, a, ctx, fn_, d, h)                                          \
@@ -140,6 +145,9 @@ void mp_usage_error(const struct mp_cmd_spec *spec, const char *fmt, ...)
  */
 int mp_opt_parse_uint(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *v,
 		      struct strbuf *err);
+/* The same for a number of bytes, with k (KiB) or M (MiB) after its digits. */
+int mp_opt_parse_bytes(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *v,
+		       struct strbuf *err);
 /* The operand arg as a process id, or a usage error (exit 2). */
 pid_t mp_operand_pid(const struct mp_cmd_spec *spec, const char *arg);
 
@@ -169,7 +177,16 @@ pid_t mp_operand_pid(const struct mp_cmd_spec *spec, const char *arg);
 		    "no temporary or temporal reports)"),                                       \
 	MP_OPT_SET_BOOL(0, "no-python-frames", &(t)->python_frames, false,                     \
 			"in a Python program, keep the interpreter's frames instead of the "    \
-			"Python ones")
+			"Python ones"),                                                         \
+	MP_OPT_SAMPLING(&(t)->sampling_interval)
+/*
+ * --sampling-interval, bound to the unsigned at p: 0 (the default) records
+ * every event; N a sample, one allocation per N bytes on average.
+ */
+#define MP_OPT_SAMPLING(p)                                                                     \
+	MP_OPT_BYTES(0, "sampling-interval", "BYTES", (p), 0, MP_SAMPLING_INTERVAL_MAX,         \
+		     "record a sample of the allocations, one per BYTES allocated on average "  \
+		     "(k, M; 512k for services), and estimate the rest (default 0: every one)")
 /* Show the man page of memprof-NAME (or memprof when name is NULL) and exit. */
 void mp_show_manpage(const char *name) __attribute__((noreturn));
 

@@ -11,6 +11,7 @@
 #include "lib/format/reader.h"
 #include "lib/util/hash.h"
 #include "lib/report/progress.h"
+#include "lib/report/render-text.h"
 #include "lib/util/strbuf.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/usage.h"
@@ -35,6 +36,15 @@ int mp_report_view_option(const struct mp_opt *opt, const char *arg, struct strb
 	args->view = (enum mp_view)opt->data;
 	args->view_opt = opt->long_name;
 	return 0;
+}
+
+void mp_report_term(const struct mp_report_args *args, struct mp_term *t)
+{
+	mp_term_detect(t, STDOUT_FILENO);
+	if (args->full_names) {
+		t->full_names = true;
+		t->limit = 0;
+	}
 }
 
 void mp_report_json_check(const struct mp_cmd_spec *spec, const struct mp_report_json *j)
@@ -105,7 +115,8 @@ static size_t symbolize(void *ctx, const struct mp_module *mod, uint64_t ip, uin
 	if (mp_symbols_lookup(z->sym, ip, true, &sym) < 0)
 		return 0;
 	n = sym.nframes < max ? sym.nframes : max;
-	memcpy(out, sym.frames, n * sizeof(*out));
+	if (n) /* (sym.frames is NULL without frames) */
+		memcpy(out, sym.frames, n * sizeof(*out));
 	return n;
 }
 
@@ -282,6 +293,9 @@ bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t 
 			warning("%s", line);
 		}
 	}
+	if (ret >= 0 && a->aggregated && !a->agg_totals)
+		warning("'%s' is an aggregated capture cut short before its end, where its totals per "
+			"stack are written: it shows no allocations", path);
 	if (ret >= 0 && args->children)
 		say_missing(a);
 	if (ret >= 0 && a->aggregated) {
@@ -298,6 +312,13 @@ bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t 
 			      "events: %s; profile without --aggregate for this report", path, why);
 			ret = -1;
 		}
+	}
+	if (ret >= 0 && mp_analysis_estimated(a) && args->view == MP_VIEW_TEMPORARY) {
+		/* Which allocations came between two sampled ones is not known. */
+		error("'%s' is a sampled capture (--sampling-interval): temporary allocations need "
+		      "every allocation in its order; profile without --sampling-interval for this "
+		      "report", path);
+		ret = -1;
 	}
 	if (z.sym) {
 		const char **lines;

@@ -22,8 +22,9 @@ struct mp_report_args {
 	unsigned flags;                 /* enum mp_analysis_flags */
 	bool children;                  /* --children: each capture with its family's */
 	bool merge;                     /* --merge: captures of different programs as one */
+	bool full_names;                /* --full-names */
 };
-#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0, false, false }
+#define MP_REPORT_ARGS_INIT { MP_VIEW_PEAK, NULL, 1, 0, false, false, false }
 
 /*
  * The options of every reporter, bound to a struct mp_report_args: the
@@ -37,7 +38,21 @@ struct mp_report_args {
 		    "add the captures of the processes FILE forked (run --follow-fork), found "  \
 		    "next to it"),                                                              \
 	MP_OPT_BOOL(0, "merge", &(args)->merge,                                                \
-		    "report captures of different programs as one")
+		    "report captures of different programs as one"),                            \
+	MP_OPT_BIT(0, "all-frames", &(args)->flags, MP_ANALYSIS_ALL_FRAMES,                     \
+		   "show every frame, a Python program's interpreter frames too")
+/*
+ * How stacks and names are shown (memprof(1), "FRAMES"), bound to a struct
+ * mp_report_args: --raw-leaf for the reporters that name stacks by their
+ * allocation site, --full-names for those that show names on a terminal
+ * or a page.
+ */
+#define MP_REPORT_RAW_LEAF_OPT(args)                                                           \
+	MP_OPT_BIT(0, "raw-leaf", &(args)->flags, MP_ANALYSIS_RAW_LEAF,                         \
+		   "name each stack by its innermost frame, allocator plumbing included")
+#define MP_REPORT_FULL_NAMES_OPT(args)                                                         \
+	MP_OPT_BOOL(0, "full-names", &(args)->full_names,                                      \
+		    "keep C++ names whole (template arguments) and lines uncut")
 /*
  * The view of a reporter that shows one (the peak unless one of these
  * chose another), bound to a struct mp_report_args. Two that disagree are
@@ -105,5 +120,9 @@ bool mp_report_load(struct mp_analysis *a, const char *path, const struct mp_rep
  */
 bool mp_report_load_all(struct mp_analysis *a, const char *const *paths, size_t n,
 			const struct mp_report_args *args, const struct mp_analysis_opts *o);
+
+struct mp_term;
+/* The terminal of standard output, fitted as args say (--full-names: no cut). */
+void mp_report_term(const struct mp_report_args *args, struct mp_term *t);
 
 #endif

@@ -32,6 +32,8 @@ int cmd_stats(int argc, char **argv)
 			    "entries in each top list (default 5)"),
 		MP_REPORT_JSON_OPTS(&json, "the figures", "memprof-stats-CAPTURE.json next to the capture"),
 		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv), status = MP_EXIT_OK;
@@ -53,7 +55,7 @@ int cmd_stats(int argc, char **argv)
 		free(path);
 	} else {
 		struct mp_term term;
-		mp_term_detect(&term, STDOUT_FILENO);
+		mp_report_term(&args, &term);
 		mp_stats_text(&a, &sopts, &term, &out);
 		fwrite(out.buf, 1, out.len, stdout);
 	}

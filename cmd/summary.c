@@ -35,6 +35,8 @@ int cmd_summary(int argc, char **argv)
 			    "show at most N rows (default: what fits the terminal)"),
 		MP_REPORT_VIEW_OPTS(&args),
 		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv);
@@ -43,7 +45,7 @@ int cmd_summary(int argc, char **argv)
 	struct mp_term term;
 	struct strbuf out = STRBUF_INIT;
 
-	mp_term_detect(&term, STDOUT_FILENO);
+	mp_report_term(&args, &term);
 	if (!rows) {
 		/* memray's default: the terminal's lines less five, at least ten. */
 		rows = term.height > 15 ? (uint64_t)term.height - 5 : 10;

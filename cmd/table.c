@@ -26,6 +26,8 @@ static int parse(int argc, char **argv, struct mp_html_args *a, struct strbuf *e
 		MP_REPORT_VIEW_OPTS(&a->view),
 		MP_HTML_SPLIT_THREADS_OPT(a),
 		MP_REPORT_OPTS(&a->view),
+		MP_REPORT_RAW_LEAF_OPT(&a->view),
+		MP_REPORT_FULL_NAMES_OPT(&a->view),
 		MP_OPT_END,
 	};
 	return mp_html_parse(&spec, opts, MP_HTML_TABLE, argc, argv, a, err);

@@ -45,6 +45,7 @@ int cmd_transform(int argc, char **argv)
 			   "keep the processes of several captures apart, each stack under its "
 			   "process"),
 		MP_REPORT_OPTS(&args),
+		MP_REPORT_RAW_LEAF_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv), format, written;
@@ -87,6 +88,12 @@ int cmd_transform(int argc, char **argv)
 	status = MP_EXIT_OK;
 	if (strcmp(path, "-"))
 		printf("Wrote %s\n", path);
+	/* A format with no place to say its figures are estimates: said here. */
+	if (mp_analysis_estimated(&a) && !mp_export_format_labels(eopts.format)) {
+		strbuf_reset(&err);
+		mp_report_estimated(&a, &err);
+		warning("the figures are %s (a sampled capture)", err.buf);
+	}
 out:
 	mp_analysis_release(&a);
 	strbuf_release(&err);

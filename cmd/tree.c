@@ -26,12 +26,16 @@ int cmd_tree(int argc, char **argv)
 {
 	struct mp_report_args args = MP_REPORT_ARGS_INIT;
 	uint64_t biggest = 10;
+	struct mp_tree_opts o = { false };
 	const struct mp_opt opts[] = {
 		MP_OPT_UINT('b', "biggest-allocs", "N", &biggest, 1, UINT32_MAX,
 			    "show the N biggest allocation stacks, fold the others into one line "
 			    "(default 10)"),
+		MP_OPT_BOOL(0, "whole-paths", &o.whole_paths,
+			    "print every frame of each path, with no \"... N more ...\""),
 		MP_REPORT_VIEW_OPTS(&args),
 		MP_REPORT_OPTS(&args),
+		MP_REPORT_FULL_NAMES_OPT(&args),
 		MP_OPT_END,
 	};
 	int first = mp_parse_options(&spec, opts, argc, argv);
@@ -44,10 +48,10 @@ int cmd_tree(int argc, char **argv)
 		mp_analysis_release(&a);
 		return MP_EXIT_FAILURE;
 	}
-	mp_term_detect(&term, STDOUT_FILENO);
+	mp_report_term(&args, &term);
 	mp_report_view_title(&a, args.view, &out);
 	strbuf_addch(&out, '\n');
-	mp_tree_render(&a, args.view, (size_t)biggest, &term, &out);
+	mp_tree_render(&a, args.view, (size_t)biggest, &o, &term, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	strbuf_release(&out);
 	mp_analysis_release(&a);

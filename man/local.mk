@@ -7,7 +7,8 @@ dist_man1_MANS = \
 	%reldir%/memprof-diff.1 \
 	%reldir%/memprof-live.1 \
 	%reldir%/memprof-parse.1 \
-	%reldir%/memprof-run.1
+	%reldir%/memprof-run.1 \
+	%reldir%/memprof-serve.1
 # the text reporters
 dist_man1_MANS += \
 	%reldir%/memprof-stats.1 \
@@ -20,3 +21,5 @@ dist_man1_MANS += \
 	%reldir%/memprof-table.1
 # end of dist_man1_MANS
 dist_man5_MANS = %reldir%/memprof-capture.5
+# the in-process API (include/memprof.h)
+dist_man3_MANS = %reldir%/memprof.3

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the source layout (README.md, "Architecture"): each lib/ folder includes
-only what its README allows, no module includes itself round a circle, and no
-source file is over the size limit. Prints one line per problem; exit 1 if any.
+only what its README allows, no module includes itself round a circle, no
+source file is over the size limit, and nothing calls qsort() itself. Prints one line per problem; exit 1 if any.
 
 usage: tools/layout.py [SRCDIR]"""
 import os
@@ -83,6 +83,17 @@ for folder in ['lib', 'cmd']:
         n = sum(1 for _ in open(path, encoding='utf-8'))
         if n > MAX_LINES:
             problems.append(f"{path} has {n} lines, over {MAX_LINES}: split it along its seams")
+
+# Arrays that may be empty (often NULL) are sorted with lib/util/sort.h, never qsort() itself.
+for folder in ['lib', 'cmd']:
+    for path in sources(folder):
+        if path == os.path.join('lib', 'util', 'sort.h'):
+            continue
+        with open(path, encoding='utf-8') as f:
+            for no, line in enumerate(f, 1):
+                if re.search(r'(?<![\w])qsort(_r)?\s*\(', line):
+                    problems.append(f"{path}:{no} calls qsort(): use mp_qsort() of lib/util/sort.h, "
+                                    "which takes empty (NULL) arrays")
 
 for p in problems:
     print(p)

@@ -6,6 +6,7 @@
 #include <config.h>
 #include "lib/analysis/analysis.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,9 @@ void mp_aggregate_emit(const struct mp_analysis *a,
 		.peak_event = a->totals.peak_event, .min_size = a->totals.min_size,
 		.max_size = a->totals.max_size, .n_events = a->n_events, .n_ticks = a->n_ticks,
 		.n_records = a->n_records, .ticks_per_sample = a->ticks_per_sample,
+		.sd_allocated = (uint64_t)llround(sqrt(a->totals.var_allocated)),
+		.sd_peak = (uint64_t)llround(sqrt(a->totals.var_peak)),
+		.sd_leaked = (uint64_t)llround(sqrt(a->totals.var_leaked)),
 	};
 	emit_agg(&g, emit, ctx);
 	memset(&g, 0, sizeof(g));
@@ -144,6 +148,7 @@ void mp_aggregate_on_record(struct mp_analysis *a, const struct mp_record *rec)
 	}
 	case MP_TAG_AGG_TOTALS: {
 		const struct mp_agg_totals *t = &g.u.totals;
+		a->agg_totals = true;
 		a->totals.n_allocs = t->n_allocs;
 		a->totals.bytes_allocated = t->bytes_allocated;
 		a->totals.n_frees = t->n_frees;
@@ -160,6 +165,9 @@ void mp_aggregate_on_record(struct mp_analysis *a, const struct mp_record *rec)
 		a->n_events = t->n_events;
 		a->n_ticks = t->n_ticks;
 		a->ticks_per_sample = t->ticks_per_sample;
+		a->totals.var_allocated = (double)t->sd_allocated * (double)t->sd_allocated;
+		a->totals.var_peak = (double)t->sd_peak * (double)t->sd_peak;
+		a->totals.var_leaked = (double)t->sd_leaked * (double)t->sd_leaked;
 		break;
 	}
 	case MP_TAG_AGG_HIST:
@@ -182,12 +190,13 @@ void mp_aggregate_on_record(struct mp_analysis *a, const struct mp_record *rec)
 		t->live.count = g.u.thread.live_count;
 		break;
 	}
-	case MP_TAG_AGG_SAMPLE:
-		ALLOC_GROW(a->samples, a->nsamples + 1, a->samples_alloc);
-		a->samples[a->nsamples++] = (struct mp_sample){ g.u.sample.time_us, g.u.sample.rss,
-								g.u.sample.heap, g.u.sample.heap_max,
-								g.u.sample.hwm_time_us };
+	case MP_TAG_AGG_SAMPLE: {
+		/* (Merged when there are more than asked for: --max-memory-records, HTML's bound.) */
+		struct mp_sample s = { g.u.sample.time_us, g.u.sample.rss, g.u.sample.heap,
+				       g.u.sample.heap_max, g.u.sample.hwm_time_us };
+		mp_series_push(a, &s);
 		break;
+	}
 	default:
 		break;
 	}

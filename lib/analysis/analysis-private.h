@@ -14,8 +14,9 @@
 
 /* One mapping allocation; munmap may cut it into several pieces in the range map. */
 struct origin {
-	uint64_t size, serial;
+	uint64_t size, serial;  /* serial: as a block's (blocks.h) */
 	uint64_t event;         /* of the allocation (temporal intervals) */
+	uint64_t released;      /* bytes of it unmapped so far (a sampled capture's estimates) */
 	uint32_t slot, thread;
 	uint32_t pieces;        /* 0: free (next free origin in serial) */
 };
@@ -68,8 +69,9 @@ struct mp_analysis_private {
 	uint32_t *thread_of;            /* capture thread index -> a->threads, MP_NONE */
 	size_t thread_of_alloc;
 	uint32_t kind_index[32];        /* kind -> a->kinds + 1, for kinds below 32 */
-	/* The heap and its peak. */
+	/* The heap and its peak; in a sampled capture the variance of its estimate. */
 	uint64_t heap, live_count, epoch;
+	double heap_var;
 	/* The time series. */
 	uint64_t last_time_us, last_rss;
 	uint64_t tick_max;              /* highest heap since the last tick */
@@ -95,8 +97,8 @@ struct mp_analysis_private {
 	struct mp_interval *pend;
 	size_t npend, pend_alloc;
 	struct mp_idxset pendset;
-	/* Allocation sites: first non-runtime location on the path to the root, by node. */
-	uint32_t *site_memo;
+	/* Allocation sites and their Python callers, by node (present.c). */
+	uint32_t *site_memo, *caller_memo;
 	struct mp_sym_frame *symbuf;
 	/*
 	 * Several captures read as one (family.c): the captures' state, and by
@@ -106,6 +108,9 @@ struct mp_analysis_private {
 	struct mp_family *family;
 	struct mp_counts *exited;
 	size_t exited_alloc;
+	/* The sampling interval of the first capture read (mp_analysis_note_sampling()). */
+	bool sampling_noted;
+	uint64_t sampling_first;
 };
 
 /*
@@ -122,11 +127,36 @@ uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event);
 
 /*
  * analysis.c, for family.c: take a block (or bytes of a mapping, count
- * false) of a process that ended off the heap, as its leak
- * (p->exited[slot], grown by the caller).
+ * 0) of a process that ended off the heap, as its leak
+ * (p->exited[slot], grown by the caller); bytes and count as estimated
+ * (mp_estimate_block()).
  */
 void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
-		      bool count, uint64_t event);
+		      uint64_t count, uint64_t event);
+
+/*
+ * estimate.c: what a block recorded in a sampled capture stands for (the
+ * capture swapped in: a->header.sampling_interval), in bytes and blocks;
+ * at the interval 0, itself.
+ */
+void mp_estimate_block(const struct mp_analysis *a, uint64_t size, uint64_t key, uint64_t *bytes,
+		       uint64_t *count);
+/*
+ * What names a block for its estimate (its count's dither): its number
+ * among its thread's allocations (a thread's n_allocs before it) and the
+ * capture's index of that thread, so that a capture's estimates are the
+ * same read alone or with others.
+ */
+static inline uint64_t mp_estimate_key(const struct mp_analysis *a, uint32_t thread, uint64_t serial)
+{
+	return serial ^ ((uint64_t)a->threads[thread].index << 44);
+}
+/* The variance a sampled block of size bytes adds to an estimate (0 when exact). */
+double mp_estimate_var(const struct mp_analysis *a, uint64_t size);
+/* The same for bytes of a mapping's piece unmapped now (o->released grows by them). */
+uint64_t mp_estimate_piece(const struct mp_analysis *a, struct origin *o, uint64_t bytes);
+/* A capture's interval, read: a->sampling_interval and a->sampling_mixed. */
+void mp_analysis_note_sampling(struct mp_analysis *a, uint64_t interval);
 
 /* family.c: the captures' state, released with the analysis. */
 void mp_family_free(struct mp_family *f);
@@ -162,10 +192,23 @@ uint32_t mp_frames_location(struct mp_analysis *a, uint32_t function, uint32_t f
 			    uint32_t module, uint32_t flags);
 uint32_t mp_frames_pseudo_ip(struct mp_analysis *a, uint32_t loc);
 /* At the end of the pass: each trace node's allocation site. */
+
+/*
+ * present.c: how reports show stacks. The classes of a new location (the
+ * MP_LOC_PYTHON to MP_LOC_PROGRAM flags), from its fields; at the end of
+ * the pass, each trace node's allocation site and Python caller.
+ */
+uint32_t mp_frames_classify(const struct mp_analysis *a, const struct mp_location *l);
 void mp_frames_compute_sites(struct mp_analysis *a);
 
 /* series.c: the time series, by tick and at the end of the pass. */
 void mp_series_on_tick(struct mp_analysis *a, const struct mp_record *rec);
+/*
+ * Append a finished point to the series (an aggregated capture's AGG_SAMPLE),
+ * merging neighbours in pairs when full, as ticks do: the series keeps at
+ * most opts.max_memory_records points, whatever the capture holds.
+ */
+void mp_series_push(struct mp_analysis *a, const struct mp_sample *s);
 /* The last point, when events followed the last tick. */
 void mp_series_finish(struct mp_analysis *a);
 /* MP_ANALYSIS_TEMPORAL: the intervals of the blocks and mappings still live at the end. */

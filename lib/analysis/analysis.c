@@ -25,6 +25,19 @@ static unsigned hist_bucket(uint64_t size)
 	return size ? 64 - (unsigned)__builtin_clzll(size) : 0;
 }
 
+/* What a block stands for: itself, or in a sampled capture an estimate (estimate.c). */
+static inline __attribute__((always_inline)) void block_est(const struct mp_analysis *a, uint64_t size,
+							     uint64_t key, uint64_t *bytes,
+							     uint64_t *count)
+{
+	if (__builtin_expect(!a->header.sampling_interval, 1)) {
+		*bytes = size;
+		*count = 1;
+		return;
+	}
+	mp_estimate_block(a, size, key, bytes, count);
+}
+
 /* ---- threads and kinds -------------------------------------------------- */
 
 static uint32_t new_thread(struct mp_analysis *a, uint32_t index, uint64_t tid)
@@ -158,6 +171,7 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 	s->thread = thread;
 	s->kind = kind;
 	s->site = MP_NONE;
+	s->caller = MP_NONE;
 	s->process = MP_NONE;
 	/* It did not exist at the last peak: its value there was zero. */
 	s->epoch_ = a->p->epoch;
@@ -167,19 +181,29 @@ static uint32_t get_slot(struct mp_analysis *a, uint32_t stack, uint32_t thread,
 }
 
 /*
- * Change a slot's live counts. The first change after a new peak saves the
- * value the slot had at that peak; a slot not changed since the last peak
- * still holds it. So the peak snapshot costs O(1) per event.
+ * Change a slot's live counts, up (an allocation) or down. The first change
+ * after a new peak saves the value the slot had at that peak; a slot not
+ * changed since the last peak still holds it. So the peak snapshot costs
+ * O(1) per event. Sizes are any 64-bit value (2^63 bytes is a legal
+ * allocation), so counts stay unsigned, modulo 2^64, as every count of the
+ * analysis: exact whenever the live value fits in 64 bits, as a real heap's
+ * does, and never a signed overflow.
  */
-static void slot_change(struct mp_analysis *a, uint32_t slot, int64_t bytes, int64_t count)
+static void slot_change(struct mp_analysis *a, uint32_t slot, bool up, uint64_t bytes,
+			uint64_t count)
 {
 	struct mp_slot *s = &a->slots[slot];
 	if (s->epoch_ != a->p->epoch) {
 		s->at_peak_ = s->leaked;
 		s->epoch_ = a->p->epoch;
 	}
-	s->leaked.bytes += (uint64_t)bytes;
-	s->leaked.count += (uint64_t)count;
+	if (up) {
+		s->leaked.bytes += bytes;
+		s->leaked.count += count;
+	} else {
+		s->leaked.bytes -= bytes;
+		s->leaked.count -= count;
+	}
 }
 
 /* ---- temporal intervals ------------------------------------------------- */
@@ -285,7 +309,8 @@ uint32_t mp_analysis_half_of(const struct mp_analysis *a, uint64_t event)
 /* What an allocation leaves behind when it is freed (in whole or, for mappings, in part). */
 struct release {
 	uint32_t slot, thread;
-	uint64_t event, serial, size;
+	uint64_t event, serial, size;   /* size: as estimated (block_est()) */
+	uint64_t count;                 /* blocks it stands for */
 };
 
 /*
@@ -298,21 +323,23 @@ static inline __attribute__((always_inline)) void allocation_gone(struct mp_anal
 								   uint32_t freer, bool explicit)
 {
 	const struct mp_thread *t = &a->threads[r->thread];
-	if (explicit && freer == r->thread && t->n_allocs - r->serial <= a->opts.temporary_threshold) {
+	if (explicit && freer == r->thread &&
+	    t->n_allocs - r->serial - r->count <= a->opts.temporary_threshold) {
 		a->slots[r->slot].temporary.bytes += r->size;
-		a->slots[r->slot].temporary.count++;
+		a->slots[r->slot].temporary.count += r->count;
 		a->totals.temporary_bytes += r->size;
-		a->totals.temporary_count++;
+		a->totals.temporary_count += r->count;
 	}
 }
 
 /*
- * Take bytes (and, when count, one block) of an allocation made at event
- * `event` off the heap: all of a block, or a piece of a mapping.
+ * Take bytes (and count blocks: 1, or an estimate, or 0 for a piece of a
+ * mapping that is not its last) of an allocation made at event `event` off
+ * the heap: all of a block, or a piece of a mapping.
  */
 static inline __attribute__((always_inline)) void heap_release(struct mp_analysis *a, uint32_t slot,
 								uint32_t thread, uint64_t bytes,
-								bool count, uint64_t event)
+								uint64_t count, uint64_t event)
 {
 	struct mp_analysis_private *p = a->p;
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL) {
@@ -325,15 +352,13 @@ static inline __attribute__((always_inline)) void heap_release(struct mp_analysi
 		uint32_t ah = mp_analysis_half_of(a, event);
 		if (ah != MP_NONE)
 			iv_add(&p->pend, &p->npend, &p->pend_alloc, &p->pendset, slot, ah, MP_NONE,
-			       bytes, count ? 1 : 0);
+			       bytes, count);
 	}
-	slot_change(a, slot, -(int64_t)bytes, count ? -1 : 0);
+	slot_change(a, slot, false, bytes, count);
 	p->heap -= bytes;
 	a->threads[thread].live.bytes -= bytes;
-	if (count) {
-		p->live_count--;
-		a->threads[thread].live.count--;
-	}
+	p->live_count -= count;
+	a->threads[thread].live.count -= count;
 }
 
 struct unmap_ctx {
@@ -347,10 +372,15 @@ static void on_unmap_piece(void *ctx, uint64_t value, uint64_t bytes, int pieces
 	struct unmap_ctx *u = ctx;
 	struct mp_analysis *a = u->a;
 	struct origin *o = &a->p->origins[value];
+	uint64_t est, count;
+	block_est(a, o->size, mp_estimate_key(a, o->thread, o->serial), &est, &count);
 	o->pieces += (uint32_t)pieces;
-	heap_release(a, o->slot, o->thread, bytes, o->pieces == 0, o->event);
+	if (__builtin_expect(a->header.sampling_interval != 0, 0) && o->size)
+		a->p->heap_var -= mp_estimate_var(a, o->size) * (double)bytes / (double)o->size;
+	heap_release(a, o->slot, o->thread, mp_estimate_piece(a, o, bytes), o->pieces == 0 ? count : 0,
+		     o->event);
 	if (!o->pieces) {
-		struct release r = { o->slot, o->thread, o->event, o->serial, o->size };
+		struct release r = { o->slot, o->thread, o->event, o->serial, est, count };
 		allocation_gone(a, &r, u->freer, u->explicit);
 		o->serial = a->p->free_origin;
 		a->p->free_origin = (uint32_t)value;
@@ -366,7 +396,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 {
 	struct mp_analysis_private *p = a->p;
 	uint32_t kind = rec->u.ev.kind, th, slot, stack;
-	uint64_t addr = rec->u.ev.addr, size = rec->u.ev.size, serial;
+	uint64_t addr = rec->u.ev.addr, size = rec->u.ev.size, serial, est, count;
 	bool mapping = mp_kind_is_mapping(kind);
 	struct mp_kind_totals *k;
 	struct mp_thread *t;
@@ -379,22 +409,29 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 	stack = rec->u.ev.stack <= a->ntraces ? (uint32_t)rec->u.ev.stack : 0;
 	slot = get_slot(a, stack, (a->opts.flags & MP_ANALYSIS_SPLIT_THREADS) ? th : MP_THREAD_MERGED,
 			kind);
-	a->totals.n_allocs++;
-	a->totals.bytes_allocated += size;
-	a->totals.hist[hist_bucket(size)]++;
-	if (a->totals.n_allocs == 1 || size < a->totals.min_size)
+	t = &a->threads[th];
+	/* The block's number among its thread's: what names it for its estimate too. */
+	serial = t->n_allocs;
+	block_est(a, size, mp_estimate_key(a, th, serial), &est, &count);
+	if (__builtin_expect(a->header.sampling_interval != 0, 0) && (!mapping || size)) {
+		double v = mp_estimate_var(a, size);
+		a->totals.var_allocated += v;
+		p->heap_var += v;
+	}
+	if (!a->totals.n_allocs || size < a->totals.min_size)
 		a->totals.min_size = size;
+	a->totals.n_allocs += count;
+	a->totals.bytes_allocated += est;
+	a->totals.hist[hist_bucket(size)] += count;
 	if (size > a->totals.max_size)
 		a->totals.max_size = size;
 	k = kind_totals(a, kind);
-	k->n_allocs++;
-	k->bytes_allocated += size;
-	t = &a->threads[th];
-	t->n_allocs++;
-	t->bytes_allocated += size;
-	serial = t->n_allocs;
-	a->slots[slot].allocated.bytes += size;
-	a->slots[slot].allocated.count++;
+	k->n_allocs += count;
+	k->bytes_allocated += est;
+	t->n_allocs += count;
+	t->bytes_allocated += est;
+	a->slots[slot].allocated.bytes += est;
+	a->slots[slot].allocated.count += count;
 
 	if (mapping) {
 		struct unmap_ctx u = { a, th, false };
@@ -411,17 +448,18 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 			ALLOC_GROW(p->origins, p->norigins + 1, p->origins_alloc);
 			o = (uint32_t)p->norigins++;
 		}
-		p->origins[o] = (struct origin){ size, serial, a->n_events, slot, th, 1 };
+		p->origins[o] = (struct origin){ size, serial, a->n_events, 0, slot, th, 1 };
 		mp_rangemap_insert(&p->maps, addr, end, o);
 	} else {
 		/* A number is never allocated twice: only an address can be live already. */
 		struct mp_block *b = rec->u.ev.serial ? NULL : mp_blocks_find(&p->blocks, addr);
 		if (b) {
 			/* A second allocation at a live address: the free was not seen. */
-			struct release r = { b->slot1 - 1, b->thread,
-					     b->event, b->serial,
-					     b->size };
-			heap_release(a, r.slot, r.thread, r.size, true, r.event);
+			struct release r = { b->slot1 - 1, b->thread, b->event, b->serial, 0, 0 };
+			block_est(a, b->size, mp_estimate_key(a, b->thread, b->serial), &r.size, &r.count);
+			if (__builtin_expect(a->header.sampling_interval != 0, 0))
+				p->heap_var -= mp_estimate_var(a, b->size);
+			heap_release(a, r.slot, r.thread, r.size, r.count, r.event);
 			mp_blocks_delete(&p->blocks, b);
 			allocation_gone(a, &r, th, false);
 		}
@@ -432,12 +470,12 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		b->thread = th;
 		b->event = a->n_events;
 	}
-	slot_change(a, slot, (int64_t)size, 1);
-	p->heap += size;
-	p->live_count++;
+	slot_change(a, slot, true, est, count);
+	p->heap += est;
+	p->live_count += count;
 	t = &a->threads[th];
-	t->live.bytes += size;
-	t->live.count++;
+	t->live.bytes += est;
+	t->live.count += count;
 	if (p->heap > a->totals.peak_bytes) {
 		/* A new peak: every slot's current value is its value at the peak. */
 		p->epoch++;
@@ -446,6 +484,7 @@ static void on_alloc(struct mp_analysis *a, const struct mp_record *rec)
 		a->totals.peak_time_us = p->last_time_us;
 		a->totals.peak_ticks = a->n_ticks;
 		a->totals.peak_event = a->n_events;
+		a->totals.var_peak = p->heap_var;
 	}
 	if (p->heap > p->tick_max)
 		p->tick_max = p->heap;
@@ -463,7 +502,7 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 {
 	struct mp_analysis_private *p = a->p;
 	uint32_t kind = rec->u.ev.kind, th;
-	uint64_t addr = rec->u.ev.addr;
+	uint64_t addr = rec->u.ev.addr, count = 1;
 
 	if (mp_kind_is_mapping(kind) && (a->opts.flags & MP_ANALYSIS_NO_MMAP)) {
 		a->totals.n_ignored++;
@@ -488,15 +527,18 @@ static void on_free(struct mp_analysis *a, const struct mp_record *rec)
 			a->totals.n_unknown_frees++;
 			return;
 		}
-		r = (struct release){ b->slot1 - 1, b->thread,
-				      b->event, b->serial, b->size };
+		r = (struct release){ b->slot1 - 1, b->thread, b->event, b->serial, 0, 0 };
+		block_est(a, b->size, mp_estimate_key(a, b->thread, b->serial), &r.size, &r.count);
+		if (__builtin_expect(a->header.sampling_interval != 0, 0))
+			p->heap_var -= mp_estimate_var(a, b->size);
 		mp_blocks_delete(&p->blocks, b);
-		heap_release(a, r.slot, r.thread, r.size, true, r.event);
+		heap_release(a, r.slot, r.thread, r.size, r.count, r.event);
 		allocation_gone(a, &r, th, true);
+		count = r.count;
 	}
-	a->totals.n_frees++;
-	kind_totals(a, kind)->n_frees++;
-	a->threads[th].n_frees++;
+	a->totals.n_frees += count;
+	kind_totals(a, kind)->n_frees += count;
+	a->threads[th].n_frees += count;
 }
 
 /* ---- the pass ----------------------------------------------------------- */
@@ -598,15 +640,15 @@ void mp_analysis_record(struct mp_analysis *a, const struct mp_record *rec)
 
 /* For family.c: a block of a process that ended, taken off the heap but leaked. */
 void mp_analysis_drop(struct mp_analysis *a, uint32_t slot, uint32_t thread, uint64_t bytes,
-		      bool count, uint64_t event)
+		      uint64_t count, uint64_t event)
 {
 	struct mp_thread *t = &a->threads[thread];
 	heap_release(a, slot, thread, bytes, count, event);
 	/* What a thread left live at its end is its leak. */
 	t->live.bytes += bytes;
-	t->live.count += count ? 1 : 0;
+	t->live.count += count;
 	a->p->exited[slot].bytes += bytes;
-	a->p->exited[slot].count += count ? 1 : 0;
+	a->p->exited[slot].count += count;
 }
 
 /* For aggregate.c: the pass's own lookups. */

@@ -53,6 +53,14 @@ enum mp_analysis_flags {
 	/* Collect per-slot lifetime intervals over the time buckets (a->intervals). */
 	MP_ANALYSIS_TEMPORAL = 1 << 2,
 	/*
+	 * How stacks are shown (mp_analysis_view_stack(), slots' sites; the
+	 * reporters' --all-frames and --raw-leaf, memprof(1) "FRAMES"):
+	 * keep the interpreter's own frames in a Python program's stacks, and
+	 * make the innermost frame shown each stack's site.
+	 */
+	MP_ANALYSIS_ALL_FRAMES = 1 << 3,
+	MP_ANALYSIS_RAW_LEAF = 1 << 4,
+	/*
 	 * Several captures (mp_analysis_read_files()): keep the processes apart
 	 * (each slot has its process) and put each one's frame, named by its
 	 * command and pid, at the root of its stacks (a->processes[].location).
@@ -68,9 +76,24 @@ enum mp_view {
 	MP_VIEW_ALLOCATED, /* every allocation, freed or not */
 };
 
+/*
+ * Bytes and blocks. A size is any 64-bit value (an allocation of 2^63 bytes
+ * is legal in a capture), so every count of the analysis is unsigned,
+ * modulo 2^64: exact whenever the true value fits, as a real program's do.
+ */
 struct mp_counts {
 	uint64_t bytes, count;
 };
+
+/*
+ * A count as a signed 64-bit number, for the formats that carry only those
+ * (pprof's values, the HTML reports' data): above INT64_MAX it saturates
+ * rather than turning negative.
+ */
+static inline int64_t mp_count_i64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
 
 struct mp_module;
 
@@ -118,7 +141,11 @@ struct mp_module {
 	struct mp_segment *seg;
 	size_t nseg;
 	bool loaded;            /* false after its MODULE_UNLOAD */
-	bool runtime;           /* libc.so*, libstdc++.so*, libgcc_s.so*, ld-linux*, libc++*, libmemprof* */
+	bool runtime;           /* libc.so*, libstdc++.so*, libgcc_s.so*, ld-linux*, libc++*, libmemprof*,
+				   and the Python interpreter */
+	bool interpreter;       /* python3*, python, libpython3*: the Python interpreter */
+	bool program;           /* the capture's executable (the header's exe) */
+	bool source;            /* a Python source file: the module of its frames, no segments */
 };
 
 enum mp_location_flags {
@@ -126,8 +153,21 @@ enum mp_location_flags {
 	MP_LOC_UNSYMBOLIZED = 1 << 1, /* "module+0xoffset" or "0xip": no symbol known */
 	MP_LOC_TRUNCATED = 1 << 2,    /* the <stack truncated> pseudo frame */
 	MP_LOC_NO_STACK = 1 << 3,     /* the <unknown stack> of allocations without a stack */
+	/*
+	 * Classes, derived from the fields when the location is made, for how
+	 * reports show stacks (memprof(1) "FRAMES" documents each rule).
+	 */
+	MP_LOC_PYTHON = 1 << 4,       /* a Python function's frame */
+	MP_LOC_INTERPRETER = 1 << 5,  /* in the Python interpreter (module->interpreter) */
+	MP_LOC_STARTUP = 1 << 6,      /* starting the process or a thread: _start, start_thread... */
+	MP_LOC_PLUMBING = 1 << 7,     /* allocator plumbing: operator new, std::, /usr/include/c++ */
+	MP_LOC_PROGRAM = 1 << 8,      /* in the capture's executable (module->program) */
+	MP_LOC_GROUP = 1 << 9,        /* [python interpreter]: a->interpreter_loc */
 	MP_LOC_PROCESS = 1 << 12,     /* a process's frame (MP_ANALYSIS_SPLIT_PROCESSES) */
 };
+/* The flags that make a location what it is; the others follow from its fields. */
+#define MP_LOC_IDENTITY (MP_LOC_RUNTIME | MP_LOC_UNSYMBOLIZED | MP_LOC_TRUNCATED | MP_LOC_NO_STACK | \
+			 MP_LOC_GROUP | MP_LOC_PROCESS)
 
 /* A source location: what report lines, tree nodes and rows are keyed on. */
 struct mp_location {
@@ -168,6 +208,7 @@ struct mp_process {
 	uint64_t n_allocs, bytes_allocated, n_frees, n_forks;
 	struct mp_counts leaked; /* live when it ended */
 	bool cut;               /* its capture was truncated or damaged: read up to there */
+	uint64_t sampling_interval; /* its capture's (0: every event) */
 };
 
 /*
@@ -179,6 +220,7 @@ struct mp_slot {
 	uint32_t thread;        /* index into a->threads, or MP_THREAD_MERGED */
 	uint32_t kind;          /* enum mp_kind (or a newer kind number) */
 	uint32_t site;          /* location of the allocation site; set by mp_analysis_finish() */
+	uint32_t caller;        /* the Python frame that called a native site, or MP_NONE (finish) */
 	uint32_t process;       /* with MP_ANALYSIS_SPLIT_PROCESSES its process, else MP_NONE */
 	struct mp_counts allocated;  /* every allocation */
 	struct mp_counts peak;       /* live at the peak; set by mp_analysis_finish() */
@@ -226,6 +268,12 @@ struct mp_totals {
 	uint64_t temporary_bytes, temporary_count;
 	uint64_t hist[MP_HIST_BUCKETS];
 	uint64_t min_size, max_size; /* of allocations (0 when there were none) */
+	/*
+	 * Sampled captures: the variances of the estimates of the bytes
+	 * allocated, at the peak and leaked (the sum over the blocks recorded
+	 * of s^2 (1 - pi) / pi^2, an unbiased estimate of each; 0 when exact).
+	 */
+	double var_allocated, var_peak, var_leaked;
 };
 
 /*
@@ -289,6 +337,8 @@ struct mp_analysis {
 	 * view, MP_ANALYSIS_TEMPORAL and MP_ANALYSIS_NO_MMAP cannot be answered.
 	 */
 	bool aggregated;
+	/* Its AGG_TOTALS record was read (written at the end: one cut short has none). */
+	bool agg_totals;
 	bool has_exit_marker;           /* an EXIT record: the argument of exit() */
 	int64_t exit_marker_status;
 	uint64_t n_forks;
@@ -306,6 +356,12 @@ struct mp_analysis {
 	struct mp_slot *slots;
 	size_t nslots, slots_alloc;
 	size_t ntraces;                 /* trace nodes 1..ntraces (node 0 is the root) */
+	/*
+	 * The location "[python interpreter]", made with the first Python
+	 * frame: where folded stacks (mp_analysis_view_stack()) without one
+	 * gather. MP_NONE in captures without Python frames.
+	 */
+	uint32_t interpreter_loc;
 	/*
 	 * The processes: one per capture (so one unless read with
 	 * mp_analysis_read_files()). With several, header and trailer are
@@ -326,8 +382,35 @@ struct mp_analysis {
 	struct mp_interval *intervals;  /* MP_ANALYSIS_TEMPORAL, after finish */
 	size_t nintervals;
 	bool finished;
+	/*
+	 * Sampled captures (memprof run --sampling-interval): the largest
+	 * interval among the captures read, 0 when every event of each was
+	 * recorded; and whether they differ (sampled and not, or at different
+	 * intervals). Each capture's blocks are weighed by its own interval:
+	 * every count and byte above is then an estimate (estimate.c).
+	 */
+	uint64_t sampling_interval;
+	bool sampling_mixed;
 	struct mp_analysis_private *p;  /* the pass's state: live blocks, mappings, maps */
 };
+
+/*
+ * What one block of size bytes recorded in a capture sampled every
+ * interval bytes stands for: 1/(1 - e^(-(size+1)/interval)) blocks (and
+ * that many times its bytes); 1 from interval bytes up, or at interval 0.
+ */
+double mp_sampling_weight(uint64_t size, uint64_t interval);
+/*
+ * The relative standard error of an estimate of bytes made of blocks much
+ * smaller than the interval: sqrt(interval / bytes) (0 at interval 0).
+ * Larger blocks make it smaller; blocks of the interval and up add none.
+ */
+double mp_sampling_error(uint64_t interval, uint64_t bytes);
+/* Whether a's figures are estimates (a capture of it was sampled). */
+static inline bool mp_analysis_estimated(const struct mp_analysis *a)
+{
+	return a->sampling_interval != 0;
+}
 
 void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts);
 void mp_analysis_release(struct mp_analysis *a);
@@ -453,11 +536,49 @@ uint32_t mp_analysis_node_ip(const struct mp_analysis *a, uint32_t node, uint64_
 size_t mp_analysis_stack(const struct mp_analysis *a, uint32_t stack, uint32_t **buf,
 			 size_t *alloc);
 /*
- * The allocation site of a stack: its innermost frame not in a runtime
- * module (nor the <stack truncated> mark), else its innermost frame. Complete
- * after mp_analysis_finish(); slot.site holds it for each slot.
+ * Whether reports fold this analysis' stacks: it has Python frames and was
+ * not made with MP_ANALYSIS_ALL_FRAMES.
+ */
+bool mp_analysis_folds(const struct mp_analysis *a);
+/* Whether a frame is left out of folded stacks: the interpreter's, or start-up's. */
+static inline bool mp_location_folded(const struct mp_location *l)
+{
+	return (l->flags & (MP_LOC_INTERPRETER | MP_LOC_STARTUP)) != 0;
+}
+/*
+ * The frames of the stack ending at trace node `stack` as reports show
+ * them, innermost first, into *buf (grown as needed); returns how many (at
+ * least 1). That is mp_analysis_stack(), except when mp_analysis_folds():
+ * then the folded frames are left out, and a stack with the interpreter's
+ * frames but no Python frame (start-up, finalization, garbage collection)
+ * ends, outermost, at a->interpreter_loc. A stack that would have no frame
+ * left keeps all of them.
+ */
+size_t mp_analysis_view_stack(const struct mp_analysis *a, uint32_t stack, uint32_t **buf,
+			      size_t *alloc);
+/*
+ * The allocation site of a stack, among the frames mp_analysis_view_stack()
+ * shows: its innermost frame that is none of a runtime module's, plumbing
+ * or the <stack truncated> mark; else a->interpreter_loc for a folded
+ * stack that ends there; else its innermost frame shown. With
+ * MP_ANALYSIS_RAW_LEAF: its innermost frame shown. Complete after
+ * mp_analysis_finish(); slot.site holds it for each slot.
  */
 uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack);
+/*
+ * The same from the frames of a stack as mp_analysis_view_stack() gives
+ * them (innermost first, n >= 1): their first frame that is none of a
+ * runtime module's, plumbing or the <stack truncated> mark
+ * (a->interpreter_loc is none of them), else the first; with
+ * MP_ANALYSIS_RAW_LEAF the first. For views made during the pass.
+ */
+uint32_t mp_analysis_site_in(const struct mp_analysis *a, const uint32_t *shown, size_t n);
+/*
+ * The innermost Python frame of a stack whose site is a native frame (a C
+ * extension or library called from Python), else MP_NONE. After
+ * mp_analysis_finish(); slot.caller holds it for each slot.
+ */
+uint32_t mp_analysis_caller(const struct mp_analysis *a, uint32_t stack);
 /* The name shown for a thread: "0x<tid> (<name>)", "merged thread" (into sb). */
 void mp_analysis_thread_label(const struct mp_analysis *a, uint32_t thread, struct strbuf *sb);
 
@@ -480,7 +601,7 @@ const char *mp_location_module(const struct mp_analysis *a, uint32_t loc);
  */
 enum mp_group_by {
 	MP_BY_STACK = 1 << 0,
-	MP_BY_SITE = 1 << 1,      /* the slot's allocation site location */
+	MP_BY_SITE = 1 << 1,      /* the slot's allocation site location (and its caller) */
 	MP_BY_MODULE = 1 << 2,    /* the site's module */
 	MP_BY_KIND = 1 << 3,
 	MP_BY_THREAD = 1 << 4,    /* needs MP_ANALYSIS_SPLIT_THREADS to mean anything */
@@ -489,6 +610,7 @@ enum mp_group_by {
 
 struct mp_group_row {
 	uint32_t stack, site, module, kind, thread, process;
+	uint32_t caller;          /* with MP_BY_SITE: the site's Python caller (slot.caller) */
 	struct mp_counts c;
 };
 

@@ -25,7 +25,7 @@
 /* 40 bytes, since there may be tens of millions. */
 struct mp_block {
 	uint64_t key, size;
-	uint64_t serial;        /* the allocating thread's allocation number */
+	uint64_t serial;        /* allocations its thread made before it (estimated, when sampled) */
 	uint64_t event;         /* temporal analyses: the event that allocated it */
 	uint32_t slot1;         /* slot + 1; 0 marks an empty entry */
 	uint32_t thread;        /* the allocating thread */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_calltree_init(struct mp_calltree *t, const struct mp_analysis *a, unsigned flags)
@@ -72,7 +73,9 @@ static void add_counts(struct mp_counts *to, struct mp_counts c)
 uint32_t mp_calltree_add(struct mp_calltree *t, uint32_t stack, uint32_t thread,
 			 struct mp_counts c)
 {
-	size_t n = mp_analysis_stack(t->a, stack, &t->stack_buf, &t->stack_alloc);
+	size_t n = (t->flags & MP_CALLTREE_ALL_FRAMES)
+			   ? mp_analysis_stack(t->a, stack, &t->stack_buf, &t->stack_alloc)
+			   : mp_analysis_view_stack(t->a, stack, &t->stack_buf, &t->stack_alloc);
 	uint32_t node = 0;
 	if (!(t->flags & MP_CALLTREE_SPLIT_THREADS))
 		thread = MP_THREAD_MERGED;
@@ -127,7 +130,7 @@ void mp_calltree_finish(struct mp_calltree *t)
 		uint32_t *kids = order + start[p];
 		size_t k = start[p + 1] - start[p];
 		struct mp_calltree_node *parent = &t->nodes[p];
-		qsort_r(kids, k, sizeof(*kids), child_cmp, t->nodes);
+		mp_qsort_r(kids, k, sizeof(*kids), child_cmp, t->nodes);
 		parent->nchildren = (uint32_t)k;
 		parent->first_child = k ? kids[0] : MP_NONE;
 		for (size_t j = 0; j < k; j++)

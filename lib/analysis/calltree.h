@@ -20,6 +20,11 @@ enum mp_calltree_flags {
 	MP_CALLTREE_INVERTED = 1 << 0,
 	/* One subtree per thread: nodes are keyed on (parent, location, thread). */
 	MP_CALLTREE_SPLIT_THREADS = 1 << 1,
+	/*
+	 * Every frame of each stack (mp_analysis_stack()), whatever the
+	 * analysis' flags; else the frames reports show (mp_analysis_view_stack()).
+	 */
+	MP_CALLTREE_ALL_FRAMES = 1 << 2,
 };
 
 struct mp_calltree_node {

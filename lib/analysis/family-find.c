@@ -8,6 +8,7 @@
 
 #include "lib/format/reader.h"
 #include "lib/util/strbuf.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 /* Whether name is base.PID or base.PID.N (a child's capture, as the collector names them). */
@@ -94,7 +95,7 @@ int mp_family_find(const char *root, char ***paths, size_t *npaths, size_t *allo
 	if (d)
 		closedir(d);
 	free(dir);
-	qsort(*paths + first, *npaths - first, sizeof(**paths), name_cmp);
+	mp_qsort(*paths + first, *npaths - first, sizeof(**paths), name_cmp);
 	return (int)(*npaths - first);
 }
 

@@ -15,6 +15,7 @@
 
 #include "lib/format/pyframe.h"
 #include "lib/util/strbuf.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 /* A capture's own state of the pass (the fields of struct mp_analysis_private it owns). */
@@ -191,6 +192,8 @@ static void set_process(struct mp_analysis *a, size_t i, const struct mp_header 
 	pr->name = intern_buf(a, &sb);
 	pr->capture = mp_strtab_intern_str(&a->strings, path);
 	pr->start_us = h->start_time_us > start ? h->start_time_us - start : 0;
+	pr->sampling_interval = h->sampling_interval;
+	mp_analysis_note_sampling(a, h->sampling_interval);
 	strbuf_release(&sb);
 }
 
@@ -361,15 +364,20 @@ static void grow_exited(struct mp_analysis *a)
 
 static void drop_block(void *ctx, const struct mp_block *b)
 {
-	mp_analysis_drop(ctx, b->slot1 - 1, b->thread, b->size, true, b->event);
+	uint64_t bytes, count;
+	mp_estimate_block(ctx, b->size, mp_estimate_key(ctx, b->thread, b->serial), &bytes, &count);
+	mp_analysis_drop(ctx, b->slot1 - 1, b->thread, bytes, count, b->event);
 }
 
 static void drop_mapping(void *ctx, uint64_t start, uint64_t end, uint64_t value)
 {
 	struct mp_analysis *a = ctx;
 	struct origin *o = &a->p->origins[value];
+	uint64_t bytes, count;
 	/* The mapping counted once, with its first piece left. */
-	mp_analysis_drop(a, o->slot, o->thread, end - start, o->pieces != 0, o->event);
+	mp_estimate_block(a, o->size, mp_estimate_key(a, o->thread, o->serial), &bytes, &count);
+	mp_analysis_drop(a, o->slot, o->thread, mp_estimate_piece(a, o, end - start),
+			 o->pieces != 0 ? count : 0, o->event);
 	o->pieces = 0;
 }
 
@@ -582,7 +590,7 @@ static int scan_headers(struct mp_analysis *a, const char *const *paths, size_t 
 		memset(&s->r, 0, sizeof(s->r));
 		saved_init(&s->st);
 	}
-	qsort(f->src, n, sizeof(*f->src), start_order);
+	mp_qsort(f->src, n, sizeof(*f->src), start_order);
 	f->start = f->src[0].start;
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "lib/format/pyframe.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
 
@@ -26,21 +27,27 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* The Python interpreter: the executable (python3.11, python) or its library. */
+static bool is_interpreter_module(const char *name)
+{
+	return !strncmp(name, "libpython3", 10) || !strncmp(name, "python3", 7) ||
+	       !strcmp(name, "python");
+}
+
 /*
  * Modules whose frames are never an allocation's site: the C runtime, and
- * the Python interpreter (the executable or libpython), so that a Python
- * program's allocations are placed at the Python line that made them.
+ * the Python interpreter, so that a Python program's allocations are placed
+ * at the Python line that made them.
  */
 static bool is_runtime_module(const char *name)
 {
 	static const char *const prefixes[] = {
 		"libc.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libc++", "libmemprof",
-		"libpython3", "python3",
 	};
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return true;
-	return !strcmp(name, "python");
+	return is_interpreter_module(name);
 }
 
 /* ---- locations ---------------------------------------------------------- */
@@ -55,7 +62,7 @@ static bool loc_eq(const void *ctx, uint32_t idx)
 	const struct loc_probe *p = ctx;
 	const struct mp_location *l = &p->a->locs[idx], *w = p->want;
 	return l->function == w->function && l->file == w->file && l->line == w->line &&
-	       l->module == w->module && l->flags == w->flags;
+	       l->module == w->module && (l->flags & MP_LOC_IDENTITY) == w->flags;
 }
 
 static uint64_t loc_hash(const struct mp_location *l)
@@ -86,7 +93,12 @@ static uint32_t location(struct mp_analysis *a, uint32_t function, uint32_t file
 	ALLOC_GROW(a->locs, a->nlocs + 1, a->locs_alloc);
 	id = (uint32_t)a->nlocs++;
 	a->locs[id] = want;
+	a->locs[id].flags |= mp_frames_classify(a, &want);
 	mp_idxset_add(&a->p->locset, h, id);
+	/* The first Python frame: folded stacks without one gather at [python interpreter]. */
+	if ((a->locs[id].flags & MP_LOC_PYTHON) && a->interpreter_loc == MP_NONE)
+		a->interpreter_loc = location(a, intern(a, "[python interpreter]"), 0, 0, MP_NONE,
+					      MP_LOC_GROUP);
 	return id;
 }
 
@@ -165,7 +177,7 @@ static uint32_t module_containing(struct mp_analysis *a, uint64_t ip)
 				p->nsegs++;
 			}
 		}
-		qsort(p->segs, p->nsegs, sizeof(*p->segs), segref_cmp);
+		mp_qsort(p->segs, p->nsegs, sizeof(*p->segs), segref_cmp);
 		p->segs_dirty = false;
 	}
 	/* The last segment starting at or below ip. */
@@ -196,6 +208,8 @@ void mp_frames_on_module(struct mp_analysis *a, const struct mp_record *rec)
 	m->path = mp_strtab_intern(&a->strings, rec->u.module.path, rec->u.module.path_len);
 	m->name = intern(a, basename_of(path));
 	m->runtime = is_runtime_module(basename_of(path));
+	m->interpreter = is_interpreter_module(basename_of(path));
+	m->program = a->header.exe && !strcmp(path, a->header.exe);
 	if (rec->u.module.build_id_len)
 		m->build_id = xmemdup(rec->u.module.build_id, rec->u.module.build_id_len);
 	m->build_id_len = rec->u.module.build_id_len;
@@ -248,6 +262,7 @@ static uint32_t source_module(struct mp_analysis *a, uint32_t file)
 	memset(m, 0, sizeof(*m));
 	m->path = file;
 	m->name = intern(a, basename_of(path));
+	m->source = true;
 	free(path);
 	mp_intmap_put(&a->p->srcmods, file, a->nmodules);
 	return (uint32_t)a->nmodules++;
@@ -450,24 +465,7 @@ uint32_t mp_frames_pseudo_ip(struct mp_analysis *a, uint32_t loc)
 	return (uint32_t)p->nips++;
 }
 
-/* ---- allocation sites and lookups --------------------------------------- */
-
-void mp_frames_compute_sites(struct mp_analysis *a)
-{
-	struct mp_analysis_private *p = a->p;
-	p->site_memo = xreallocarray(NULL, a->ntraces + 1, sizeof(*p->site_memo));
-	p->site_memo[0] = MP_NONE;
-	/* Parents have lower numbers than their children: one forward sweep. */
-	for (size_t n = 1; n <= a->ntraces; n++) {
-		const uint32_t *locs;
-		size_t k = mp_analysis_node_frames(a, (uint32_t)n, &locs);
-		uint32_t site = MP_NONE;
-		for (size_t i = 0; i < k && site == MP_NONE; i++)
-			if (!(a->locs[locs[i]].flags & (MP_LOC_RUNTIME | MP_LOC_TRUNCATED)))
-				site = locs[i];
-		p->site_memo[n] = site != MP_NONE ? site : p->site_memo[p->traces[n].parent];
-	}
-}
+/* ---- lookups ------------------------------------------------------------ */
 
 uint32_t mp_analysis_parent(const struct mp_analysis *a, uint32_t node)
 {
@@ -515,18 +513,6 @@ size_t mp_analysis_stack(const struct mp_analysis *a, uint32_t stack, uint32_t *
 		stack = mp_analysis_parent(a, stack);
 	} while (stack);
 	return n;
-}
-
-uint32_t mp_analysis_site(const struct mp_analysis *a, uint32_t stack)
-{
-	const uint32_t *locs;
-	if (!stack || stack > a->ntraces)
-		return MP_LOCATION_NO_STACK;
-	if (a->p->site_memo && a->p->site_memo[stack] != MP_NONE)
-		return a->p->site_memo[stack];
-	/* Every frame is in a runtime library: the innermost one. */
-	mp_analysis_node_frames(a, stack, &locs);
-	return locs[0];
 }
 
 void mp_location_format(const struct mp_analysis *a, uint32_t loc, enum mp_location_style style,

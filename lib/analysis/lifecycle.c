@@ -9,6 +9,7 @@
 #include "lib/analysis/blocks.h"
 #include "lib/analysis/rangemap.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts)
@@ -26,6 +27,7 @@ void mp_analysis_init(struct mp_analysis *a, const struct mp_analysis_opts *opts
 	/* Full series merge in pairs. */
 	a->opts.max_memory_records &= ~(size_t)1;
 	a->ticks_per_sample = 1;
+	a->interpreter_loc = MP_NONE;
 	mp_strtab_init(&a->strings);
 	p = a->p = xcalloc(1, sizeof(*p));
 	mp_blocks_init(&p->blocks);
@@ -93,6 +95,7 @@ void mp_analysis_release(struct mp_analysis *a)
 		free(p->orphans);
 		free(p->frames);
 		free(p->site_memo);
+		free(p->caller_memo);
 		mp_family_free(p->family);
 		free(p->exited);
 		free(p);
@@ -137,6 +140,7 @@ void mp_analysis_header(struct mp_analysis *a, const struct mp_header *h)
 	if (h->mode == MP_MODE_ATTACH)
 		a->attached = true;
 	a->aggregated = (h->flags & MP_HF_AGGREGATED) != 0;
+	mp_analysis_note_sampling(a, h->sampling_interval);
 }
 
 static int kind_cmp(const void *x, const void *y)
@@ -161,6 +165,9 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (a->trailer.present && a->trailer.n_libunwind > a->totals.n_libunwind)
 		a->totals.n_libunwind = a->trailer.n_libunwind;
 	mp_series_finish(a);
+	/* (Blocks of processes that ended, read with others, still count: they leaked.) */
+	if (!a->aggregated)
+		a->totals.var_leaked = p->heap_var > 0 ? p->heap_var : 0;
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_slot *s = &a->slots[i];
 		s->peak = s->epoch_ == p->epoch ? s->at_peak_ : s->leaked;
@@ -174,10 +181,13 @@ void mp_analysis_finish(struct mp_analysis *a)
 	if (p->family)
 		mp_family_finish(a);
 	mp_frames_compute_sites(a);
-	for (size_t i = 0; i < a->nslots; i++)
+	for (size_t i = 0; i < a->nslots; i++) {
 		a->slots[i].site = mp_analysis_site(a, a->slots[i].stack);
+		if (a->interpreter_loc != MP_NONE) /* (no caller without Python frames) */
+			a->slots[i].caller = mp_analysis_caller(a, a->slots[i].stack);
+	}
 	if (a->opts.flags & MP_ANALYSIS_TEMPORAL)
 		mp_series_live_intervals(a);
-	qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
+	mp_qsort(a->kinds, a->nkinds, sizeof(*a->kinds), kind_cmp);
 	release_pass_state(p);
 }

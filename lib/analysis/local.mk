@@ -5,9 +5,11 @@ lib_libmp_a_SOURCES += \
 	%reldir%/analysis.c %reldir%/analysis.h \
 	%reldir%/blocks.c %reldir%/blocks.h \
 	%reldir%/calltree.c %reldir%/calltree.h \
+	%reldir%/estimate.c \
 	%reldir%/family.c %reldir%/family-find.c %reldir%/family-stacks.c \
 	%reldir%/frames.c \
 	%reldir%/lifecycle.c \
+	%reldir%/present.c \
 	%reldir%/query.c \
 	%reldir%/rangemap.c %reldir%/rangemap.h \
 	%reldir%/series.c

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
 
@@ -65,8 +66,9 @@ static bool group_eq(const void *ctx, uint32_t idx)
 {
 	const struct group_probe *p = ctx;
 	const struct mp_group_row *r = &p->rows[idx], *w = p->want;
-	return r->stack == w->stack && r->site == w->site && r->module == w->module &&
-	       r->kind == w->kind && r->thread == w->thread && r->process == w->process;
+	return r->stack == w->stack && r->site == w->site && r->caller == w->caller &&
+	       r->module == w->module && r->kind == w->kind && r->thread == w->thread &&
+	       r->process == w->process;
 }
 
 static int cmp_u32(uint32_t x, uint32_t y)
@@ -86,7 +88,8 @@ static int row_cmp(const struct mp_group_row *x, const struct mp_group_row *y,
 		return x1 > y1 ? -1 : 1;
 	if (x2 != y2)
 		return x2 > y2 ? -1 : 1;
-	if ((c = cmp_u32(x->site, y->site)) || (c = cmp_u32(x->module, y->module)) ||
+	if ((c = cmp_u32(x->site, y->site)) || (c = cmp_u32(x->caller, y->caller)) ||
+	    (c = cmp_u32(x->module, y->module)) ||
 	    (c = cmp_u32(x->stack, y->stack)) || (c = cmp_u32(x->kind, y->kind)))
 		return c;
 	if ((c = cmp_u32(x->thread, y->thread)))
@@ -106,7 +109,7 @@ static int row_cmp_count(const void *x, const void *y)
 
 void mp_group_sort(struct mp_group_row *rows, size_t n, enum mp_sort_key key)
 {
-	qsort(rows, n, sizeof(*rows), key == MP_SORT_BYTES ? row_cmp_bytes : row_cmp_count);
+	mp_qsort(rows, n, sizeof(*rows), key == MP_SORT_BYTES ? row_cmp_bytes : row_cmp_count);
 }
 
 size_t mp_analysis_group(const struct mp_analysis *a, enum mp_view view, unsigned by,
@@ -128,12 +131,14 @@ size_t mp_analysis_group(const struct mp_analysis *a, enum mp_view view, unsigne
 			continue;
 		want.stack = (by & MP_BY_STACK) ? s->stack : MP_NONE;
 		want.site = (by & MP_BY_SITE) ? s->site : MP_NONE;
+		want.caller = (by & MP_BY_SITE) ? s->caller : MP_NONE;
 		want.module = (by & MP_BY_MODULE) ? a->locs[s->site].module : MP_NONE;
 		want.kind = (by & MP_BY_KIND) ? s->kind : MP_NONE;
 		want.thread = (by & MP_BY_THREAD) ? s->thread : MP_NONE;
 		want.process = (by & MP_BY_PROCESS) ? s->process : MP_NONE;
 		h = mp_hash_u64(want.stack);
-		h = mp_hash_combine(h, want.site);
+		/* (one word for the site and its caller) */
+		h = mp_hash_combine(h, (uint64_t)want.site | (uint64_t)want.caller << 32);
 		h = mp_hash_combine(h, want.module);
 		h = mp_hash_combine(h, want.kind);
 		h = mp_hash_combine(h, want.thread);

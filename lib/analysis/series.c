@@ -53,7 +53,7 @@ static void rebucket_intervals(struct mp_analysis *a, const bool *x_wins)
 #define MAX_INTERVALS (1u << 20)
 #define MIN_BUCKETS 64
 
-static void push_sample(struct mp_analysis *a, const struct mp_sample *s)
+void mp_series_push(struct mp_analysis *a, const struct mp_sample *s)
 {
 	struct mp_analysis_private *p = a->p;
 	size_t cap = a->opts.max_memory_records;
@@ -100,7 +100,7 @@ static void end_bucket(struct mp_analysis *a, struct mp_sample *s)
 	struct mp_analysis_private *p = a->p;
 	mp_analysis_flush_pending(a, 2 * (uint32_t)a->nsamples + 1);
 	s->hwm_time_us = p->cur_hwm_time;
-	push_sample(a, s);
+	mp_series_push(a, s);
 	p->cur_start = p->cur_hwm = a->n_events;
 	p->cur_max = p->heap;
 	p->cur_hwm_time = p->last_time_us;

@@ -67,7 +67,7 @@ int mp_export_csv(const struct mp_analysis *a, const struct mp_export_opts *o,
 		add_field(&out->buf, cell.buf, cell.len);
 		strbuf_addch(&out->buf, ',');
 		strbuf_reset(&cell);
-		n = mp_analysis_stack(a, s->stack, &stack, &stack_alloc);
+		n = mp_analysis_view_stack(a, s->stack, &stack, &stack_alloc);
 		for (size_t k = 0; k < n; k++) {
 			const struct mp_location *l = mp_analysis_location(a, stack[k]);
 			if (k)

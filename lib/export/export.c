@@ -41,6 +41,11 @@ bool mp_export_format_gzip(enum mp_export_format f)
 	return f == MP_EXPORT_PPROF;
 }
 
+bool mp_export_format_labels(enum mp_export_format f)
+{
+	return f == MP_EXPORT_PPROF || f == MP_EXPORT_SPEEDSCOPE;
+}
+
 void mp_export_format_list(struct strbuf *sb)
 {
 	for (int f = 0; f < MP_EXPORT_NFORMATS; f++)

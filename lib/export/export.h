@@ -41,6 +41,12 @@ const char *mp_export_format_name(enum mp_export_format f);
 const char *mp_export_format_suffix(enum mp_export_format f);
 /* Whether the format is gzip-compressed (pprof): the sink must be opened so. */
 bool mp_export_format_gzip(enum mp_export_format f);
+/*
+ * Whether the format says itself that a sampled capture's figures are
+ * estimates (pprof: its period and a comment; speedscope: the names);
+ * folded stacks and memray's CSV have no place for it.
+ */
+bool mp_export_format_labels(enum mp_export_format f);
 /* The format names separated by ", ", for messages. */
 void mp_export_format_list(struct strbuf *sb);
 

@@ -113,7 +113,7 @@ int mp_export_folded(const struct mp_analysis *a, const struct mp_export_opts *o
 			continue; /* a line of 0 bytes draws nothing */
 		if (s->thread != MP_THREAD_MERGED)
 			node = child(&f, node, s->thread, true);
-		n = mp_analysis_stack(a, s->stack, &stack, &stack_alloc);
+		n = mp_analysis_view_stack(a, s->stack, &stack, &stack_alloc);
 		for (size_t k = n; k-- > 0;)
 			node = child(&f, node, mp_analysis_location(a, stack[k])->function, false);
 		f.nodes[node].bytes += c.bytes;

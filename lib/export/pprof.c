@@ -19,6 +19,7 @@
 #include "lib/export/export-private.h"
 #include "lib/export/profile.pb-c.h"
 #include "lib/report/render-text.h"
+#include "lib/report/report.h"
 #include "lib/util/hash.h"
 #include "lib/util/xalloc.h"
 
@@ -52,6 +53,9 @@ struct pprof {
 	uint32_t *fn_key;               /* name, file string ids of function id - 1, pairs */
 	size_t nfns, fn_alloc;
 	int64_t *thread_str;            /* a->threads index -> string index of its label, 0: none yet */
+	uint64_t *mapping_of;           /* a->modules index -> mapping id (the program's is 1) */
+	uint64_t group_loc;             /* the location id of [python interpreter], 0: none yet */
+	bool folds;                     /* mp_analysis_folds() */
 	/* The message being built: what the next pack writes. */
 	char **strings;
 	size_t nstr, str_alloc;
@@ -143,45 +147,91 @@ static uint64_t function_id(struct pprof *p, uint32_t loc)
 	*f = (PbFunction)PERFTOOLS__PROFILES__FUNCTION__INIT;
 	f->id = (uint64_t)idx + 1;
 	f->name = string_index(p, l->function);
-	f->system_name = f->name; /* the capture keeps demangled names only */
+	/*
+	 * The capture keeps demangled names only. pprof simplifies a name equal
+	 * to its system name as C++ (no arguments, no templates: -symbolize=
+	 * demangle=full keeps them); a Python function's has none, or pprof
+	 * would make "<module>" "<unknown>".
+	 */
+	f->system_name = l->flags & (MP_LOC_PYTHON | MP_LOC_GROUP) ? 0 : f->name;
 	f->filename = string_index(p, l->file);
 	return f->id;
 }
 
-/* The location of a trace node: one per instruction pointer, its inlined frames as lines. */
-static uint64_t location_id(struct pprof *p, uint32_t node)
+/* A new location (id) and its lines to come; returns it. */
+static PbLocation *new_location(struct pprof *p, uint64_t id)
 {
-	const uint32_t *frames;
-	uint64_t ip, id;
-	uint32_t module, number = mp_analysis_node_ip(p->a, node, &ip, &module);
-	size_t n;
 	PbLocation *l;
-	if (mp_intmap_get(&p->locmap, number, &id))
-		return id;
-	id = ++p->nlocs;
-	mp_intmap_put(&p->locmap, number, id);
 	ALLOC_GROW(p->locs, p->nplocs + 1, p->plocs_alloc);
 	ALLOC_GROW(p->loc_first, p->nplocs + 1, p->loc_first_alloc);
 	l = &p->locs[p->nplocs];
 	p->loc_first[p->nplocs++] = p->nlines;
 	*l = (PbLocation)PERFTOOLS__PROFILES__LOCATION__INIT;
 	l->id = id;
+	return l;
+}
+
+static void add_line(struct pprof *p, PbLocation *l, uint32_t loc)
+{
+	PbLine *line;
+	uint64_t fn = function_id(p, loc);
+	ALLOC_GROW(p->lines, p->nlines + 1, p->lines_alloc);
+	line = &p->lines[p->nlines++];
+	*line = (PbLine)PERFTOOLS__PROFILES__LINE__INIT;
+	line->function_id = fn;
+	line->line = mp_analysis_location(p->a, loc)->line;
+	l->n_line++;
+}
+
+/* Whether a frame is shown: folded stacks (mp_analysis_view_stack()) leave some out. */
+static bool frame_shown(const struct pprof *p, uint32_t loc)
+{
+	return !p->folds || !mp_location_folded(mp_analysis_location(p->a, loc));
+}
+
+/*
+ * The location of a trace node's instruction pointer, its inlined frames
+ * from the first-th on (those inside it being cut at the site) as lines,
+ * less the folded ones: one per (ip, first). 0 when no frame is left.
+ */
+static uint64_t location_id(struct pprof *p, uint32_t node, size_t first)
+{
+	const uint32_t *frames;
+	uint64_t ip, id, key;
+	uint32_t module, number = mp_analysis_node_ip(p->a, node, &ip, &module);
+	size_t n, k = 0;
+	PbLocation *l;
+	key = (uint64_t)number | (uint64_t)first << 32;
+	if (mp_intmap_get(&p->locmap, key, &id))
+		return id;
+	n = mp_analysis_node_frames(p->a, node, &frames);
+	for (size_t i = first; i < n; i++)
+		k += frame_shown(p, frames[i]);
+	if (!k) {
+		mp_intmap_put(&p->locmap, key, 0); /* every frame folded: no location */
+		return 0;
+	}
+	id = ++p->nlocs;
+	mp_intmap_put(&p->locmap, key, id);
+	l = new_location(p, id);
 	/* (a Python source file is a module of no segments, and maps no address) */
-	l->mapping_id = module == MP_NONE || !p->a->modules[module].nseg ? 0 : (uint64_t)module + 1;
+	l->mapping_id = module == MP_NONE || !p->a->modules[module].nseg ? 0 : p->mapping_of[module];
 	/* A return address: ip - 1 is inside the call, where the symbols were looked up. */
 	l->address = ip ? ip - 1 : 0;
-	n = mp_analysis_node_frames(p->a, node, &frames);
-	for (size_t i = 0; i < n; i++) {
-		PbLine *line;
-		uint64_t fn = function_id(p, frames[i]);
-		ALLOC_GROW(p->lines, p->nlines + 1, p->lines_alloc);
-		line = &p->lines[p->nlines++];
-		*line = (PbLine)PERFTOOLS__PROFILES__LINE__INIT;
-		line->function_id = fn;
-		line->line = mp_analysis_location(p->a, frames[i])->line;
-	}
-	l->n_line = n;
+	for (size_t i = first; i < n; i++)
+		if (frame_shown(p, frames[i]))
+			add_line(p, l, frames[i]);
 	return id;
+}
+
+/* The location of [python interpreter], where folded stacks without Python frames gather. */
+static uint64_t group_location(struct pprof *p)
+{
+	if (!p->group_loc) {
+		p->group_loc = ++p->nlocs;
+		add_line(p, new_location(p, p->group_loc), p->a->interpreter_loc);
+	}
+	return p->group_loc;
 }
 
 /* Pack msg with the pending strings, functions and locations, then forget them. */
@@ -220,18 +270,27 @@ static void hex_build_id(struct strbuf *sb, const struct mp_module *m)
 }
 
 /*
- * The modules as mappings, mapping i + 1 for a->modules[i], so the main
- * program (loaded first) is mapping[0]. A module is mapped from its lowest
- * segment, page-aligned, which is file offset 0 in an ordinary ELF file.
+ * The modules as mappings: the program first (pprof names the profile
+ * after mapping[0]: "File: prog"), then the others in the capture's order.
+ * A module is mapped from its lowest segment, page-aligned, which is file
+ * offset 0 in an ordinary ELF file.
  */
 static void mappings(struct pprof *p, PbProfile *msg)
 {
 	const struct mp_analysis *a = p->a;
 	PbMapping *maps = xcalloc(a->nmodules + 1, sizeof(*maps));
 	PbMapping **ptrs = xcalloc(a->nmodules + 1, sizeof(*ptrs));
+	uint32_t *order = xcalloc(a->nmodules + 1, sizeof(*order));
 	uint64_t page = a->header.page_size ? a->header.page_size : 4096;
+	size_t n = 0;
+	for (size_t i = 0; i < a->nmodules; i++)
+		if (a->modules[i].program)
+			order[n++] = (uint32_t)i;
+	for (size_t i = 0; i < a->nmodules; i++)
+		if (!a->modules[i].program)
+			order[n++] = (uint32_t)i;
 	for (size_t i = 0; i < a->nmodules; i++) {
-		const struct mp_module *m = &a->modules[i];
+		const struct mp_module *m = &a->modules[order[i]];
 		uint64_t lo = UINT64_MAX, hi = 0;
 		maps[i] = (PbMapping)PERFTOOLS__PROFILES__MAPPING__INIT;
 		for (size_t k = 0; k < m->nseg; k++) {
@@ -243,6 +302,7 @@ static void mappings(struct pprof *p, PbProfile *msg)
 		if (lo > hi)
 			lo = hi = 0;
 		maps[i].id = i + 1;
+		p->mapping_of[order[i]] = i + 1;
 		maps[i].memory_start = m->base + (lo & ~(page - 1));
 		maps[i].memory_limit = m->base + hi;
 		maps[i].filename = string_index(p, m->path);
@@ -260,6 +320,13 @@ static void mappings(struct pprof *p, PbProfile *msg)
 	pack(p, msg);
 	free(maps);
 	free(ptrs);
+	free(order);
+}
+
+/* Microseconds as pprof's nanoseconds, saturating (a damaged capture may say anything). */
+static int64_t nanos(uint64_t us)
+{
+	return mp_count_i64(us > UINT64_MAX / 1000 ? UINT64_MAX : us * 1000);
 }
 
 /* The header message: sample types, period, times, comments and mappings. */
@@ -293,14 +360,23 @@ static void header(struct pprof *p, enum mp_view view)
 	msg.n_sample_type = NVALUES;
 	msg.sample_type = tptrs;
 	msg.default_sample_type = types[V_VIEW_SPACE].type;
-	/* Every allocation is recorded: a period of one byte, nothing to scale. */
+	/*
+	 * Every allocation is recorded: a period of one byte, nothing to scale.
+	 * A sampled capture's period is its interval, and its values are
+	 * estimates already (each block weighed as the analysis does), as Go's
+	 * heap profiles are.
+	 */
 	period.type = add_string(p, "space", false);
 	period.unit = bytes;
 	msg.period_type = &period;
-	msg.period = 1;
-	msg.time_nanos = (int64_t)(a->header.start_time_us * 1000);
-	msg.duration_nanos = (int64_t)(a->duration_us * 1000);
+	msg.period = a->sampling_interval ? mp_count_i64(a->sampling_interval) : 1;
+	msg.time_nanos = nanos(a->header.start_time_us);
+	msg.duration_nanos = nanos(a->duration_us);
 	strbuf_addf(&sb, "memprof %s: %s", PACKAGE_VERSION, mp_export_view_words(view));
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(&sb, ", ");
+		mp_report_estimated(a, &sb);
+	}
 	comments[0] = add_string(p, sb.buf, true);
 	strbuf_reset(&sb);
 	for (size_t i = 0; i < a->header.argc; i++)
@@ -343,17 +419,60 @@ static void sample(struct pprof *p, const struct mp_slot *s, struct mp_counts sh
 	PbLabel labels[2], *lptrs[2];
 	int64_t values[NVALUES];
 	size_t n = 0;
-	uint32_t node = s->stack;
+	uint32_t node = s->stack, site_node = MP_NONE;
+	size_t site_first = 0;
+	bool python = false, interpreter = false, group = false;
+	/*
+	 * The sample starts at the stack's site (the flat row pprof shows is
+	 * where the program allocated, as stats says), unless --raw-leaf: the
+	 * frames inside it, allocator plumbing and runtime, are left out.
+	 */
+	if (!(p->a->opts.flags & MP_ANALYSIS_RAW_LEAF) && s->stack) {
+		group = s->site == p->a->interpreter_loc;
+		for (uint32_t k = s->stack; k && site_node == MP_NONE && !group; k = mp_analysis_parent(p->a, k)) {
+			const uint32_t *frames;
+			size_t nf = mp_analysis_node_frames(p->a, k, &frames);
+			for (size_t i = 0; i < nf && site_node == MP_NONE; i++)
+				if (frames[i] == s->site && frame_shown(p, frames[i])) {
+					site_node = k;
+					site_first = i;
+				}
+		}
+	}
 	do {
-		uint64_t id = location_id(p, node);
-		ALLOC_GROW(p->ids, n + 1, p->ids_alloc);
-		p->ids[n++] = id;
+		size_t first = 0;
+		uint64_t id = 0;
+		if (p->folds) {
+			/* Whether the stack goes under [python interpreter]. */
+			const uint32_t *frames;
+			size_t nf = mp_analysis_node_frames(p->a, node, &frames);
+			for (size_t i = 0; i < nf; i++) {
+				uint32_t flags = mp_analysis_location(p->a, frames[i])->flags;
+				python |= (flags & MP_LOC_PYTHON) != 0;
+				interpreter |= (flags & MP_LOC_INTERPRETER) != 0;
+			}
+		}
+		if (node == site_node) {
+			/* At the site: every frame from here on. */
+			first = site_first;
+			site_node = MP_NONE;
+		}
+		if (site_node == MP_NONE && !group)
+			id = location_id(p, node, first);
+		if (id) {
+			ALLOC_GROW(p->ids, n + 1, p->ids_alloc);
+			p->ids[n++] = id;
+		}
 		node = mp_analysis_parent(p->a, node);
 	} while (node);
-	values[V_ALLOC_OBJECTS] = (int64_t)s->allocated.count;
-	values[V_ALLOC_SPACE] = (int64_t)s->allocated.bytes;
-	values[V_VIEW_OBJECTS] = (int64_t)shown.count;
-	values[V_VIEW_SPACE] = (int64_t)shown.bytes;
+	if (p->folds && !python && interpreter) {
+		ALLOC_GROW(p->ids, n + 1, p->ids_alloc);
+		p->ids[n++] = group_location(p);
+	}
+	values[V_ALLOC_OBJECTS] = mp_count_i64(s->allocated.count);
+	values[V_ALLOC_SPACE] = mp_count_i64(s->allocated.bytes);
+	values[V_VIEW_OBJECTS] = mp_count_i64(shown.count);
+	values[V_VIEW_SPACE] = mp_count_i64(shown.bytes);
 	smp.n_location_id = n;
 	smp.location_id = p->ids;
 	smp.n_value = NVALUES;
@@ -392,6 +511,8 @@ int mp_export_pprof(const struct mp_analysis *a, const struct mp_export_opts *o,
 	mp_idxset_init(&p.fnset);
 	strbuf_init(&p.tmp, 0);
 	p.thread_str = xcalloc(a->nthreads + 1, sizeof(*p.thread_str));
+	p.mapping_of = xcalloc(a->nmodules + 1, sizeof(*p.mapping_of));
+	p.folds = mp_analysis_folds(a);
 
 	header(&p, o->view);
 	key_allocator = add_string(&p, "allocator", false);
@@ -410,6 +531,7 @@ int mp_export_pprof(const struct mp_analysis *a, const struct mp_export_opts *o,
 	mp_idxset_release(&p.fnset);
 	strbuf_release(&p.tmp);
 	free(p.thread_str);
+	free(p.mapping_of);
 	free(p.fn_key);
 	free(p.strings);
 	free(p.owned);

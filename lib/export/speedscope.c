@@ -14,6 +14,8 @@
 
 #include "lib/export/export-private.h"
 #include "lib/report/json.h"
+#include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct speedscope {
@@ -32,7 +34,7 @@ struct speedscope {
 /* A stack's locations, innermost first, into sc->stack; returns how many. */
 static size_t stack_of(struct speedscope *sc, uint32_t slot)
 {
-	return mp_analysis_stack(sc->a, sc->a->slots[slot].stack, &sc->stack, &sc->stack_alloc);
+	return mp_analysis_view_stack(sc->a, sc->a->slots[slot].stack, &sc->stack, &sc->stack_alloc);
 }
 
 static void frames(struct speedscope *sc)
@@ -82,6 +84,8 @@ static void profile(struct speedscope *sc, size_t from, size_t to, bool bytes)
 	uint64_t total = 0;
 
 	strbuf_addstr(&name, bytes ? "Memory" : "Allocations");
+	if (mp_analysis_estimated(a))
+		strbuf_addstr(&name, " (estimated)");
 	if (thread != MP_THREAD_MERGED) {
 		strbuf_addstr(&name, ": ");
 		mp_analysis_thread_label(a, thread, &name);
@@ -143,7 +147,7 @@ int mp_export_speedscope(const struct mp_analysis *a, const struct mp_export_opt
 	for (size_t i = 0; i < a->nslots; i++)
 		if (mp_slot_counts(&a->slots[i], o->view).count)
 			sc.order[sc.norder++] = (uint32_t)i;
-	qsort_r(sc.order, sc.norder, sizeof(*sc.order), by_thread, (void *)a);
+	mp_qsort_r(sc.order, sc.norder, sizeof(*sc.order), by_thread, (void *)a);
 
 	/* Written into the sink's buffer, which mp_sink_check() drains as it fills. */
 	mp_json_init(&sc.j, &out->buf, 0);
@@ -152,7 +156,12 @@ int mp_export_speedscope(const struct mp_analysis *a, const struct mp_export_opt
 	mp_json_field_string(&sc.j, "exporter", "memprof@" PACKAGE_VERSION);
 	for (size_t i = 0; i < a->header.argc; i++)
 		strbuf_addf(&name, "%s%s", i ? " " : "", a->header.argv[i]);
-	strbuf_addf(&name, "%s(%s)", name.len ? " " : "", mp_export_view_words(o->view));
+	strbuf_addf(&name, "%s(%s", name.len ? " " : "", mp_export_view_words(o->view));
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(&name, ", ");
+		mp_report_estimated(a, &name);
+	}
+	strbuf_addch(&name, ')');
 	mp_json_field_string(&sc.j, "name", name.buf);
 	mp_json_field_uint(&sc.j, "activeProfileIndex", 0);
 	frames(&sc);

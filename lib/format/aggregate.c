@@ -34,7 +34,8 @@ static const struct field totals_fields[] = {
 	F(11, struct mp_agg_totals, peak_event), F(12, struct mp_agg_totals, min_size),
 	F(13, struct mp_agg_totals, max_size), F(14, struct mp_agg_totals, n_events),
 	F(15, struct mp_agg_totals, n_ticks), F(16, struct mp_agg_totals, n_records),
-	F(17, struct mp_agg_totals, ticks_per_sample), { 0, 0 },
+	F(17, struct mp_agg_totals, ticks_per_sample), F(18, struct mp_agg_totals, sd_allocated),
+	F(19, struct mp_agg_totals, sd_peak), F(20, struct mp_agg_totals, sd_leaked), { 0, 0 },
 };
 static const struct field kind_fields[] = {
 	F(1, struct mp_agg_kind, kind), F(2, struct mp_agg_kind, n_allocs),
@@ -109,7 +110,7 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 int mp_agg_decode(unsigned tag, const uint8_t *data, size_t len, struct mp_agg *a)
 {
 	const struct field *f = fields_of(tag);
-	const uint8_t *p = data, *end = data + len;
+	const uint8_t *p = data, *end = len ? data + len : data; /* (an empty record may be NULL) */
 	if (!f && tag != MP_TAG_AGG_HIST)
 		return 1;
 	memset(a, 0, sizeof(*a));
@@ -152,8 +153,10 @@ static const char *const slot_names[] = { "stack", "thread", "kind", "alloc_byte
 static const char *const totals_names[] = {
 	"allocs", "bytes_allocated", "frees", "unknown_frees", "null_frees", "lost", "peak_bytes",
 	"peak_blocks", "peak_time_us", "peak_ticks", "peak_event", "min_size", "max_size",
-	"events", "ticks", "records", "ticks_per_sample",
+	"events", "ticks", "records", "ticks_per_sample", "sd_allocated", "sd_peak", "sd_leaked",
 };
+/* AGG_TOTALS's fields from this one on (a sampled capture's) are shown only when set. */
+#define TOTALS_SHOWN_WHEN_SET 18
 static const char *const kind_names[] = { "kind", "allocs", "bytes_allocated", "frees" };
 static const char *const thread_names[] = { "thread", "allocs", "bytes_allocated", "frees",
 					    "live_bytes", "live_blocks" };
@@ -181,7 +184,10 @@ void mp_agg_format(const struct mp_agg *a, char *buf, size_t cap)
 						      (unsigned long long)a->u.hist.count[k]);
 		return;
 	}
-	for (size_t i = 0; f && f[i].id && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, " %s=%llu", names[i],
-				      (unsigned long long)*at((struct mp_agg *)a, f[i].off));
+	for (size_t i = 0; f && f[i].id && n < cap; i++) {
+		uint64_t v = *at((struct mp_agg *)a, f[i].off);
+		if (a->tag == MP_TAG_AGG_TOTALS && f[i].id >= TOTALS_SHOWN_WHEN_SET && !v)
+			continue;
+		n += (size_t)snprintf(buf + n, cap - n, " %s=%llu", names[i], (unsigned long long)v);
+	}
 }

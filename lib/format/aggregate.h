@@ -30,6 +30,8 @@ struct mp_agg_totals {
 	uint64_t peak_bytes, peak_count, peak_time_us, peak_ticks, peak_event;
 	uint64_t min_size, max_size;
 	uint64_t n_events, n_ticks, n_records, ticks_per_sample;
+	/* A sampled capture: one standard error of the estimates of bytes allocated, peak, leaked. */
+	uint64_t sd_allocated, sd_peak, sd_leaked;
 };
 
 struct mp_agg_hist {

@@ -238,6 +238,7 @@ static void header_field(void *ctx, unsigned id, unsigned type, uint64_t u, cons
 	case MP_H_POINTER_SIZE: h->pointer_size = u; break;
 	case MP_H_FORKED_FROM: h->forked_from = u; break;
 	case MP_H_FAMILY: h->family = u; break;
+	case MP_H_SAMPLING_INTERVAL: h->sampling_interval = u; break;
 	}
 }
 

@@ -22,15 +22,6 @@
 const char *mp_kind_name(unsigned kind);
 /* The kind with this name, or -1. */
 int mp_kind_from_name(const char *name);
-/*
- * True for kinds whose events are ranges of pages (mmap family). Inline: the
- * writer asks for every event.
- */
-static inline bool mp_kind_is_mapping(unsigned kind)
-{
-	return kind == MP_KIND_MMAP || kind == MP_KIND_MUNMAP || kind == MP_KIND_MREMAP;
-}
-
 struct mp_header {
 	unsigned major, minor;
 	uint64_t pid, ppid, main_tid;
@@ -38,6 +29,7 @@ struct mp_header {
 	uint64_t page_size, mode, max_depth, interval_ms, flags;
 	uint64_t machine, pointer_size, forked_from;
 	uint64_t family;            /* 0 when the capture names none */
+	uint64_t sampling_interval; /* 0: every event recorded; N: sampled, one per N bytes */
 	char *parent_capture;       /* the parent's capture's file name, or NULL */
 	char *exe, *hostname, *cwd, *tracker_version;
 	char **argv;                /* argc strings, NULL-terminated */

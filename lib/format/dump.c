@@ -82,6 +82,8 @@ static void dump_header(struct strbuf *out, const struct mp_header *h)
 		strbuf_addf(out, " forked_from=%" PRIu64, h->forked_from);
 	if (h->family)
 		strbuf_addf(out, " family=%016" PRIx64, h->family);
+	if (h->sampling_interval)
+		strbuf_addf(out, " sampling_interval=%" PRIu64, h->sampling_interval);
 	if (h->parent_capture) {
 		strbuf_addstr(out, " parent_capture=");
 		quoted(out, h->parent_capture, strlen(h->parent_capture));
@@ -401,7 +403,7 @@ void mp_stacks_add(struct mp_stacks *st, const struct mp_reader *r, const struct
 	} else if (rec->type == MP_REC_MODULE) {
 		struct stack_module *m;
 		const char *base;
-		ALLOC_GROW(st->mods, st->nmods + 1, st->mods_alloc);
+		ALLOC_GROW_ZERO(st->mods, st->nmods + 1, st->mods_alloc); /* not unloaded (yet) */
 		m = &st->mods[st->nmods++];
 		m->id = rec->u.module.id;
 		m->base = rec->u.module.base;

@@ -112,6 +112,15 @@ enum mp_kind {
 };
 
 /*
+ * True for kinds whose events are ranges of pages (mmap family). Inline: the
+ * writer asks for every event, and the tracker's fold (fold.h) too.
+ */
+static inline int mp_kind_is_mapping(unsigned kind)
+{
+	return kind == MP_KIND_MMAP || kind == MP_KIND_MUNMAP || kind == MP_KIND_MREMAP;
+}
+
+/*
  * Codecs of BLOCK records: one zstd frame; the records split into field
  * streams (2.0); field streams, each a zstd stream continued from block to
  * block (3.0); the same with sizes and stack deltas in varint planes (4.0).
@@ -158,6 +167,7 @@ enum mp_header_field {
 	MP_H_FORKED_FROM = 17,   /* parent pid, in the capture of a followed child */
 	MP_H_FAMILY = 18,        /* the id every capture of one collector's run shares */
 	MP_H_PARENT_CAPTURE = 19, /* bytes: the file name of the parent's capture */
+	MP_H_SAMPLING_INTERVAL = 20, /* sampled: one sample per N bytes allocated (absent: exact) */
 };
 
 enum mp_mode { MP_MODE_RUN = 1, MP_MODE_PRELOAD = 2, MP_MODE_ATTACH = 3 };

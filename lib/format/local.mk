@@ -6,6 +6,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/dump.c %reldir%/dump.h \
 	%reldir%/encode.h \
 	%reldir%/fields.c %reldir%/fields.h \
+	%reldir%/fold.c %reldir%/fold-emit.c %reldir%/fold-live.c %reldir%/fold.h %reldir%/fold-private.h \
 	%reldir%/format.h \
 	%reldir%/readahead.c \
 	%reldir%/reader.c %reldir%/reader-blocks.c %reldir%/reader.h %reldir%/reader-private.h \

@@ -77,7 +77,9 @@ static int reader_start(struct mp_reader *r)
 	struct mp_record rec;
 	ssize_t n;
 
-	/* The preamble. */
+	/* The preamble, from the first bytes read (which allocate r->buf). */
+	if (mp_reader_fill(r) < 0)
+		return reader_fail(r, MP_READ_CORRUPT, "cannot read '%s': %s", r->name, strerror(errno));
 	for (;;) {
 		n = mp_decode_preamble(&r->dec, r->buf + r->buf_pos, r->buf_len - r->buf_pos);
 		if (n > 0)

@@ -261,6 +261,9 @@ static void header_payload(struct rbuf *b, const struct mp_header *h)
 		rb_fu(b, MP_H_FAMILY, h->family);
 	if (h->parent_capture)
 		rb_fb(b, MP_H_PARENT_CAPTURE, h->parent_capture, strlen(h->parent_capture));
+	/* Only in a sampled capture: an exact one is as it always was. */
+	if (h->sampling_interval)
+		rb_fu(b, MP_H_SAMPLING_INTERVAL, h->sampling_interval);
 }
 
 uint8_t *mp_encode_header(const struct mp_header *h, size_t *len)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 void mp_live_init(struct mp_live *m, pid_t pid)
@@ -39,7 +40,7 @@ bool mp_live_open(struct mp_live *m, pid_t pid, const struct mp_record *header)
 	 */
 	if ((m->pid && pid != m->pid) || m->streams)
 		return false;
-	o.flags = MP_ANALYSIS_SPLIT_THREADS;
+	o.flags = MP_ANALYSIS_SPLIT_THREADS | m->flags;
 	mp_analysis_init(&m->a, &o);
 	m->have_analysis = true;
 	m->pid = pid;
@@ -192,15 +193,6 @@ static uint32_t row_of(struct mp_live *m, uint32_t loc)
 	return idx;
 }
 
-/* The allocation site among a stack's locations (innermost first), as mp_analysis_site() has it. */
-static uint32_t site_of(const struct mp_live *m, const uint32_t *locs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!(mp_analysis_location(&m->a, locs[i])->flags & (MP_LOC_RUNTIME | MP_LOC_TRUNCATED)))
-			return locs[i];
-	return locs[0];
-}
-
 static uint64_t sort_key(const struct mp_live_row *r, enum mp_live_sort by)
 {
 	switch (by) {
@@ -235,7 +227,7 @@ static int row_cmp(const void *x, const void *y, void *ctx)
 void mp_live_sort_rows(struct mp_live *m)
 {
 	if (m->nrows)
-		qsort_r(m->rows, m->nrows, sizeof(*m->rows), row_cmp, m);
+		mp_qsort_r(m->rows, m->nrows, sizeof(*m->rows), row_cmp, m);
 }
 
 void mp_live_update(struct mp_live *m)
@@ -257,8 +249,8 @@ void mp_live_update(struct mp_live *m)
 			continue;
 		m->shown.bytes += s->leaked.bytes;
 		m->shown.count += s->leaked.count;
-		n = mp_analysis_stack(&m->a, s->stack, &m->stack_, &m->stack_alloc_);
-		own = row_of(m, site_of(m, m->stack_, n)); /* may move m->rows */
+		n = mp_analysis_view_stack(&m->a, s->stack, &m->stack_, &m->stack_alloc_);
+		own = row_of(m, mp_analysis_site_in(&m->a, m->stack_, n)); /* may move m->rows */
 		m->rows[own].own += s->leaked.bytes;
 		m->rows[own].allocs += s->allocated.count;
 		m->rows[own].blocks += s->leaked.count;

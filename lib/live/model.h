@@ -5,8 +5,8 @@
  * demand, the rows of the view. A row is a location (function and file, as
  * memprof summary has them) with:
  *  - own: the bytes live now that it allocated itself: the allocation site
- *    of their stack, its innermost frame outside the C and C++ runtime (as
- *    memprof table and stats name sites);
+ *    of their stack (mp_analysis_site_in(): past the runtime and allocator
+ *    plumbing, as memprof table and stats name sites);
  *  - total: the bytes live now allocated by it or by what it called (each
  *    stack counted once, however often the location recurses in it);
  *  - allocs: the allocations it made itself since tracking began;
@@ -46,6 +46,14 @@ struct mp_live_row {
 
 struct mp_live {
 	pid_t pid;              /* the process shown: the first stream's when 0 */
+	/*
+	 * How stacks and names are shown, set before the stream opens:
+	 * MP_ANALYSIS_ALL_FRAMES, MP_ANALYSIS_RAW_LEAF (--all-frames,
+	 * --raw-leaf; stacks as mp_analysis_view_stack() has them), and C++
+	 * names whole (--full-names).
+	 */
+	unsigned flags;
+	bool full_names;
 	enum mp_live_state state;
 	struct mp_analysis a;   /* of the stream (initialised once it opened) */
 	bool have_analysis;

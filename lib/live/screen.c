@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "lib/report/render-text.h"
+#include "lib/report/report.h"
 #include "lib/util/xalloc.h"
 
 size_t mp_live_table_height(int height)
@@ -208,7 +209,9 @@ static void figures_line(const struct mp_live *m, const struct mp_live_view *v, 
 {
 	struct strbuf sb = STRBUF_INIT, count = STRBUF_INIT;
 	struct mp_counts heap = mp_live_heap(m);
-	strbuf_addstr(&sb, "heap ");
+	bool estimated = m->have_analysis && mp_analysis_estimated(&m->a);
+	/* A sampled stream: every figure but the RSS an estimate. */
+	strbuf_addstr(&sb, estimated ? "estimated heap " : "heap ");
 	mp_live_format_size(&sb, heap.bytes);
 	mp_format_count(&count, heap.count);
 	strbuf_addf(&sb, " in %s block%s   peak ", count.buf, heap.count == 1 ? "" : "s");
@@ -225,6 +228,10 @@ static void figures_line(const struct mp_live *m, const struct mp_live_view *v, 
 		strbuf_reset(&count);
 		mp_format_count(&count, m->a.totals.n_frees);
 		strbuf_addf(&sb, "%s frees", count.buf);
+		if (estimated) {
+			strbuf_addstr(&sb, "   sampled, one per ");
+			mp_live_format_size(&sb, m->a.sampling_interval);
+		}
 	}
 	add_fit(line, sb.buf, width > 0 ? (size_t)width : 0, v->utf8, false);
 	strbuf_release(&sb);
@@ -338,7 +345,12 @@ static void row_line(const struct mp_live *m, const struct mp_live_view *v,
 		add_right(line, cell.buf, col_width[c]);
 	}
 	strbuf_addch(line, ' ');
-	add_name(&loc, mp_analysis_string(&m->a, r->function), v->utf8);
+	{
+		struct strbuf fn = STRBUF_INIT;
+		mp_report_name(mp_analysis_string(&m->a, r->function), m->full_names, &fn);
+		add_name(&loc, fn.buf, v->utf8);
+		strbuf_release(&fn);
+	}
 	if (r->file) {
 		const char *file = mp_analysis_string(&m->a, r->file), *base = strrchr(file, '/');
 		strbuf_addstr(&loc, " at ");

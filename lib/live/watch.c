@@ -132,6 +132,8 @@ int mp_live_watch(pid_t pid, const struct mp_live_watch_opts *o, struct strbuf *
 		return -1;
 	to.symbols = o->symbolize;
 	mp_live_init(&w.model, pid);
+	w.model.flags = o->flags;
+	w.model.full_names = o->full_names;
 	w.obs = mp_live_observer(&w.model);
 	w.t = mp_track_new(&to, err);
 	if (!w.t) {

@@ -17,8 +17,10 @@
 struct mp_live_watch_opts {
 	int timeout_ms;         /* for the tracker's answer, and for the end of its stream */
 	bool symbolize;         /* names of functions while the program runs */
+	unsigned flags;         /* struct mp_live's: how stacks are shown */
+	bool full_names;        /* C++ names whole */
 };
-#define MP_LIVE_WATCH_OPTS_INIT { 30000, true }
+#define MP_LIVE_WATCH_OPTS_INIT { 30000, true, 0, false }
 
 /*
  * Show the live view of process pid until the user quits. 0 when it ran

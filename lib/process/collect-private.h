@@ -28,6 +28,8 @@ struct stream {
 	int pidfd;                   /* readable when the process is gone, or -1 */
 	bool ep_out;                 /* fd's epoll interest includes writing (replies wait) */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
+	bool gone;                   /* its pidfd said the process is gone */
+	bool child_holds;            /* ended, but a followed child not set up yet holds its socket */
 	bool execd, exec_known;      /* the socket ended while the process lived on: it exec'd */
 	struct strbuf replies;       /* what the tracker is to be told, not sent yet (collect-capture.c) */
 	struct mp_drain *drain;      /* draining the rings, once the header is in */
@@ -103,6 +105,13 @@ static inline void mp_collect_observe(struct mp_collector *c, struct stream *s,
 void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Remember a note for the user (snapshots written and the like). */
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* collect-ends.c: the process is gone (s->gone) but a followed child not set up yet holds its socket. */
+bool mp_collect_held_by_child(const struct stream *s);
+/* That child let the socket go (set up, exec'd or exited): the hold ends (s->child_holds). */
+void mp_collect_hold_event(struct stream *s);
+/* Whether process s still maps its rings (/proc/PID/maps): it neither exited nor replaced itself. */
+bool mp_collect_rings_mapped(const struct stream *s);
 /* The path of s's capture (a new string): FILE, FILE.N or FILE.PID, none taken already. */
 char *mp_collect_path(struct mp_collector *c, struct stream *s);
 /*

@@ -208,7 +208,7 @@ size_t mp_collector_open_streams(struct mp_collector *c)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < c->nstreams; i++)
-		n += !c->streams[i]->eof;
+		n += !c->streams[i]->eof || c->streams[i]->child_holds;
 	return n;
 }
 
@@ -511,6 +511,10 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	/* (Its tracker may wait, on the socket, to hear that it is finished.) */
 	if (s->detach_seen)
 		finish_stream(c, s);
+	if (mp_collect_held_by_child(s)) {
+		s->child_holds = true; /* its fd stays watched: mp_collect_hold_event() */
+		return;
+	}
 	close_open(s->fd);
 	s->fd = -1;
 }
@@ -567,18 +571,6 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 	strbuf_release(&err);
 }
 
-/* Whether process s still maps its rings (/proc/PID/maps): it neither exited nor replaced itself. */
-static bool rings_mapped(const struct stream *s)
-{
-	struct mp_procmaps m = MP_PROCMAPS_INIT;
-	struct strbuf err = STRBUF_INIT;
-	bool found = s->rings_file.st_ino && mp_procmaps_read(&m, s->pid, &err) == 0 &&
-		     mp_procmaps_find_file(&m, s->rings_file.st_dev, s->rings_file.st_ino);
-	mp_procmaps_release(&m);
-	strbuf_release(&err);
-	return found;
-}
-
 /*
  * The socket ended, but no detach was said and the process still maps its
  * rings: the program closed the tracker's descriptor (a daemon closing what
@@ -595,7 +587,7 @@ static bool socket_closed_by_program(struct mp_collector *c, struct stream *s)
 	take(c, s, SIZE_MAX);
 	if (s->detach_seen)
 		return false;
-	if (!rings_mapped(s))
+	if (!mp_collect_rings_mapped(s))
 		return false; /* exited, or replaced itself */
 	close(s->fd);
 	s->fd = -1;
@@ -705,10 +697,14 @@ static void serve_event(struct mp_collector *c, const struct epoll_event *ev)
 		return;
 	}
 	s = (struct stream *)(uintptr_t)(ev->data.u64 & ~(uint64_t)1);
-	if (s->eof)
+	if (s->eof) {
+		if (s->child_holds && !(ev->data.u64 & 1))
+			mp_collect_hold_event(s);
 		return; /* ended by an earlier event of this round */
+	}
 	if (ev->data.u64 & 1) {
-		end_stream(c, s); /* the process is gone, whoever holds its socket */
+		s->gone = true;
+		end_stream(c, s); /* the process is gone; a child may hold its socket (mp_collect_held_by_child()) */
 		return;
 	}
 	if (s->fd < 0)

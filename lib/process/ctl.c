@@ -166,7 +166,7 @@ int mp_ctl_request(pid_t pid, const char *request, int timeout_ms, struct strbuf
 int mp_ctl_ask(pid_t pid, const char *request, int timeout_ms, struct strbuf *reply,
 	       struct strbuf *err)
 {
-	char waiting[48];
+	struct strbuf waiting = STRBUF_INIT;
 	unsigned wait = timeout_ms > 2000 ? (unsigned)timeout_ms - 1000 : (unsigned)timeout_ms / 2;
 	int r;
 	if (!strcmp(request, "stop")) {
@@ -187,8 +187,10 @@ int mp_ctl_ask(pid_t pid, const char *request, int timeout_ms, struct strbuf *re
 	 * tracker asked it, and finishes the capture after it stopped: the
 	 * tracker waits for its word, in our time.
 	 */
-	snprintf(waiting, sizeof(waiting), "%s %u", request, wait);
-	r = mp_ctl_request(pid, waiting, timeout_ms, reply, err);
+	/* (A start may carry settings: "start aggregate MEMPROF_INTERVAL_MS=50 ...".) */
+	strbuf_addf(&waiting, "%s %u", request, wait);
+	r = mp_ctl_request(pid, waiting.buf, timeout_ms, reply, err);
+	strbuf_release(&waiting);
 	/* A tracker from before the wait (a service started before an upgrade): asked plainly. */
 	if (r > 0 && strstr(err->buf, "unknown request")) {
 		strbuf_reset(err);

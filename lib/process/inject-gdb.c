@@ -241,13 +241,26 @@ static void add_gdb_output(struct strbuf *err, const char *out)
 	strbuf_addch(err, ')');
 }
 
-/* Explain a failed gdb run from its output. */
-static void explain_gdb(const struct mp_inject_opts *o, const char *out, int interrupted, uint64_t deadline_ms,
-			struct strbuf *err)
+/* The line of out that holds what, without its end; NULL when none does. */
+static const char *line_with(const char *out, const char *what, size_t *len)
+{
+	const char *p = strstr(out, what), *start;
+
+	if (!p)
+		return NULL;
+	for (start = p; start > out && start[-1] != '\n'; start--)
+		;
+	*len = strchrnul(p, '\n') - start;
+	return start;
+}
+
+void mp_inject_gdb_explain(const struct mp_inject_opts *o, const char *out, int interrupted, uint64_t deadline_ms,
+			   struct strbuf *err)
 {
 	int pid = (int)o->pid;
 	struct proc_status st;
 	const char *p;
+	size_t len;
 
 	if ((p = find_line(out, "memprof-gdb: exec "))) {
 		strbuf_addf(err, "cannot run gdb: %s; install the Debian package 'gdb' or use --method ptrace",
@@ -260,6 +273,15 @@ static void explain_gdb(const struct mp_inject_opts *o, const char *out, int int
 			strbuf_addf(err, "gdb cannot attach to %d: ptrace: Operation not permitted; check "
 				    "kernel.yama.ptrace_scope, seccomp and the process's owner, or run as root", pid);
 		strbuf_release(&why);
+	} else if ((p = line_with(out, "Couldn't write extended state status", &len))) {
+		/*
+		 * gdb 13.1 on a CPU with AMX: PTRACE_SETREGSET of the extended state fails
+		 * with EFAULT, so gdb can set up no call (memray's issue 723 met the like with
+		 * another gdb and kernel). The first call failed: none of ours ran.
+		 */
+		strbuf_addf(err, "gdb cannot call functions in process %d on this machine: it cannot set the thread's "
+			    "registers (gdb said \"%.*s\": a limitation of gdb with this kernel and CPU, seen with AMX); "
+			    "use --method ptrace, the default", pid, (int)len, p);
 	} else if (find_line(out, "memprof-gdb: safe point") &&
 		   (mp_inject_read_status(o->pid, &st) < 0 || st.state == 'Z' || st.state == 'X')) {
 		/* gdb words this in several ways, some of them internal errors */
@@ -341,7 +363,7 @@ int mp_inject_gdb(const struct mp_inject_opts *o, uint64_t deadline, long *resul
 		*result = strtol(p, NULL, 10);
 		rc = 0;
 	} else {
-		explain_gdb(o, out.buf, interrupted, o->timeout_ms, err);
+		mp_inject_gdb_explain(o, out.buf, interrupted, o->timeout_ms, err);
 	}
 out:
 	if (fd >= 0)

@@ -45,5 +45,11 @@ int mp_inject_resolve_fns(const struct mp_procmaps *maps, struct target_fns *f, 
  * complete (timeout_ms set); deadline is in mp_remote_now()'s clock. As mp_inject().
  */
 int mp_inject_gdb(const struct mp_inject_opts *o, uint64_t deadline, long *result, struct strbuf *err);
+/*
+ * Why a gdb run made no call, from its output out (interrupted: memprof stopped it at the
+ * deadline, deadline_ms after the start): one line in err, with gdb's output when o->verbose.
+ */
+void mp_inject_gdb_explain(const struct mp_inject_opts *o, const char *out, int interrupted, uint64_t deadline_ms,
+			   struct strbuf *err);
 
 #endif

@@ -216,6 +216,7 @@ void mp_track_settings(const struct mp_track_opts *o, const char *socket, bool p
 	c->max_depth = o->max_depth;
 	c->follow_fork = o->follow_fork;
 	c->python_frames = o->python_frames;
+	c->sampling_interval = o->sampling_interval;
 	c->paused = paused;
 	/* Records keyed by the time-stamp counter need a barrier only the collector can ask for. */
 	if (!mp_merge_can_fence())

@@ -39,6 +39,7 @@ struct mp_track_opts {
 	const char *output;      /* the capture; NULL: memprof-<program>.<pid>.bin */
 	bool force, quiet, follow_fork, symbols, keep_addresses, aggregate, python_frames;
 	unsigned interval_ms, max_depth;
+	unsigned sampling_interval; /* 0: every event; N: a sample, one per N bytes (settings.h) */
 };
 #define MP_TRACK_OPTS_INIT { .symbols = true, .python_frames = true, .interval_ms = 10, .max_depth = 128 }
 

@@ -7,18 +7,38 @@
 
 #include "lib/report/json.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct site_probe {
 	const struct mp_diff *d;
-	const char *function, *file;
+	const char *function, *file, *caller, *caller_file;
 };
 
 static bool site_eq(const void *ctx, uint32_t idx)
 {
 	const struct site_probe *q = ctx;
 	const struct mp_diff_row *r = &q->d->rows[idx];
-	return !strcmp(r->function, q->function) && !strcmp(r->file, q->file);
+	return !strcmp(r->function, q->function) && !strcmp(r->file, q->file) &&
+	       !strcmp(r->caller, q->caller) && !strcmp(r->caller_file, q->caller_file);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	return mp_hash_bytes(s, strlen(s));
+}
+
+/* A location's function and its file ("" when unknown; the module's path for native code). */
+static void name_of(const struct mp_analysis *a, uint32_t loc, const char **function,
+		    const char **file)
+{
+	const struct mp_location *l = mp_analysis_location(a, loc);
+	*function = mp_analysis_string(a, l->function);
+	*file = "";
+	if (l->file)
+		*file = mp_analysis_string(a, l->file);
+	else if (l->module != MP_NONE)
+		*file = mp_analysis_string(a, a->modules[l->module].path);
 }
 
 static void add_counts(struct mp_counts *to, struct mp_counts c)
@@ -32,17 +52,15 @@ static void add_analysis(struct mp_diff *d, const struct mp_analysis *a, bool is
 {
 	for (size_t i = 0; i < a->nslots; i++) {
 		const struct mp_slot *s = &a->slots[i];
-		const struct mp_location *l = mp_analysis_location(a, s->site);
-		struct site_probe probe = { d, mp_analysis_string(a, l->function), "" };
+		struct site_probe probe = { d, "", "", "", "" };
 		struct mp_diff_side *side;
 		uint64_t h;
 		uint32_t idx;
-		if (l->file)
-			probe.file = mp_analysis_string(a, l->file);
-		else if (l->module != MP_NONE)
-			probe.file = mp_analysis_string(a, a->modules[l->module].path);
-		h = mp_hash_combine(mp_hash_bytes(probe.function, strlen(probe.function)),
-				    mp_hash_bytes(probe.file, strlen(probe.file)));
+		name_of(a, s->site, &probe.function, &probe.file);
+		if (s->caller != MP_NONE)
+			name_of(a, s->caller, &probe.caller, &probe.caller_file);
+		h = mp_hash_combine(mp_hash_combine(hash_str(probe.function), hash_str(probe.file)),
+				    mp_hash_combine(hash_str(probe.caller), hash_str(probe.caller_file)));
 		idx = mp_idxset_find(&d->set_, h, site_eq, &probe);
 		if (idx == MP_NONE) {
 			ALLOC_GROW(d->rows, d->n + 1, d->alloc);
@@ -50,6 +68,8 @@ static void add_analysis(struct mp_diff *d, const struct mp_analysis *a, bool is
 			memset(&d->rows[idx], 0, sizeof(d->rows[idx]));
 			d->rows[idx].function = probe.function;
 			d->rows[idx].file = probe.file;
+			d->rows[idx].caller = probe.caller;
+			d->rows[idx].caller_file = probe.caller_file;
 			mp_idxset_add(&d->set_, h, idx);
 		}
 		side = is_new ? &d->rows[idx].new : &d->rows[idx].base;
@@ -97,9 +117,10 @@ static int row_cmp(const void *x, const void *y)
 			  abs_change(r2->base.allocated.count, r2->new.allocated.count))) ||
 	    (c = cmp_desc(abs_change(r1->base.allocated.bytes, r1->new.allocated.bytes),
 			  abs_change(r2->base.allocated.bytes, r2->new.allocated.bytes))) ||
-	    (c = strcmp(r1->function, r2->function)))
+	    (c = strcmp(r1->function, r2->function)) || (c = strcmp(r1->file, r2->file)) ||
+	    (c = strcmp(r1->caller, r2->caller)))
 		return c;
-	return strcmp(r1->file, r2->file);
+	return strcmp(r1->caller_file, r2->caller_file);
 }
 
 static void totals(struct mp_diff_side *t, const struct mp_analysis *a)
@@ -122,7 +143,7 @@ void mp_diff_build(struct mp_diff *d, const struct mp_analysis *base, const stru
 		if (changed(&d->rows[i]))
 			d->rows[kept++] = d->rows[i];
 	d->n = kept;
-	qsort(d->rows, d->n, sizeof(*d->rows), row_cmp);
+	mp_qsort(d->rows, d->n, sizeof(*d->rows), row_cmp);
 	totals(&d->total_base, base);
 	totals(&d->total_new, new);
 }
@@ -175,7 +196,13 @@ static void capture_line(struct strbuf *out, const char *label, const char *path
 	mp_text_addstr_safe(out, path);
 	strbuf_addstr(out, " (");
 	mp_text_add_safe(out, cmd.buf, cmd.len);
-	strbuf_addstr(out, ")\n");
+	strbuf_addch(out, ')');
+	/* A sampled capture's figures, and so their differences, are estimates. */
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(out, ", ");
+		mp_report_estimated(a, out);
+	}
+	strbuf_addch(out, '\n');
 	strbuf_release(&cmd);
 }
 
@@ -220,8 +247,15 @@ void mp_diff_text(const struct mp_diff *d, const struct mp_diff_names *names, si
 		const char *segs[3];
 		strbuf_reset(&fn);
 		strbuf_reset(&file);
-		mp_text_addstr_safe(&fn, r->function);
+		mp_report_name(r->function, t->full_names, &fn);
 		mp_text_addstr_safe(&file, *r->file ? r->file : "???");
+		if (*r->caller) {
+			/* A library's site and the Python function that called it. */
+			strbuf_addstr(&file, " called from ");
+			mp_text_addstr_safe(&file, r->caller);
+			strbuf_addstr(&file, " at ");
+			mp_text_addstr_safe(&file, r->caller_file);
+		}
 		segs[0] = fn.buf;
 		segs[1] = " at ";
 		segs[2] = file.buf;
@@ -240,7 +274,7 @@ void mp_diff_text(const struct mp_diff *d, const struct mp_diff_names *names, si
 		mp_format_count(&sb, r->new.allocated.count);
 		cell(&table, 6, &sb, MP_COLOR_RESET);
 	}
-	mp_table_render(&table, t, t->tty ? (size_t)t->width : 0, out);
+	mp_table_render(&table, t, t->limit, out);
 	mp_table_release(&table);
 	if (d->n > max_rows)
 		strbuf_addf(out, "%zu more location%s (-r %zu shows them all)\n", d->n - max_rows,
@@ -301,6 +335,9 @@ static void json_capture(struct mp_json *j, const char *key, const char *path,
 	mp_json_begin_object(j);
 	mp_json_field_string(j, "path", path);
 	mp_json_field_string(j, "command_line", cmd.buf);
+	/* 0: every event recorded; else its figures are estimates. */
+	mp_json_field_uint(j, "sampling_interval", a->sampling_interval);
+	mp_json_field_bool(j, "estimated", mp_analysis_estimated(a));
 	mp_json_end_object(j);
 	strbuf_release(&cmd);
 }
@@ -326,6 +363,13 @@ void mp_diff_json(const struct mp_diff *d, const struct mp_diff_names *names, st
 		mp_json_begin_object(&j);
 		mp_json_field_string(&j, "function", r->function);
 		mp_json_field_string(&j, "file", r->file);
+		if (*r->caller) {
+			mp_json_key(&j, "caller");
+			mp_json_begin_object(&j);
+			mp_json_field_string(&j, "function", r->caller);
+			mp_json_field_string(&j, "file", r->caller_file);
+			mp_json_end_object(&j);
+		}
 		json_sides(&j, &r->base, &r->new);
 		mp_json_end_object(&j);
 	}

@@ -2,7 +2,8 @@
  * The difference between two captures (memprof diff): for each allocation
  * site, named as summary names functions ("function at file", the module's
  * path when the file is unknown, all lines of a function together, so that
- * an edit that moves lines does not show as a change), the memory at the
+ * an edit that moves lines does not show as a change; a native site called
+ * from Python with its caller), the memory at the
  * peak, the leaked memory and the allocations of a base and a new analysis.
  * Only the sites where one of them changed are kept, sorted by the largest
  * absolute change of peak or leaked bytes, then of the allocation count.
@@ -23,6 +24,7 @@ struct mp_diff_side {
 
 struct mp_diff_row {
 	const char *function, *file; /* in the string table of an analysis ("" when unknown) */
+	const char *caller, *caller_file; /* the Python caller of a native site (slot.caller), or "" */
 	struct mp_diff_side base, new;
 };
 

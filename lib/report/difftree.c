@@ -7,6 +7,7 @@
 
 #include "lib/analysis/calltree.h"
 #include "lib/util/hash.h"
+#include "lib/util/sort.h"
 #include "lib/util/strtab.h"
 #include "lib/util/xalloc.h"
 
@@ -83,7 +84,7 @@ static void add_side(struct merge *m, int side, enum mp_view view, bool inverted
 {
 	struct mp_calltree t;
 	uint32_t *to;
-	mp_calltree_init(&t, m->a[side], inverted ? MP_CALLTREE_INVERTED : 0);
+	mp_calltree_init(&t, m->a[side], MP_CALLTREE_ALL_FRAMES | (inverted ? MP_CALLTREE_INVERTED : 0));
 	mp_calltree_add_view(&t, view);
 	to = xcalloc(t.n ? t.n : 1, sizeof(*to));
 	m->nodes[0].self[side] = t.nodes[0].self;
@@ -168,7 +169,7 @@ void mp_difftree_build(struct mp_difftree *t, const struct mp_analysis *base,
 			ALLOC_GROW(kids, (size_t)k + 1, kids_alloc);
 			kids[k++] = c;
 		}
-		qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
+		mp_qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
 		while (k) {
 			depth[kids[--k]] = depth[i] + 1;
 			stack[sp++] = kids[k];

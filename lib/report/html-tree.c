@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/analysis/calltree.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 /* Temporal reports keep this many nodes at least before they merge buckets. */
@@ -73,7 +74,7 @@ static size_t merge_intervals(struct mp_html_interval *iv, size_t n)
 	size_t m = 0;
 	if (!n)
 		return 0;
-	qsort(iv, n, sizeof(*iv), interval_cmp);
+	mp_qsort(iv, n, sizeof(*iv), interval_cmp);
 	for (size_t i = 1; i < n; i++) {
 		if (!interval_cmp(&iv[m], &iv[i])) {
 			iv[m].c.bytes += iv[i].c.bytes;
@@ -93,9 +94,11 @@ static int u64_desc(const void *x, const void *y)
 
 /* ---- what each node matters ------------------------------------------------- */
 
+/* (Unsigned, modulo 2^64 as the analysis' counts: a block may have 2^63 bytes or more.) */
 struct live_step {
 	uint64_t at;     /* the bucket from which */
-	int64_t bytes;
+	uint64_t bytes;
+	bool up;         /* live from at on, else no longer */
 };
 
 static int step_cmp(const void *x, const void *y)
@@ -152,22 +155,23 @@ static void temporal_scores(struct build *b, uint64_t *own)
 	sort_by(iv, b->nciv, b->ct.n, node_key, 0);
 	for (size_t i = 0, j; i < b->nciv; i = j) {
 		size_t k = 0;
-		int64_t live = 0, most = 0;
+		uint64_t live = 0, most = 0;
 		for (j = i; j < b->nciv && iv[j].node == iv[i].node; j++) {
 			uint64_t first = ((uint64_t)iv[j].alloc + 1) / 2;
 			uint64_t last = iv[j].free == MP_NONE ? UINT64_MAX - 1 : iv[j].free ? (iv[j].free - 1) / 2 : 0;
 			if (iv[j].free == 0 || first > last)
 				continue;
-			st[k++] = (struct live_step){ first, (int64_t)iv[j].c.bytes };
-			st[k++] = (struct live_step){ last + 1, -(int64_t)iv[j].c.bytes };
+			st[k++] = (struct live_step){ first, iv[j].c.bytes, true };
+			st[k++] = (struct live_step){ last + 1, iv[j].c.bytes, false };
 		}
-		qsort(st, k, sizeof(*st), step_cmp);
+		mp_qsort(st, k, sizeof(*st), step_cmp);
 		for (size_t s = 0; s < k; s++) {
-			live += st[s].bytes;
+			/* (Within a bucket the order is any: only its end's value is compared.) */
+			live = st[s].up ? live + st[s].bytes : live - st[s].bytes;
 			if ((s + 1 == k || st[s + 1].at != st[s].at) && live > most)
 				most = live;
 		}
-		own[iv[i].node] = (uint64_t)most;
+		own[iv[i].node] = most;
 	}
 	free(st);
 }
@@ -227,7 +231,7 @@ static void choose_within(struct build *b, size_t limit, bool split)
 	sorted = xmalloc(ct->n * sizeof(*sorted));
 	for (size_t i = 0; i < ct->n; i++)
 		sorted[i] = b->score[i];
-	qsort(sorted, ct->n, sizeof(*sorted), u64_desc);
+	mp_qsort(sorted, ct->n, sizeof(*sorted), u64_desc);
 	hi = ct->n - 1; /* thr = sorted[hi], the smallest score, keeps the most */
 	while (lo < hi) {
 		size_t mid = (lo + hi + 1) / 2;
@@ -287,7 +291,7 @@ static void emit(struct build *b, struct mp_html_tree *t)
 		for (uint32_t c = cn[x].first_child; c != MP_NONE; c = cn[c].next_sibling)
 			if (b->keep[c])
 				kids[k++] = c;
-		qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
+		mp_qsort_r(kids, k, sizeof(*kids), sibling_cmp, &ctx);
 		/* Pushed in reverse: the merged frames go after the kept siblings with as many bytes. */
 		merged_placed = !b->has_pruned[x];
 		while (k) {
@@ -403,7 +407,7 @@ static void timeline(struct build *b, struct mp_html_tree *t, size_t limit, size
 	}
 	t->niv = m;
 	if (m <= limit)
-		qsort(t->iv, m, sizeof(*t->iv), interval_cmp);
+		mp_qsort(t->iv, m, sizeof(*t->iv), interval_cmp);
 	free(at);
 	free(run_of);
 }
@@ -428,7 +432,9 @@ void mp_html_tree_build(struct mp_html_tree *t, const struct mp_analysis *a, enu
 			bool inverted, bool split, bool temporal, const struct mp_html_limits *lim)
 {
 	struct build b;
-	unsigned flags = (inverted ? MP_CALLTREE_INVERTED : 0) | (split ? MP_CALLTREE_SPLIT_THREADS : 0);
+	/* Every frame: the page folds them itself (flamegraph.js), so that it can show them all. */
+	unsigned flags = MP_CALLTREE_ALL_FRAMES | (inverted ? MP_CALLTREE_INVERTED : 0) |
+			 (split ? MP_CALLTREE_SPLIT_THREADS : 0);
 
 	memset(t, 0, sizeof(*t));
 	memset(&b, 0, sizeof(b));

@@ -12,6 +12,8 @@
 #include "lib/report/html-tree.h"
 #include "lib/report/json.h"
 #include "lib/report/report.h"
+#include "lib/util/sort.h"
+#include "lib/symbols/cxxname.h"
 #include "lib/util/strtab.h"
 #include "lib/util/xalloc.h"
 
@@ -123,6 +125,12 @@ static void write_meta(struct builder *b, const char *key, const struct mp_analy
 	mp_json_field_uint(j, "leaked_bytes", a->totals.leaked_bytes);
 	mp_json_field_uint(j, "leaked_blocks", a->totals.leaked_count);
 	mp_json_field_uint(j, "unknown_frees", a->totals.n_unknown_frees);
+	/* A sampled capture's figures are estimates (an exact one's page is as it was). */
+	if (mp_analysis_estimated(a)) {
+		mp_json_field_uint(j, "sampling_interval", a->sampling_interval);
+		if (a->sampling_mixed)
+			mp_json_field_bool(j, "sampling_mixed", true);
+	}
 	if (capture)
 		mp_json_field_string(j, "capture", capture);
 	mp_json_field_string(j, "tool", "memprof " PACKAGE_VERSION);
@@ -154,11 +162,12 @@ static void write_columns(struct builder *b, const char *key, const char *const 
 
 #define NCOLS(cols) (sizeof(cols) / sizeof(cols[0]))
 
+/* The time series of the analysis ctx. */
 static int64_t memory_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
-	const struct mp_sample *s = &b->a->samples[i];
-	(void)ctx;
-	return (int64_t)(c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
+	const struct mp_sample *s = &((const struct mp_analysis *)ctx)->samples[i];
+	(void)b;
+	return mp_count_i64(c == 0 ? s->time_us : c == 1 ? s->rss : c == 2 ? s->heap : s->heap_max);
 }
 
 static int64_t thread_cell(struct builder *b, const void *ctx, size_t c, size_t i)
@@ -174,6 +183,26 @@ static const char *merged_name(const struct builder *b)
 	return b->o->report == MP_HTML_TABLE ? "[smaller locations]" : "[smaller frames]";
 }
 
+/* The classes of locations.class (share/templates/README.md): how the page folds stacks. */
+enum { CLASS_FOLDED = 1, CLASS_PYTHON = 2, CLASS_INTERPRETER = 4, CLASS_PROCESS = 8 };
+
+/* The short name of a location (a C++ one's template arguments elided), as an output string. */
+static int64_t short_name(struct builder *b, const struct mp_analysis *a,
+			  const struct mp_location *l)
+{
+	const char *fn = mp_analysis_string(a, l->function);
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t id;
+	if ((l->flags & (MP_LOC_PYTHON | MP_LOC_PROCESS)) || !mp_cxx_is_name(fn))
+		return out_string_of(b, a, l->function);
+	mp_cxx_shorten(fn, &sb);
+	id = mp_strtab_intern(&b->strings, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return id;
+}
+
+enum { LOC_FUNCTION, LOC_FILE, LOC_LINE, LOC_MODULE, LOC_SHORT, LOC_CLASS };
+
 static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 {
 	const struct mp_analysis *a = b->locs[i] & BASE_LOC ? b->o->base : b->a;
@@ -181,16 +210,49 @@ static int64_t location_cell(struct builder *b, const void *ctx, size_t c, size_
 	(void)ctx;
 	if (b->locs[i] == MP_HTML_MERGED_LOC) {
 		const char *name = merged_name(b);
-		return c == 0 ? mp_strtab_intern(&b->strings, name, strlen(name))
-		       : c == 1 ? out_string_of(b, b->a, 0) : 0;
+		return c == LOC_FUNCTION || c == LOC_SHORT ? mp_strtab_intern(&b->strings, name, strlen(name))
+		       : c == LOC_FILE ? out_string_of(b, b->a, 0) : 0;
 	}
 	l = mp_analysis_location(a, b->locs[i] & ~BASE_LOC);
 	switch (c) {
-	case 0: return out_string_of(b, a, l->function);
-	case 1: return out_string_of(b, a, l->file);
-	case 2: return l->line;
-	default: return l->module == MP_NONE ? 0 : out_string_of(b, a, a->modules[l->module].path);
+	case LOC_FUNCTION: return out_string_of(b, a, l->function);
+	case LOC_FILE: return out_string_of(b, a, l->file);
+	case LOC_LINE: return l->line;
+	case LOC_MODULE: return l->module == MP_NONE ? 0 : out_string_of(b, a, a->modules[l->module].path);
+	case LOC_SHORT: return short_name(b, a, l);
+	default:
+		return (mp_location_folded(l) ? CLASS_FOLDED : 0) |
+		       (l->flags & MP_LOC_PYTHON ? CLASS_PYTHON : 0) |
+		       (l->flags & MP_LOC_INTERPRETER ? CLASS_INTERPRETER : 0) |
+		       (l->flags & MP_LOC_PROCESS ? CLASS_PROCESS : 0);
 	}
+}
+
+/* Whether a location's short name differs from its name. */
+static bool shortens(const struct builder *b, uint32_t out)
+{
+	const struct mp_analysis *a = b->locs[out] & BASE_LOC ? b->o->base : b->a;
+	const struct mp_location *l;
+	const char *fn;
+	struct strbuf sb = STRBUF_INIT;
+	bool differs;
+	if (b->locs[out] == MP_HTML_MERGED_LOC)
+		return false;
+	l = mp_analysis_location(a, b->locs[out] & ~BASE_LOC);
+	fn = mp_analysis_string(a, l->function);
+	if ((l->flags & (MP_LOC_PYTHON | MP_LOC_PROCESS)) || !mp_cxx_is_name(fn))
+		return false;
+	mp_cxx_shorten(fn, &sb);
+	differs = strcmp(sb.buf, fn) != 0;
+	strbuf_release(&sb);
+	return differs;
+}
+
+/* Whether the page folds stacks: a flame graph of a capture with Python frames. */
+static bool page_folds(const struct builder *b)
+{
+	return b->o->report == MP_HTML_FLAMEGRAPH &&
+	       (b->a->interpreter_loc != MP_NONE || (b->o->base && b->o->base->interpreter_loc != MP_NONE));
 }
 
 static int64_t process_cell(struct builder *b, const void *ctx, size_t c, size_t i)
@@ -211,7 +273,11 @@ static void write_memory_and_threads(struct builder *b)
 	static const char *const threads[] = { "tid", "name", "process" };
 	static const char *const procs[] = { "pid", "name", "location", "parent" };
 	bool several = b->a->nprocesses > 1;
-	write_columns(b, "memory", mem, NCOLS(mem), 0, b->a->nsamples, memory_cell, NULL);
+	write_columns(b, "memory", mem, NCOLS(mem), 0, b->a->nsamples, memory_cell, b->a);
+	/* A differential report draws both captures' memory on one chart. */
+	if (b->o->base)
+		write_columns(b, "base_memory", mem, NCOLS(mem), 0, b->o->base->nsamples, memory_cell,
+			      b->o->base);
 	write_columns(b, "threads", threads, NCOLS(threads), several ? 0 : 1u << 2, b->a->nthreads,
 		      thread_cell, NULL);
 	if (several)
@@ -219,12 +285,25 @@ static void write_memory_and_threads(struct builder *b)
 			      NULL);
 }
 
-/* The locations used, then the string table: last, once everything is numbered. */
+/*
+ * The locations used, then the string table: last, once everything is
+ * numbered. A flame graph's have their short names when one differs (unless
+ * whole names were asked for), and their classes when the page folds.
+ */
 static void write_locations_and_strings(struct builder *b)
 {
-	static const char *const cols[] = { "function", "file", "line", "module" };
+	static const char *const cols[] = { "function", "file", "line", "module", "short", "class" };
 	struct mp_json *j = &b->j;
-	write_columns(b, "locations", cols, NCOLS(cols), 0, b->nlocs, location_cell, NULL);
+	unsigned skip = 0;
+	bool any_short = false;
+	for (size_t i = 0; i < b->nlocs && !any_short && b->o->report == MP_HTML_FLAMEGRAPH &&
+			   !b->o->full_names; i++)
+		any_short = shortens(b, (uint32_t)i);
+	if (!any_short)
+		skip |= 1u << LOC_SHORT;
+	if (!page_folds(b))
+		skip |= 1u << LOC_CLASS;
+	write_columns(b, "locations", cols, NCOLS(cols), skip, b->nlocs, location_cell, NULL);
 	mp_json_key(j, "strings");
 	mp_json_begin_array(j);
 	for (size_t i = 0; i < b->strings.n; i++)
@@ -243,8 +322,8 @@ static int64_t interval_cell(struct builder *b, const void *ctx, size_t c, size_
 	case 0: return iv->node;
 	case 1: return iv->alloc;
 	case 2: return iv->free == MP_NONE ? -1 : (int64_t)iv->free;
-	case 3: return (int64_t)iv->c.count;
-	default: return (int64_t)iv->c.bytes;
+	case 3: return mp_count_i64(iv->c.count);
+	default: return mp_count_i64(iv->c.bytes);
 	}
 }
 
@@ -253,7 +332,7 @@ static void write_u64s(struct mp_json *j, const char *key, const uint64_t *v, si
 	mp_json_key(j, key);
 	mp_json_begin_array(j);
 	for (size_t i = 0; i < n; i++)
-		mp_json_int(j, (int64_t)v[i]);
+		mp_json_int(j, mp_count_i64(v[i]));
 	mp_json_end_array(j);
 }
 
@@ -277,8 +356,8 @@ static int64_t tree_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 0: return n->depth;
 	case 1: return n->location == MP_NONE ? -1 : (int64_t)out_location(b, n->location);
 	case 2: return n->thread == MP_THREAD_MERGED ? -1 : (int64_t)n->thread;
-	case 3: return (int64_t)n->self.bytes;
-	default: return (int64_t)n->self.count;
+	case 3: return mp_count_i64(n->self.bytes);
+	default: return mp_count_i64(n->self.count);
 	}
 }
 
@@ -308,10 +387,10 @@ static int64_t diff_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 1: return n->loc == MP_NONE ? -1 :
 		       n->side == MP_DIFF_NEW ? (int64_t)out_location(b, n->loc) :
 						(int64_t)out_base_location(b, n->loc);
-	case 2: return (int64_t)n->self[MP_DIFF_NEW].bytes;
-	case 3: return (int64_t)n->self[MP_DIFF_NEW].count;
-	case 4: return (int64_t)n->self[MP_DIFF_BASE].bytes;
-	default: return (int64_t)n->self[MP_DIFF_BASE].count;
+	case 2: return mp_count_i64(n->self[MP_DIFF_NEW].bytes);
+	case 3: return mp_count_i64(n->self[MP_DIFF_NEW].count);
+	case 4: return mp_count_i64(n->self[MP_DIFF_BASE].bytes);
+	default: return mp_count_i64(n->self[MP_DIFF_BASE].count);
 	}
 }
 
@@ -340,9 +419,10 @@ static int64_t row_cell(struct builder *b, const void *ctx, size_t c, size_t i)
 	case 0: return r->thread;
 	case 1: return x->kind_of[i];
 	case 2: return out_location(b, r->site == MP_NONE ? MP_LOCATION_NO_STACK : r->site);
-	case 3: return (int64_t)r->c.bytes;
-	case 4: return (int64_t)r->c.count;
-	default: return r->process == MP_NONE ? -1 : (int64_t)r->process;
+	case 3: return mp_count_i64(r->c.bytes);
+	case 4: return mp_count_i64(r->c.count);
+	case 5: return r->process == MP_NONE ? -1 : (int64_t)r->process;
+	default: return r->caller == MP_NONE ? -1 : (int64_t)out_location(b, r->caller);
 	}
 }
 
@@ -366,7 +446,7 @@ static size_t bound_rows(struct builder *b, struct mp_group_row *rows, size_t n)
 	if (n <= limit)
 		return n;
 	keep = limit > 256 ? limit - 128 : limit / 2;
-	qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
+	mp_qsort(rows + keep, n - keep, sizeof(*rows), kind_thread_cmp);
 	m = keep;
 	for (size_t i = keep; i < n; i++) {
 		if (m > keep && !kind_thread_cmp(&rows[m - 1], &rows[i])) {
@@ -376,7 +456,7 @@ static size_t bound_rows(struct builder *b, struct mp_group_row *rows, size_t n)
 		}
 		rows[m] = rows[i];
 		rows[m].site = MP_HTML_MERGED_LOC;
-		rows[m].stack = rows[m].module = MP_NONE;
+		rows[m].stack = rows[m].module = rows[m].caller = MP_NONE;
 		m++;
 	}
 	b->merged_rows = n - keep;
@@ -394,9 +474,15 @@ static void write_rows(struct builder *b, bool split)
 	size_t n = mp_analysis_group(b->a, b->o->view, by, MP_SORT_BYTES, &rows);
 	uint32_t kinds[64], nkinds = 0, *kind_of;
 	static const char *const cols[] = { "thread", "kind", "location", "bytes", "count",
-					    "process" };
+					    "process", "caller" };
+	unsigned skip = (split ? 0 : 1u) | (several ? 0 : 1u << 5);
+	bool callers = false;
 
 	n = bound_rows(b, rows, n);
+	for (size_t i = 0; i < n && !callers; i++)
+		callers = rows[i].caller != MP_NONE;
+	if (!callers)
+		skip |= 1u << 6; /* no site called from Python: no column */
 	kind_of = xcalloc(n ? n : 1, sizeof(*kind_of));
 	/* Allocator names, numbered on first use (at most one per kind of the capture). */
 	for (size_t i = 0; i < n; i++) {
@@ -412,8 +498,8 @@ static void write_rows(struct builder *b, bool split)
 	for (uint32_t k = 0; k < nkinds; k++)
 		mp_json_string(j, mp_kind_name(kinds[k]));
 	mp_json_end_array(j);
-	write_columns(b, "rows", cols, NCOLS(cols), (split ? 0 : 1u) | (several ? 0 : 1u << 5), n,
-		      row_cell, &(struct rows_ctx){ rows, kind_of });
+	write_columns(b, "rows", cols, NCOLS(cols), skip, n, row_cell,
+		      &(struct rows_ctx){ rows, kind_of });
 	free(kind_of);
 	free(rows);
 }
@@ -475,6 +561,16 @@ static void write_data(struct builder *b, struct strbuf *out, bool split)
 		write_tree(b, split);
 	} else {
 		write_rows(b, split);
+	}
+	if (page_folds(b)) {
+		/* The page folds the stacks itself, so that it can show them all too. */
+		mp_json_key(&b->j, "fold");
+		mp_json_begin_object(&b->j);
+		mp_json_field_uint(&b->j, "group", a->interpreter_loc != MP_NONE
+							  ? out_location(b, a->interpreter_loc)
+							  : out_base_location(b, o->base->interpreter_loc));
+		mp_json_field_bool(&b->j, "all_frames", (a->opts.flags & MP_ANALYSIS_ALL_FRAMES) != 0);
+		mp_json_end_object(&b->j);
 	}
 	write_memory_and_threads(b);
 	write_locations_and_strings(b);

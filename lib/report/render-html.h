@@ -38,12 +38,17 @@ struct mp_html_opts {
 	const struct mp_analysis *base;
 	const char *base_capture; /* base_meta.capture; NULL: left out */
 	/*
+	 * Flame graph: boxes named with C++ names whole (--full-names), not
+	 * shortened (locations.short); tooltips always have them whole.
+	 */
+	bool full_names;
+	/*
 	 * Several processes (the analysis made with MP_ANALYSIS_SPLIT_PROCESSES):
 	 * the page shows them apart at first, else merged.
 	 */
 	bool split_processes;
 };
-#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL, false }
+#define MP_HTML_OPTS_INIT { MP_HTML_FLAMEGRAPH, MP_VIEW_PEAK, false, false, NULL, NULL, NULL, false, false }
 
 /*
  * The bounds of every HTML report, whatever the capture's size: at most
@@ -70,7 +75,11 @@ const char *mp_html_report_name(enum mp_html_report report);
  * Append the report data of a finished analysis to *out: one compact JSON
  * object, not yet escaped for HTML (mp_html_expand() does that). Threads
  * are split when the analysis was made with MP_ANALYSIS_SPLIT_THREADS.
- * Deterministic: the same capture and options give the same bytes. Returns
+ * Deterministic: the same capture and options give the same bytes. A
+ * flame graph of a capture with Python frames has every frame, their
+ * classes (locations.class) and the folding of memprof(1) "FRAMES" to do
+ * in the page (fold), shown folded unless the analysis was made with
+ * MP_ANALYSIS_ALL_FRAMES. Returns
  * 0, or -1 with a one-line reason in *err for options that do not go
  * together (temporal with a table, a temporary view or an analysis without
  * intervals; inverted with a table; the allocated view).

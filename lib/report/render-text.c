@@ -65,15 +65,26 @@ void mp_term_detect(struct mp_term *t, int fd)
 {
 	struct winsize ws;
 	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+	const char *columns = getenv("COLUMNS");
+	char *end;
+	long n;
 	t->tty = isatty(fd);
 	t->color = t->tty && !(no_color && *no_color) && !(term && !strcmp(term, "dumb"));
 	t->width = 80;
 	t->height = 24;
+	t->limit = MP_TERM_PIPE_LIMIT;
+	t->full_names = false;
 	if (t->tty && !ioctl(fd, TIOCGWINSZ, &ws)) {
 		if (ws.ws_col)
-			t->width = ws.ws_col;
+			t->limit = t->width = ws.ws_col;
 		if (ws.ws_row)
 			t->height = ws.ws_row;
+	}
+	/* As ls(1) and less(1): COLUMNS says the width, terminal or not. */
+	if (columns && *columns) {
+		n = strtol(columns, &end, 10);
+		if (!*end && n > 0 && n <= 100000)
+			t->limit = (size_t)n;
 	}
 }
 
@@ -200,6 +211,31 @@ void mp_text_fit(struct strbuf *sb, const char *s, size_t width)
 	}
 	strbuf_add(sb, s, bytes_for_width(s, len, width - 1));
 	strbuf_addstr(sb, "\u2026");
+}
+
+void mp_text_cut(struct strbuf *sb, size_t start, size_t width, const struct mp_term *t)
+{
+	const char *s = sb->buf + start;
+	size_t len = sb->len - start, w = 0, i = 0;
+	if (!width || mp_text_width(s, len) <= width)
+		return;
+	/* Keep width - 1 columns (escape sequences take none), then the mark. */
+	while (i < len) {
+		size_t e = escape_len(s + i, len - i);
+		if (e) {
+			i += e;
+			continue;
+		}
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (w == width - 1)
+				break;
+			w++;
+		}
+		i++;
+	}
+	strbuf_setlen(sb, start + i);
+	strbuf_addstr(sb, "\u2026");
+	strbuf_addstr(sb, mp_color(t, MP_COLOR_RESET));
 }
 
 void mp_text_pad(struct strbuf *sb, size_t n)

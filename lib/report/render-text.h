@@ -21,13 +21,20 @@ void mp_format_percent(struct strbuf *sb, uint64_t part, uint64_t total);
 /* "1,234,567": digits grouped by thousands. */
 void mp_format_count(struct strbuf *sb, uint64_t n);
 
-/* What the output terminal can do. */
+/* What the output terminal can do, and how reports fit it. */
 struct mp_term {
 	bool tty;       /* the output is a terminal */
 	bool color;     /* use colours: a terminal, NO_COLOR unset, TERM not "dumb" */
 	int width;      /* columns (80 when unknown) */
 	int height;     /* lines (24 when unknown) */
+	/*
+	 * The columns a report's line may take: $COLUMNS when set, else the
+	 * terminal's width, else MP_TERM_PIPE_LIMIT; 0: no limit.
+	 */
+	size_t limit;
+	bool full_names; /* C++ names whole (--full-names); else template arguments elided */
 };
+#define MP_TERM_PIPE_LIMIT 160
 /* Inspect fd (and the environment) to fill t. */
 void mp_term_detect(struct mp_term *t, int fd);
 
@@ -71,6 +78,12 @@ size_t mp_text_width(const char *s, size_t len);
 void mp_text_fit(struct strbuf *sb, const char *s, size_t width);
 /* Append n spaces. */
 void mp_text_pad(struct strbuf *sb, size_t n);
+/*
+ * Cut what sb holds from byte start on (a line, colours included) to at
+ * most width columns, with a final "…" and, when t uses colours, a reset;
+ * width 0 means no limit.
+ */
+void mp_text_cut(struct strbuf *sb, size_t start, size_t width, const struct mp_term *t);
 
 /* Box-drawing pieces for trees. */
 #define MP_TREE_BRANCH "\u251c\u2500\u2500 " /* "├── " */

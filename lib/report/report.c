@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/report/render-text.h"
+#include "lib/symbols/cxxname.h"
 #include "lib/util/xalloc.h"
 
 /*
@@ -217,4 +218,63 @@ void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct
 		strbuf_addstr(sb, " (since attach)");
 	if (a->opts.flags & MP_ANALYSIS_NO_MMAP)
 		strbuf_addstr(sb, " (mappings left out)");
+	if (mp_analysis_estimated(a)) {
+		strbuf_addstr(sb, " (");
+		mp_report_estimated(a, sb);
+		strbuf_addch(sb, ')');
+	}
+}
+
+void mp_report_estimated(const struct mp_analysis *a, struct strbuf *sb)
+{
+	if (!mp_analysis_estimated(a))
+		return;
+	strbuf_addstr(sb, "estimated from a sample, one allocation per ");
+	if (a->sampling_mixed)
+		strbuf_addstr(sb, "up to ");
+	mp_format_size(sb, a->sampling_interval);
+	strbuf_addstr(sb, a->sampling_mixed ? " allocated, each capture by its own" : " allocated");
+}
+
+void mp_report_name(const char *fn, bool full, struct strbuf *sb)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	if (full || !mp_cxx_is_name(fn)) {
+		mp_text_addstr_safe(sb, fn);
+		return;
+	}
+	mp_cxx_shorten(fn, &tmp);
+	mp_text_add_safe(sb, tmp.buf, tmp.len);
+	strbuf_release(&tmp);
+}
+
+void mp_report_function(const struct mp_analysis *a, uint32_t loc, bool full, struct strbuf *sb)
+{
+	const struct mp_location *l = mp_analysis_location(a, loc);
+	/* Python's names, and a process's ("cc1 (pid 12)"), are not C++. */
+	mp_report_name(mp_analysis_string(a, l->function),
+		       full || (l->flags & (MP_LOC_PYTHON | MP_LOC_PROCESS)), sb);
+}
+
+void mp_report_location(const struct mp_analysis *a, uint32_t loc, enum mp_location_style style,
+			bool full, struct strbuf *sb)
+{
+	const struct mp_location *l = mp_analysis_location(a, loc);
+	mp_report_function(a, loc, full, sb);
+	if (!l->file)
+		return;
+	strbuf_addstr(sb, style == MP_LOC_STYLE_COLON ? ":" : " at ");
+	mp_text_addstr_safe(sb, mp_analysis_string(a, l->file));
+	if (l->line && style != MP_LOC_STYLE_AT_FILE)
+		strbuf_addf(sb, ":%u", l->line);
+}
+
+void mp_report_site(const struct mp_analysis *a, uint32_t site, uint32_t caller,
+		    enum mp_location_style style, bool full, struct strbuf *sb)
+{
+	mp_report_location(a, site, style, full, sb);
+	if (caller == MP_NONE)
+		return;
+	strbuf_addstr(sb, " called from ");
+	mp_report_location(a, caller, style, full, sb);
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/analysis/analysis.h"
 #include "lib/util/strbuf.h"
@@ -47,7 +48,35 @@ const char *mp_signal_name(int sig);
  * "Peak memory: 1.500 MiB in 12 allocations, at 10.000 ms".
  */
 void mp_report_view_title(const struct mp_analysis *a, enum mp_view view, struct strbuf *sb);
+/*
+ * What a sampled capture's figures are, for every report that shows them:
+ * "estimated from a sample, one allocation per 512.000 KiB allocated" (or,
+ * for captures sampled at several intervals, "..., one per up to 512.000
+ * KiB, each capture by its own"); nothing for an exact capture.
+ */
+void mp_report_estimated(const struct mp_analysis *a, struct strbuf *sb);
 /* "0.010 s after the start" style text for the peak's moment. */
 void mp_report_peak_time(const struct mp_analysis *a, struct strbuf *sb);
+
+/*
+ * A function's name for a text view: a C++ name shortened
+ * (lib/symbols/cxxname.h) unless full, control characters escaped.
+ */
+void mp_report_name(const char *fn, bool full, struct strbuf *sb);
+/*
+ * The function of a location as the text views show it: control characters
+ * escaped, a C++ name shortened (lib/symbols/cxxname.h) unless full; a
+ * Python function's name is kept as it is.
+ */
+void mp_report_function(const struct mp_analysis *a, uint32_t loc, bool full, struct strbuf *sb);
+/* A location in a style (mp_location_format()), its function as mp_report_function() shows it. */
+void mp_report_location(const struct mp_analysis *a, uint32_t loc, enum mp_location_style style,
+			bool full, struct strbuf *sb);
+/*
+ * An allocation site with its Python caller (slot.caller; MP_NONE: none):
+ * "deflateInit2_ called from make_compressor:/app/z.py:16".
+ */
+void mp_report_site(const struct mp_analysis *a, uint32_t site, uint32_t caller,
+		    enum mp_location_style style, bool full, struct strbuf *sb);
 
 #endif

@@ -2,6 +2,7 @@
 #include <config.h>
 #include "lib/report/stats.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,8 @@ static size_t kinds_by_count(const struct mp_analysis *a, const struct mp_kind_t
 
 static const char *since(const struct mp_analysis *a)
 {
+	if (mp_analysis_estimated(a))
+		return a->attached ? " since attach (estimated)" : " (estimated)";
 	return a->attached ? " since attach" : "";
 }
 
@@ -57,6 +60,42 @@ static void section(struct strbuf *out, const struct mp_term *t, const char *tit
 {
 	strbuf_addf(out, "\n%s%s%s:%s\n", mp_color(t, MP_COLOR_BOLD), title, suffix,
 		    mp_color(t, MP_COLOR_RESET));
+}
+
+/* The sections of figures: "(estimated)" after their title for a sampled capture. */
+static const char *est(const struct mp_analysis *a)
+{
+	return mp_analysis_estimated(a) ? " (estimated)" : "";
+}
+
+/* "1.234 MiB (2.5%)": one standard error of an estimate of bytes, from its variance. */
+static void error_of(struct strbuf *out, double var, uint64_t bytes)
+{
+	double sd = var > 0 ? sqrt(var) : 0;
+	strbuf_addstr(out, "\u00b1");
+	mp_format_size(out, (uint64_t)llround(sd));
+	if (bytes)
+		strbuf_addf(out, " (%.1f%%)", 100 * sd / (double)bytes);
+}
+
+/*
+ * A sampled capture: the interval, that the figures are estimates, and how
+ * far off the main ones may be: one standard error, from the variance of
+ * each estimate (analysis.h; blocks of the interval and up add none).
+ */
+static void text_sampling(const struct mp_analysis *a, struct strbuf *out)
+{
+	if (!mp_analysis_estimated(a))
+		return;
+	strbuf_addstr(out, "Sampling: ");
+	mp_report_estimated(a, out);
+	strbuf_addstr(out, ": every figure below is an estimate\nSampling error (one standard error): ");
+	error_of(out, a->totals.var_allocated, a->totals.bytes_allocated);
+	strbuf_addstr(out, " of the memory allocated, ");
+	error_of(out, a->totals.var_peak, a->totals.peak_bytes);
+	strbuf_addstr(out, " of the peak, ");
+	error_of(out, a->totals.var_leaked, a->totals.leaked_bytes);
+	strbuf_addstr(out, " of the leaks\n");
 }
 
 /* A bucket's label: its exclusive upper bound ("< 8 B"), "= 0 B", "<= 16.000 EiB". */
@@ -134,27 +173,43 @@ static void text_histogram(const struct mp_analysis *a, struct strbuf *out)
 	strbuf_release(&label);
 }
 
+/*
+ * Append "\t- TEXT" then tail, TEXT cut so that the line fits t->limit (the
+ * tab taken as the 8 columns a terminal gives it).
+ */
+static void fitted_item(struct strbuf *out, const struct strbuf *text, const char *tail,
+			const struct mp_term *t)
+{
+	size_t used = 8 + 2 + mp_text_width(tail, strlen(tail)), room = 1;
+	if (t->limit > used + 1)
+		room = t->limit - used;
+	strbuf_addstr(out, "\t- ");
+	mp_text_fit(out, text->buf, t->limit ? room : 0);
+	strbuf_addstr(out, tail);
+}
+
 static void text_top_sites(const struct mp_analysis *a, const struct mp_stats_opts *o,
-			   enum mp_sort_key key, struct strbuf *out)
+			   enum mp_sort_key key, const struct mp_term *t, struct strbuf *out)
 {
 	struct mp_group_row *rows;
-	struct strbuf loc = STRBUF_INIT;
+	struct strbuf loc = STRBUF_INIT, tail = STRBUF_INIT;
 	size_t n = mp_analysis_group(a, MP_VIEW_ALLOCATED, MP_BY_SITE, key, &rows);
 	for (size_t i = 0; i < n && i < o->num_largest; i++) {
-		strbuf_addstr(out, "\t- ");
 		strbuf_reset(&loc);
-		mp_location_format(a, rows[i].site, MP_LOC_STYLE_COLON, &loc);
-		mp_text_add_safe(out, loc.buf, loc.len);
-		strbuf_addstr(out, " -> ");
+		strbuf_reset(&tail);
+		mp_report_site(a, rows[i].site, rows[i].caller, MP_LOC_STYLE_COLON, t->full_names, &loc);
+		strbuf_addstr(&tail, " -> ");
 		if (key == MP_SORT_BYTES)
-			mp_format_size(out, rows[i].c.bytes);
+			mp_format_size(&tail, rows[i].c.bytes);
 		else
-			strbuf_addf(out, "%llu", (unsigned long long)rows[i].c.count);
-		strbuf_addch(out, '\n');
+			strbuf_addf(&tail, "%llu", (unsigned long long)rows[i].c.count);
+		strbuf_addch(&tail, '\n');
+		fitted_item(out, &loc, tail.buf, t);
 	}
 	if (!n)
 		strbuf_addstr(out, "\t(no allocations)\n");
 	strbuf_release(&loc);
+	strbuf_release(&tail);
 	free(rows);
 }
 
@@ -164,20 +219,25 @@ static const char *module_path(const struct mp_analysis *a, uint32_t module)
 }
 
 static void text_top_modules(const struct mp_analysis *a, const struct mp_stats_opts *o,
-			     enum mp_sort_key key, struct strbuf *out)
+			     enum mp_sort_key key, const struct mp_term *t, struct strbuf *out)
 {
 	struct mp_group_row *rows;
+	struct strbuf path = STRBUF_INIT, tail = STRBUF_INIT;
 	size_t n = mp_analysis_group(a, MP_VIEW_ALLOCATED, MP_BY_MODULE, key, &rows);
 	for (size_t i = 0; i < n && i < o->num_largest; i++) {
-		strbuf_addstr(out, "\t- ");
-		mp_text_addstr_safe(out, module_path(a, rows[i].module));
-		strbuf_addstr(out, ": ");
-		mp_format_size(out, rows[i].c.bytes);
-		strbuf_addf(out, " total | %llu allocation%s\n", (unsigned long long)rows[i].c.count,
+		strbuf_reset(&path);
+		strbuf_reset(&tail);
+		mp_text_addstr_safe(&path, module_path(a, rows[i].module));
+		strbuf_addstr(&tail, ": ");
+		mp_format_size(&tail, rows[i].c.bytes);
+		strbuf_addf(&tail, " total | %llu allocation%s\n", (unsigned long long)rows[i].c.count,
 			    rows[i].c.count == 1 ? "" : "s");
+		fitted_item(out, &path, tail.buf, t);
 	}
 	if (!n)
 		strbuf_addstr(out, "\t(no allocations)\n");
+	strbuf_release(&path);
+	strbuf_release(&tail);
 	free(rows);
 }
 
@@ -239,6 +299,7 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (a->totals.n_libunwind)
 		strbuf_addf(out, "Stacks walked by libunwind (slow): %llu\n",
 			    (unsigned long long)a->totals.n_libunwind);
+	text_sampling(a, out);
 
 	section(out, t, "Total allocations", since(a));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)a->totals.n_allocs);
@@ -254,21 +315,21 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 		strbuf_addf(out, "\t%llu (of memory allocated before tracking started, or not seen)\n",
 			    (unsigned long long)a->totals.n_unknown_frees);
 	}
-	section(out, t, "Peak memory usage", "");
+	section(out, t, "Peak memory usage", est(a));
 	strbuf_addch(out, '\t');
 	mp_format_size(out, a->totals.peak_bytes);
 	strbuf_addf(out, " in %llu block%s, ", (unsigned long long)a->totals.peak_count,
 		    a->totals.peak_count == 1 ? "" : "s");
 	mp_report_peak_time(a, out);
 	strbuf_addch(out, '\n');
-	section(out, t, "Leaked memory (still allocated at the end)", "");
+	section(out, t, "Leaked memory (still allocated at the end)", est(a));
 	strbuf_addch(out, '\t');
 	mp_format_size(out, a->totals.leaked_bytes);
 	strbuf_addf(out, " in %llu block%s\n", (unsigned long long)a->totals.leaked_count,
 		    a->totals.leaked_count == 1 ? "" : "s");
-	section(out, t, "Histogram of allocation size", "");
+	section(out, t, "Histogram of allocation size", est(a));
 	text_histogram(a, out);
-	section(out, t, "Allocator type distribution", "");
+	section(out, t, "Allocator type distribution", est(a));
 	nk = kinds_by_count(a, &kinds);
 	for (size_t i = 0; i < nk; i++)
 		strbuf_addf(out, "\t %s: %llu\n", mp_kind_name(kinds[i]->kind),
@@ -277,10 +338,10 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 		strbuf_addstr(out, "\t(no allocations)\n");
 	free(kinds);
 	if (a->nprocesses > 1) {
-		section(out, t, "Allocations by process", "");
+		section(out, t, "Allocations by process", est(a));
 		text_processes(a, &tmp, out);
 	}
-	section(out, t, "Allocations by thread", "");
+	section(out, t, "Allocations by thread", est(a));
 	for (size_t i = 0; i < a->nthreads; i++) {
 		strbuf_addstr(out, "\t- ");
 		strbuf_reset(&tmp);
@@ -295,14 +356,26 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (!a->nthreads)
 		strbuf_addstr(out, "\t(no threads)\n");
 	snprintf(num, sizeof(num), "Top %zu", o->num_largest);
-	section(out, t, num, " largest allocating locations (by size)");
-	text_top_sites(a, o, MP_SORT_BYTES, out);
-	section(out, t, num, " largest allocating locations (by number of allocations)");
-	text_top_sites(a, o, MP_SORT_COUNT, out);
-	section(out, t, num, " allocating modules (by size)");
-	text_top_modules(a, o, MP_SORT_BYTES, out);
-	section(out, t, num, " allocating modules (by number of allocations)");
-	text_top_modules(a, o, MP_SORT_COUNT, out);
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " largest allocating locations (by size)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
+	text_top_sites(a, o, MP_SORT_BYTES, t, out);
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " largest allocating locations (by number of allocations)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
+	text_top_sites(a, o, MP_SORT_COUNT, t, out);
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " allocating modules (by size)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
+	text_top_modules(a, o, MP_SORT_BYTES, t, out);
+	strbuf_reset(&tmp);
+	strbuf_addstr(&tmp, " allocating modules (by number of allocations)");
+	strbuf_addstr(&tmp, est(a));
+	section(out, t, num, tmp.buf);
+	text_top_modules(a, o, MP_SORT_COUNT, t, out);
 	strbuf_release(&tmp);
 }
 
@@ -338,6 +411,8 @@ static void json_processes(struct mp_json *j, const struct mp_analysis *a)
 		mp_json_field_uint(j, "num_frees", pr->n_frees);
 		mp_json_field_uint(j, "leaked_bytes", pr->leaked.bytes);
 		mp_json_field_uint(j, "leaked_blocks", pr->leaked.count);
+		if (mp_analysis_estimated(a))
+			mp_json_field_uint(j, "sampling_interval", pr->sampling_interval);
 		strbuf_reset(&sb);
 		mp_report_process_exit(a, (uint32_t)i, &sb);
 		mp_json_field_string(j, "exit_status", sb.buf);
@@ -371,6 +446,16 @@ static void json_top_sites(struct mp_json *j, const struct mp_analysis *a,
 		mp_json_field_string(j, "file", mp_analysis_string(a, l->file));
 		mp_json_field_uint(j, "line", l->line);
 		mp_json_field_string(j, "module", mp_location_module(a, rows[i].site));
+		if (rows[i].caller != MP_NONE) {
+			/* A library's site called from Python: the Python frame that called it. */
+			const struct mp_location *c = mp_analysis_location(a, rows[i].caller);
+			mp_json_key(j, "caller");
+			mp_json_begin_object(j);
+			mp_json_field_string(j, "function", mp_analysis_string(a, c->function));
+			mp_json_field_string(j, "file", mp_analysis_string(a, c->file));
+			mp_json_field_uint(j, "line", c->line);
+			mp_json_end_object(j);
+		}
 		mp_json_end_object(j);
 	}
 	mp_json_end_array(j);
@@ -513,6 +598,20 @@ void mp_stats_json(const struct mp_analysis *a, const struct mp_stats_opts *o, s
 	mp_json_field_uint(&j, "lost_events", a->totals.n_lost);
 	mp_json_field_uint(&j, "libunwind_stacks", a->totals.n_libunwind);
 	mp_json_field_bool(&j, "mappings_included", !(a->opts.flags & MP_ANALYSIS_NO_MMAP));
+	/* A sampled capture's figures are estimates (0: every event recorded, the figures exact). */
+	mp_json_field_uint(&j, "sampling_interval", a->sampling_interval);
+	mp_json_field_bool(&j, "estimated", mp_analysis_estimated(a));
+	if (a->sampling_mixed)
+		mp_json_field_bool(&j, "sampling_intervals_differ", true);
+	if (mp_analysis_estimated(a)) {
+		/* One standard error of the estimates, in bytes. */
+		mp_json_key(&j, "estimate_errors");
+		mp_json_begin_object(&j);
+		mp_json_field_uint(&j, "total_bytes_allocated", (uint64_t)llround(sqrt(a->totals.var_allocated)));
+		mp_json_field_uint(&j, "peak_memory_bytes", (uint64_t)llround(sqrt(a->totals.var_peak)));
+		mp_json_field_uint(&j, "leaked_bytes", (uint64_t)llround(sqrt(a->totals.var_leaked)));
+		mp_json_end_object(&j);
+	}
 	if (a->trailer.present && a->trailer.has_exit_signal) {
 		mp_json_field_int(&j, "exit_signal", a->trailer.exit_signal);
 		mp_json_field_bool(&j, "core_dumped", a->trailer.core_dumped);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/report/report.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct fn_probe {
@@ -38,6 +40,7 @@ static uint32_t row_of(struct mp_summary *s, const struct mp_analysis *a, uint32
 	memset(&s->rows[idx], 0, sizeof(s->rows[idx]));
 	s->rows[idx].function = l->function;
 	s->rows[idx].file = file;
+	s->rows[idx].loc = loc;
 	s->rows[idx].stamp_ = MP_NONE;
 	mp_idxset_add(&s->set_, h, idx);
 	return idx;
@@ -51,18 +54,22 @@ void mp_summary_build(struct mp_summary *s, const struct mp_analysis *a, enum mp
 	mp_idxset_init(&s->set_);
 	for (size_t i = 0; i < a->nslots; i++) {
 		struct mp_counts c = mp_slot_counts(&a->slots[i], view);
+		uint32_t site;
 		size_t n;
 		if (!c.count)
 			continue;
 		s->view_total.bytes += c.bytes;
 		s->view_total.count += c.count;
-		n = mp_analysis_stack(a, a->slots[i].stack, &buf, &alloc);
+		n = mp_analysis_view_stack(a, a->slots[i].stack, &buf, &alloc);
+		/* Own memory is the site's (one of the frames shown): not the allocator's plumbing. */
+		site = a->slots[i].site;
 		for (size_t k = 0; k < n; k++) {
 			uint32_t idx = row_of(s, a, buf[k]); /* may move s->rows */
 			struct mp_summary_row *r = &s->rows[idx];
-			if (k == 0) {
+			if (buf[k] == site) {
 				r->own.bytes += c.bytes;
 				r->own.count += c.count;
+				site = MP_NONE;
 			}
 			if (r->stamp_ == i)
 				continue; /* recursion: this stack is already counted */
@@ -118,7 +125,7 @@ static int row_cmp(const void *x, const void *y, void *ctx)
 void mp_summary_sort(struct mp_summary *s, const struct mp_analysis *a, int column)
 {
 	struct sort_ctx ctx = { a, column };
-	qsort_r(s->rows, s->n, sizeof(*s->rows), row_cmp, &ctx);
+	mp_qsort_r(s->rows, s->n, sizeof(*s->rows), row_cmp, &ctx);
 }
 
 static void size_cell(struct mp_table *t, size_t col, uint64_t bytes, uint64_t total)
@@ -170,13 +177,14 @@ void mp_summary_render(const struct mp_summary *s, const struct mp_analysis *a, 
 		char count[32];
 		strbuf_reset(&fn);
 		strbuf_reset(&file);
-		mp_text_addstr_safe(&fn, mp_analysis_string(a, r->function));
+		mp_report_function(a, r->loc, t->full_names, &fn);
 		mp_text_addstr_safe(&file, r->file ? mp_analysis_string(a, r->file) : "???");
 		segs[0] = fn.buf;
 		segs[1] = " at ";
 		segs[2] = file.buf;
 		mp_table_row(&table);
-		mp_table_cell_segs(&table, 0, 3, segs, colors);
+		/* [python interpreter] is nowhere: no " at ???". */
+		mp_table_cell_segs(&table, 0, r->loc == a->interpreter_loc ? 1 : 3, segs, colors);
 		size_cell(&table, 1, r->total.bytes, total);
 		percent_cell(&table, 2, r->total.bytes, total);
 		size_cell(&table, 3, r->own.bytes, total);
@@ -184,7 +192,7 @@ void mp_summary_render(const struct mp_summary *s, const struct mp_analysis *a, 
 		snprintf(count, sizeof(count), "%llu", (unsigned long long)r->total.count);
 		mp_table_cell(&table, 5, count, MP_COLOR_RESET);
 	}
-	mp_table_render(&table, t, t->tty ? (size_t)t->width : 0, out);
+	mp_table_render(&table, t, t->limit, out);
 	mp_table_release(&table);
 	strbuf_release(&fn);
 	strbuf_release(&file);

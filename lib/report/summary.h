@@ -2,7 +2,9 @@
  * The summary report: memray's table of functions. Each (function, file)
  * gets the memory of the stacks it appears in (Total, each stack counted
  * once however often the function recurses in it), the memory of the stacks
- * whose innermost frame it is (Own), and the allocations of its Total.
+ * whose allocation site it is (Own: slot.site, past allocator plumbing),
+ * and the allocations of its Total. Stacks as reports show them
+ * (mp_analysis_view_stack()).
  */
 #ifndef MEMPROF_LIB_REPORT_SUMMARY_H
 #define MEMPROF_LIB_REPORT_SUMMARY_H
@@ -18,6 +20,7 @@
 struct mp_summary_row {
 	uint32_t function;      /* string id */
 	uint32_t file;          /* string id: the source file, else the module path, else 0 */
+	uint32_t loc;           /* a location of the function (its first one seen) */
 	struct mp_counts total, own;
 	uint32_t stamp_;        /* last slot counted, to count a stack once */
 };

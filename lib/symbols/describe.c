@@ -4,6 +4,8 @@
 
 #include <dwarf.h>
 
+#include "lib/util/sort.h"
+
 /* The C++ runtime's demangler (<cxxabi.h>), linked with $(DEMANGLE_LIBS). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 /*
@@ -71,7 +73,7 @@ static struct unit_index *get_unit(struct mp_symbols *s, struct sym_file *f, Dwa
 		return u;
 	u = xcalloc(1, sizeof(*u));
 	index_dies(u, cudie, 0);
-	qsort(u->fn, u->n, sizeof(*u->fn), fn_range_cmp);
+	mp_qsort(u->fn, u->n, sizeof(*u->fn), fn_range_cmp);
 	ptr_put(&f->units, key, u);
 	s->cache->units_indexed++;
 	return u;

@@ -2,5 +2,5 @@
 lib_libmp_a_SOURCES += \
 	%reldir%/symbols.c %reldir%/symbols.h %reldir%/describe.c %reldir%/debuginfod.c \
 	%reldir%/symbols-private.h \
-	%reldir%/symindex.c %reldir%/symindex.h
+	%reldir%/symindex.c %reldir%/symindex.h %reldir%/cxxname.c %reldir%/cxxname.h
 # end of lib_libmp_a_SOURCES for lib/symbols

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/strbuf.h"
 
 static void unit_index_free(struct unit_index *u)
@@ -253,7 +254,7 @@ static struct sym_module *find_module(struct mp_symbols *s, uint64_t addr)
 {
 	size_t lo = 0, hi, i;
 	if (s->ranges_dirty) {
-		qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
+		mp_qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
 		s->ranges_dirty = false;
 	}
 	/* The first range with lo > addr; the candidates are before it. */

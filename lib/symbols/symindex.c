@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 struct entry {
@@ -96,7 +97,7 @@ struct mp_symindex *mp_symindex_build(Dwfl_Module *mod)
 		e->bind = bind_rank(&sym);
 		e->first = first == 0 || i >= first;
 	}
-	qsort(x->e, x->n, sizeof(*x->e), by_value);
+	mp_qsort(x->e, x->n, sizeof(*x->e), by_value);
 	x->reach = xmalloc((x->n + 1) * sizeof(*x->reach));
 	x->reach_first = xmalloc((x->n + 1) * sizeof(*x->reach_first));
 	x->labels = xmalloc((x->n + 1) * sizeof(*x->labels));
@@ -141,7 +142,7 @@ static bool any_within(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
 static const char *choose(const struct entry **c, size_t n)
 {
 	const struct entry *best = NULL;
-	qsort(c, n, sizeof(*c), by_index);
+	mp_qsort(c, n, sizeof(*c), by_index);
 	for (size_t i = 0; i < n; i++) {
 		const struct entry *e = c[i];
 		uint64_t bsize, esize;

@@ -25,24 +25,6 @@
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
-struct mp_marker_baseline {
-	int valid;
-	uint64_t arena, in_use;
-};
-
-/* The C library's own view of its heap (mallinfo2), as the unattributed baseline at attach. */
-static void heap_baseline(struct mp_marker_baseline *b)
-{
-#ifdef HAVE_MALLINFO2
-	struct mallinfo2 mi = mallinfo2();
-	b->valid = 1;
-	b->arena = mi.arena + mi.hblkhd;
-	b->in_use = mi.uordblks + mi.hblkhd;
-#else
-	b->valid = 0;
-#endif
-}
-
 /* Stop tracking an attached process: GOT restored, hooks inert, capture finished, memprof ctl gone. */
 static void attach_stop(void)
 {
@@ -58,25 +40,6 @@ static void attach_modules_added(void)
 /* The collector of `memprof attach` asks for the end with one byte on the stream's socket. */
 static const struct mp_timer_ops attach_ops = { mp_stream_end_asked, attach_modules_added, attach_stop };
 
-/* The ATTACH record: what the C library says its heap holds, before any event of ours. */
-static void attach_record(void)
-{
-	struct mp_marker_baseline base = { 0 };
-	uint8_t rec[128], *p;
-	struct mp_wring *w = mp_thread_ring();
-	heap_baseline(&base);
-	p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
-	p = mp_enc_field_uint(p, MP_M_TIME, 0);
-	p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
-	if (base.valid) {
-		p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
-		p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
-	}
-	p = mp_enc_sized_end(rec, p);
-	if (w)
-		mp_stream_put(w, rec, (size_t)(p - rec));
-}
-
 /* Start a stream to the collector of `memprof attach`, as ac says; 0 or -errno (-EALREADY: tracked). */
 static int attach_start(const struct mp_config *ac)
 {
@@ -90,7 +53,7 @@ static int attach_start(const struct mp_config *ac)
 	mp_cfg.direct = 0;
 	mp_py_setup();
 	mp_register_handlers();
-	return mp_session_start(MP_MODE_ATTACH, 0, &attach_ops, attach_record);
+	return mp_session_start(MP_MODE_ATTACH, 0, &attach_ops, mp_session_baseline);
 }
 
 /*

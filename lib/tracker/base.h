@@ -77,7 +77,13 @@ enum { MP_STATE_INIT = 0, MP_STATE_ON = 1, MP_STATE_OFF = 2, MP_STATE_CHILD = 3 
 
 /* Bootstrap arena for allocations made while dlsym resolves the real functions (real.c). */
 void *mp_boot_alloc(size_t size, size_t align) MP_HIDDEN;
-int mp_is_boot(const void *p) MP_HIDDEN;
+#define MP_BOOT_ARENA_SIZE (64 * 1024)
+extern char mp_boot_arena[MP_BOOT_ARENA_SIZE] MP_HIDDEN;
+/* Whether p is in the bootstrap arena (inlined: every free asks). */
+static inline int mp_is_boot(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mp_boot_arena < MP_BOOT_ARENA_SIZE;
+}
 size_t mp_boot_size(const void *p) MP_HIDDEN;
 /* The definition of name after ours (the C library's), or NULL (real.c). */
 void *mp_next_symbol(const char *name) MP_HIDDEN;
@@ -230,6 +236,12 @@ void mp_exe_path(char *buf, size_t size) MP_HIDDEN;
 int mp_dec_u64(const char *v, uint64_t *out) MP_HIDDEN;
 uint64_t mp_env_u64(const char *name, uint64_t dflt) MP_HIDDEN;
 const char *mp_getenv(const char *name) MP_HIDDEN;
+/*
+ * This user's private directory, /tmp/memprof-UID (the control sockets'),
+ * made if it is not there, into dir: its length, or -1 when it is not a
+ * directory of this user's alone (mode 0700) or does not fit.
+ */
+int mp_user_dir(char *dir, size_t cap) MP_HIDDEN;
 /* Raw memory from the kernel, never from malloc. */
 void *mp_pages(size_t size) MP_HIDDEN;
 void mp_pages_free(void *p, size_t size) MP_HIDDEN;

@@ -116,6 +116,12 @@ static void status(char *r, size_t cap, size_t *n)
 	} else {
 		add(r, cap, n, "ok paused, ");
 		add_written(r, cap, n);
+		/* (What memprof serve reports on.) */
+		if (mp_inproc_last_capture()[0]) {
+			add(r, cap, n, ", the last into '");
+			add(r, cap, n, mp_inproc_last_capture());
+			add(r, cap, n, "'");
+		}
 	}
 	add(r, cap, n, "\n");
 }
@@ -161,6 +167,99 @@ static void stream(const char *path, char *r, size_t cap, size_t *n)
 }
 
 /*
+ * What "start" may say after the word: "aggregate", and settings for this
+ * capture, each NAME=VALUE as in the environment (memprof-run(1),
+ * lib/transport/settings.h): those of a capture, not where it goes nor the
+ * tracker's own (memprof serve's start takes them).
+ */
+static const enum mp_setting start_settings[] = {
+	MP_SET_INTERVAL_MS, MP_SET_MAX_DEPTH, MP_SET_FOLLOW_FORK, MP_SET_PYTHON_FRAMES,
+	MP_SET_SAMPLING_INTERVAL,
+};
+
+struct start_opts {
+	bool aggregate;
+	int n;
+	const char *entry[8];
+};
+
+/* The words of a start request into *o; NULL, or the word that is wrong. */
+static const char *start_words(char *words, struct start_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (char *w = strtok(words, " "); w; w = strtok(NULL, " ")) {
+		int k = mp_settings_key(w, strlen(w));
+		size_t i, ns = sizeof(start_settings) / sizeof(start_settings[0]);
+		uint32_t lo, hi;
+		if (!strcmp(w, "aggregate")) {
+			o->aggregate = true;
+			continue;
+		}
+		for (i = 0; i < ns && (int)start_settings[i] != k; i++)
+			;
+		if (i == ns || mp_settings_check(w, strlen(w), &lo, &hi) ||
+		    o->n == (int)(sizeof(o->entry) / sizeof(o->entry[0])))
+			return w;
+		o->entry[o->n++] = w;
+	}
+	return NULL;
+}
+
+/* The settings of a start request over those of the tracker (mp_inproc_start()'s set). */
+static void start_set(struct mp_config *c, const void *arg)
+{
+	const struct start_opts *o = arg;
+	for (int i = 0; i < o->n; i++)
+		mp_settings_set(c, o->entry[i], strlen(o->entry[i]));
+}
+
+/* "start [aggregate] [NAME=VALUE...]": a new capture, where the configuration says. */
+static void start(char *words, uint64_t wait_ms, char *r, size_t cap, size_t *n)
+{
+	struct start_opts o;
+	const char *bad = start_words(words, &o);
+	int e;
+	if (bad) {
+		add(r, cap, n, "error invalid start option '");
+		add(r, cap, n, bad);
+		add(r, cap, n, "' (aggregate, or MEMPROF_INTERVAL_MS, MEMPROF_MAX_DEPTH, MEMPROF_FOLLOW_FORK, "
+			       "MEMPROF_PYTHON_FRAMES, MEMPROF_SAMPLING_INTERVAL=VALUE within its bounds)\n");
+		return;
+	}
+	e = mp_inproc_start(NULL, MP_INPROC_CONTROL | (o.aggregate ? MP_INPROC_AGGREGATE : 0), start_set, &o);
+	if (!e && !mp_cfg.direct && wait_ms) {
+		/* The collector names the file, and may fail to create it: its word first. */
+		char text[MP_REPLY_TEXT_MAX + 1];
+		if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
+			mp_inproc_stop_wait(0, NULL, 0);
+			not_created++;
+			add(r, cap, n, "error the collector cannot write capture ");
+			add_num(r, cap, n, mp_st.capture_no);
+			add(r, cap, n, ": ");
+			add(r, cap, n, text);
+			add(r, cap, n, "\n");
+			return;
+		}
+	}
+	if (!e) {
+		add(r, cap, n, "ok recording capture ");
+		add_num(r, cap, n, mp_st.capture_no);
+		add_sink(r, cap, n);
+		add(r, cap, n, "\n");
+	} else if (e == -EBUSY && mp_state == MP_STATE_ON) {
+		recording(r, cap, n);
+	} else if (e == -ENOTSUP) {
+		add(r, cap, n, "error this tracker writes its own capture and aggregates it without "
+			       "sampling: add MEMPROF_SAMPLING_INTERVAL=0, or start it under memprof run "
+			       "--paused\n");
+	} else {
+		add(r, cap, n, e == -EBUSY ? "error the last capture is still being finished\n"
+					   : "error the capture could not be started: see the "
+					     "program's standard error\n");
+	}
+}
+
+/*
  * "start", "snapshot" and "stop" may end with how long the asker waits (ms)
  * for the collector's word on the file: cut from req into *wait_ms. -1 when
  * too long.
@@ -200,42 +299,8 @@ static void serve(const char *request, char *r, size_t cap)
 	}
 	if (!strncmp(req, "stream ", 7)) {
 		stream(req + 7, r, cap, &n);
-	} else if (!strcmp(req, "start") || !strcmp(req, "start aggregate")) {
-		bool aggregate = req[5] != '\0';
-		if (aggregate && mp_cfg.direct) {
-			add(r, cap, &n, "error this tracker writes its own capture, with every event; "
-					"aggregated captures are made by memprof run --paused or memprof "
-					"attach, with --aggregate\n");
-			return;
-		}
-		e = mp_session_start(mp_cfg.direct ? MP_MODE_PRELOAD : MP_MODE_RUN,
-				     aggregate ? MP_HF_AGGREGATED : 0, NULL, NULL);
-		if (!e && !mp_cfg.direct && wait_ms) {
-			/* The collector names the file, and may fail to create it: its word first. */
-			char text[MP_REPLY_TEXT_MAX + 1];
-			if (mp_stream_capture_wait((unsigned)wait_ms, text, sizeof(text)) == 0) {
-				mp_session_stop(NULL);
-				not_created++;
-				add(r, cap, &n, "error the collector cannot write capture ");
-				add_num(r, cap, &n, mp_st.capture_no);
-				add(r, cap, &n, ": ");
-				add(r, cap, &n, text);
-				add(r, cap, &n, "\n");
-				return;
-			}
-		}
-		if (!e) {
-			add(r, cap, &n, "ok recording capture ");
-			add_num(r, cap, &n, mp_st.capture_no);
-			add_sink(r, cap, &n);
-			add(r, cap, &n, "\n");
-		} else if (e == -EALREADY) {
-			recording(r, cap, &n);
-		} else {
-			add(r, cap, &n, e == -EBUSY ? "error the last capture is still being finished\n"
-						    : "error the capture could not be started: see the "
-						      "program's standard error\n");
-		}
+	} else if (!strcmp(req, "start") || !strncmp(req, "start ", 6)) {
+		start(req + 5, wait_ms, r, cap, &n);
 	} else if (!strcmp(req, "stop")) {
 		if (mp_state == MP_STATE_ON && mp_st.mode == MP_MODE_ATTACH) {
 			/* Its collector waits for the end it is told, with the GOT put back. */
@@ -247,11 +312,16 @@ static void serve(const char *request, char *r, size_t cap)
 			add(r, cap, &n, "ok stopped streaming to the live view\n");
 		} else {
 			char path[4096] = "";
+			/*
+			 * As memprof_stop(): hooks put in the GOT come out, the settings go
+			 * back. A collector's capture is named once it says it finished it
+			 * (in time); ours, when we wrote its trailer.
+			 */
 			if (mp_cfg.direct) {
 				strncpy(path, mp_direct_path(), sizeof(path) - 1);
-				mp_session_stop(NULL);
-			} else if (!mp_session_stop_finished((unsigned)wait_ms, path, sizeof(path))) {
-				path[0] = '\0'; /* (the collector did not say it finished it, in time) */
+				mp_inproc_stop_wait(0, NULL, 0);
+			} else {
+				mp_inproc_stop_wait((unsigned)wait_ms, path, sizeof(path));
 			}
 			add(r, cap, &n, "ok stopped");
 			if (path[0]) {
@@ -264,7 +334,7 @@ static void serve(const char *request, char *r, size_t cap)
 	} else if (!strcmp(req, "snapshot")) {
 		unsigned num = 0;
 		char path[4096];
-		e = mp_session_snapshot(&num, path, sizeof(path));
+		e = mp_session_snapshot(&num, NULL, path, sizeof(path));
 		if (!e && !path[0] && wait_ms) {
 			char text[MP_REPLY_TEXT_MAX + 1];
 			int w = mp_stream_snapshot_wait(num, (unsigned)wait_ms, text, sizeof(text));
@@ -386,38 +456,23 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* The socket's directory: ours, and nobody else's (mode 0700), or we do not use it. */
-static int own_dir(const char *dir)
-{
-	struct stat st;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -1;
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077))
-		return -1;
-	return 0;
-}
-
 int mp_control_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[64], num[24];
-	size_t n;
-	int fd;
+	int n, fd;
 	if (!mp_cfg.control || listen_fd >= 0)
 		return 0;
-	n = 0;
-	memcpy(dir, "/tmp/memprof-", 13);
-	n = 13 + mp_u64_to_dec(dir + 13, geteuid());
-	if (own_dir(dir) < 0) {
-		/* (Not in a process memprof attach got into: its output is the program's alone.) */
-		if (mp_st.mode != MP_MODE_ATTACH)
+	n = mp_user_dir(dir, sizeof(dir));
+	if (n < 0) {
+		/* (Not in a process memprof attach got into, nor by the API: its output is the program's alone.) */
+		if (mp_st.mode != MP_MODE_ATTACH && !mp_st.quiet)
 			mp_write_stderr("cannot use '", dir,
 					"' for the control socket (it must be a directory of this user's, "
 					"mode 0700); memprof ctl cannot reach this process");
 		return -1;
 	}
-	memcpy(sock_path, dir, n);
+	memcpy(sock_path, dir, (size_t)n);
 	memcpy(sock_path + n, "/ctl.", 5);
 	mp_u64_to_dec(num, (uint64_t)getpid());
 	memcpy(sock_path + n + 5, num, strlen(num) + 1);

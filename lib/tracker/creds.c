@@ -77,6 +77,7 @@ static void unpark(int cs)
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option" /* clang has no -Wmissing-attributes */
 #pragma GCC diagnostic ignored "-Wmissing-attributes"
 WRAP(int, setuid, (uid_t uid), (uid))
 WRAP(int, setgid, (gid_t gid), (gid))

@@ -3,7 +3,10 @@
  * rings into the capture file, on the timer thread, in whichever thread
  * finds its ring full, and before exec, abort and exit. A capture written
  * this way loses what the rings held when the process is killed; the
- * collector of memprof run and memprof attach does not.
+ * collector of memprof run and memprof attach does not. An aggregated
+ * capture (memprof_start with aggregate) folds its events, ticks and
+ * threads as they are merged (lib/format/fold.h) and ends with what the
+ * fold found, the records memprof run --aggregate's collector writes.
  */
 #include <config.h>
 
@@ -15,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/format/fold.h"
 #include "lib/tracker/config.h"
 #include "lib/tracker/direct.h"
 #include "lib/tracker/fds.h"
@@ -35,10 +39,24 @@ static struct {
 	size_t len;
 	uint64_t n_allocs, n_frees, bytes, n_traces, n_records;
 	int buf_ready;          /* a capture is open */
+	/*
+	 * An aggregated capture's analysis (lib/format/fold.h): the events,
+	 * ticks and threads go into it, not into the file; what it found is
+	 * written before the trailer, as memprof run --aggregate's collector
+	 * writes it. Its memory is pages of ours.
+	 */
+	struct mp_fold *fold;
 } drain;
 #define DRAIN_BUF (256u << 10)
 /* The capture being written, for snapshots and status. */
 static char capture_path[4096];
+/* A capture at this very path (memprof_start), not MEMPROF_OUTPUT's pattern; replaced when overwrite. */
+static struct {
+	char path[4096];
+	int overwrite;
+} exact;
+/* Why the capture could not be created (an errno value). */
+static int open_errno;
 
 /* ---- the capture file ---- */
 
@@ -88,11 +106,14 @@ static void sink_write(const uint8_t *p, size_t n)
 	}
 }
 
-/* What the trailer counts, from the merged records' tags and an allocation's size. */
-static void count_record(const uint8_t *p, size_t n)
+/*
+ * What the trailer counts, from the merged records' tags and an allocation's
+ * size; written: the record is in the file (not folded).
+ */
+static void count_record(const uint8_t *p, size_t n, int written)
 {
 	uint8_t tag = p[0];
-	drain.n_records++;
+	drain.n_records += (unsigned)written;
 	if (tag >= MP_TAG_ALLOC && tag < MP_TAG_FREE) {
 		uint64_t v, size = 0;
 		const uint8_t *q = p + 1, *end = p + n;
@@ -124,8 +145,42 @@ static void count_record(const uint8_t *p, size_t n)
 	}
 }
 
+/* A record into the capture (under drain.lock). */
+static int drain_put(void *ctx, const uint8_t *p, size_t n)
+{
+	(void)ctx;
+	if (drain.len + n > DRAIN_BUF) {
+		sink_write(drain.buf, drain.len);
+		drain.len = 0;
+	}
+	memcpy(drain.buf + drain.len, p, n);
+	drain.len += n;
+	return 0;
+}
+
+/* A record into the capture, counted (under drain.lock). */
+static int drain_keep(void *ctx, const uint8_t *p, size_t n)
+{
+	if (p[0] != MP_TAG_THREAD_SWITCH)
+		count_record(p, n, 1);
+	return drain_put(ctx, p, n);
+}
+
+/* A merged record (under drain.lock): folded into an aggregated capture, or into the capture. */
 static int drain_out(void *ctx, const uint8_t *p, size_t n)
 {
+	if (drain.fold) {
+		int r = mp_fold_record(drain.fold, p, n);
+		if (r < 0 && mp_fold_failed(drain.fold))
+			mp_stream_stop("out of memory for the aggregated capture '", capture_path,
+				       "'; tracking stopped");
+		if (r) {
+			/* Folded (or malformed, which the tracker never writes): the trailer still counts it. */
+			if (p[0] != MP_TAG_THREAD_SWITCH)
+				count_record(p, n, 0);
+			return 0;
+		}
+	}
 	if (p[0] == MP_TAG_PYFRAME) {
 		/* For the collector to turn into symbols: here, that is us. */
 		uint64_t len = 0;
@@ -138,18 +193,65 @@ static int drain_out(void *ctx, const uint8_t *p, size_t n)
 				break;
 		}
 		if (len <= n - i)
-			mp_py_direct_symbols(p + i, (size_t)len, drain_out, ctx);
+			mp_py_direct_symbols(p + i, (size_t)len, drain_keep, ctx);
 		return 0;
 	}
-	if (p[0] != MP_TAG_THREAD_SWITCH)
-		count_record(p, n);
-	if (drain.len + n > DRAIN_BUF) {
-		sink_write(drain.buf, drain.len);
-		drain.len = 0;
+	return drain_keep(ctx, p, n);
+}
+
+/* Where the fold's records go: the capture (fd < 0), or a snapshot's file; the first errno. */
+struct fold_sink {
+	int fd, err;
+};
+
+static void fold_flush(struct fold_sink *k)
+{
+	const uint8_t *p = drain.buf;
+	size_t n = drain.len;
+	drain.len = 0;
+	if (k->fd < 0) {
+		sink_write(p, n);
+		return;
 	}
+	while (n && !k->err) {
+		ssize_t w = write(k->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			k->err = w < 0 ? errno : EIO;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void fold_rec(void *ctx, const uint8_t *p, size_t n)
+{
+	struct fold_sink *k = ctx;
+	if (k->fd < 0) {
+		drain_keep(NULL, p, n);
+		return;
+	}
+	if (drain.len + n > DRAIN_BUF)
+		fold_flush(k);
 	memcpy(drain.buf + drain.len, p, n);
 	drain.len += n;
-	return 0;
+}
+
+/*
+ * An aggregated capture's records as of now (under drain.lock, the rings
+ * merged, drain.buf empty): final, as its end (into the capture, fd < 0),
+ * else as a snapshot's (into fd). 0 or -errno.
+ */
+static int fold_out(int fd, int final)
+{
+	struct fold_sink k = { fd, 0 };
+	if (!drain.fold)
+		return 0;
+	mp_fold_emit(drain.fold, final, fold_rec, &k);
+	fold_flush(&k);
+	return -k.err;
 }
 
 static void drain_locked(int final)
@@ -241,6 +343,8 @@ void mp_direct_finish(void)
 	 * complete, and what comes later is merged as it is published.
 	 */
 	drain_locked(0);
+	/* (An aggregated capture's fold takes what comes later, and leaves it out.) */
+	fold_out(-1, 1);
 	sink_write(rec, trailer_locked(rec, mp_st.exit_status_known ? MP_END_EXIT : MP_END_DISCONNECT));
 	mp_st.final = 1;
 	mp_unlock(&drain.lock);
@@ -257,8 +361,14 @@ void mp_direct_stop(void)
 	mp_lock(&drain.lock);
 	/* Every writer has stopped (mp_stream_quiesce): everything published is complete. */
 	drain_locked(1);
+	fold_out(-1, 1);
 	sink_write(rec, trailer_locked(rec, MP_END_DETACH));
 	drain.buf_ready = 0;
+	mp_fold_free(drain.fold);
+	drain.fold = NULL;
+	/* We were the rings' reader and are done: the next stream gives their memory back. */
+	if (mp_st.h)
+		__atomic_store_n(&mp_st.h->reader_state, MP_READER_GONE, __ATOMIC_RELEASE);
 	mp_unlock(&drain.lock);
 	mp_cancel_restore(cs);
 	mp_in_hook--;
@@ -284,22 +394,33 @@ static int copy_prefix(int fd, int out, uint64_t n)
 	return 0;
 }
 
-int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
+int mp_direct_snapshot(unsigned number, const char *dest, char *path, size_t pathlen)
 {
 	uint8_t rec[256];
 	struct stat st;
 	char tmp[4096];
 	int out, r = 0;
-	size_t n = strlen(capture_path);
-	char num[24];
-	size_t l = mp_u64_to_dec(num, number);
-	if (n + 6 + l >= pathlen)
-		return -ENAMETOOLONG;
-	memcpy(path, capture_path, n);
-	memcpy(path + n, ".snap.", 6);
-	memcpy(path + n + 6, num, l + 1);
+	if (dest) {
+		if (strlen(dest) >= pathlen)
+			return -ENAMETOOLONG;
+		strcpy(path, dest);
+	} else {
+		size_t n = strlen(capture_path);
+		char num[24];
+		size_t l = mp_u64_to_dec(num, number);
+		if (n + 6 + l >= pathlen)
+			return -ENAMETOOLONG;
+		memcpy(path, capture_path, n);
+		memcpy(path + n, ".snap.", 6);
+		memcpy(path + n + 6, num, l + 1);
+	}
 	mp_in_hook++;
 	mp_lock(&drain.lock);
+	/* A path of the caller's is not replaced unless the capture's was allowed to be. */
+	if (dest && !exact.overwrite && lstat(dest, &st) == 0) {
+		r = -EEXIST;
+		goto out;
+	}
 	/* What is proven complete now; the capture itself goes on. */
 	drain_locked(0);
 	if (!mp_fd_intact(mp_st.sink_fd) || fstat(mp_st.sink_fd, &st) < 0) {
@@ -313,6 +434,8 @@ int mp_direct_snapshot(unsigned number, char *path, size_t pathlen)
 		goto out;
 	}
 	r = copy_prefix(mp_st.sink_fd, out, (uint64_t)st.st_size);
+	if (!r)
+		r = fold_out(out, 0); /* an aggregated capture's: the totals so far */
 	if (!r) {
 		size_t tn = trailer_locked(rec, MP_END_SNAPSHOT);
 		if (write(out, rec, tn) != (ssize_t)tn)
@@ -330,6 +453,24 @@ const char *mp_direct_path(void)
 	return capture_path;
 }
 
+int mp_direct_set_path(const char *path, int overwrite)
+{
+	if (!path) {
+		exact.path[0] = '\0';
+		return 0;
+	}
+	if (strlen(path) >= sizeof(exact.path))
+		return -ENAMETOOLONG;
+	strcpy(exact.path, path);
+	exact.overwrite = overwrite;
+	return 0;
+}
+
+int mp_direct_open_error(void)
+{
+	return open_errno;
+}
+
 
 /*
  * Expand the output pattern, from the root: %p is the pid, %n the capture's
@@ -339,10 +480,12 @@ const char *mp_direct_path(void)
  */
 static int output_path(char *out, size_t cap, int child, unsigned number)
 {
-	const char *s = mp_cfg.output;
+	const char *s = exact.path[0] ? exact.path : mp_cfg.output;
 	size_t n = 0;
 	int had_pid = 0, had_number = 0;
 	char num[24];
+	if (exact.path[0])
+		had_number = 1; /* (the path as it is: no number added) */
 	/*
 	 * From the root: the program may change its directory (a daemon's
 	 * chdir("/")) before a snapshot, or before the file is opened again.
@@ -356,7 +499,9 @@ static int output_path(char *out, size_t cap, int child, unsigned number)
 	for (; *s; s++) {
 		const char *add = s;
 		size_t alen = 1;
-		if (s[0] == '%' && s[1] == 'p') {
+		if (exact.path[0]) {
+			/* (taken as it is) */
+		} else if (s[0] == '%' && s[1] == 'p') {
 			alen = mp_u64_to_dec(num, (uint64_t)getpid());
 			add = num;
 			had_pid = 1;
@@ -394,22 +539,65 @@ static int output_path(char *out, size_t cap, int child, unsigned number)
 	return 0;
 }
 
+static void *fold_get(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	return mp_pages(bytes); /* (zeroed) */
+}
+
+static void fold_put(void *ctx, void *p, size_t bytes)
+{
+	(void)ctx;
+	mp_pages_free(p, bytes);
+}
+
+/*
+ * A new fold for an aggregated capture (flags), or for a followed child of
+ * one (the parent's fold, in the pages the child inherited, says so; the
+ * child's capture is aggregated too). 0, or -1 (no memory).
+ */
+static int fold_begin(unsigned *flags)
+{
+	struct mp_fold_opts o = { .main_tid = (uint64_t)getpid(), .get = fold_get, .put = fold_put };
+	int aggregated = (*flags & MP_HF_AGGREGATED) || ((*flags & MP_HF_FORK_CHILD) && drain.fold);
+	mp_fold_free(drain.fold);
+	drain.fold = NULL;
+	if (!aggregated)
+		return 0;
+	*flags |= MP_HF_AGGREGATED;
+	drain.fold = mp_fold_new(&o);
+	return drain.fold ? 0 : -1;
+}
+
 int mp_direct_open(unsigned mode, unsigned flags, pid_t forked_from)
 {
 	char *path = capture_path;
 	/* Read too: a snapshot copies what the capture holds so far. */
-	int oflags = O_RDWR | O_CREAT | O_CLOEXEC | (mp_cfg.force ? O_TRUNC : O_EXCL);
+	int force = exact.path[0] ? exact.overwrite : mp_cfg.force;
+	int oflags = O_RDWR | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	open_errno = 0;
+	if (fold_begin(&flags)) {
+		open_errno = ENOMEM;
+		if (!mp_st.quiet)
+			mp_write_stderr("out of memory for the aggregated capture", NULL,
+					"; the program runs untracked");
+		return -1;
+	}
 	if (output_path(path, sizeof(capture_path), forked_from != 0, mp_st.capture_no)) {
-		mp_write_stderr("MEMPROF_OUTPUT is too long (or the directory it is relative to is gone); "
-				"the program runs untracked", NULL, NULL);
+		open_errno = ENAMETOOLONG;
+		if (!mp_st.quiet)
+			mp_write_stderr("MEMPROF_OUTPUT is too long (or the directory it is relative to "
+					"is gone); the program runs untracked", NULL, NULL);
 		return -1;
 	}
 	mp_st.sink_fd = open(path, oflags, 0644);
 	if (mp_st.sink_fd < 0) {
-		mp_write_stderr("cannot create the capture '", path,
-				errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
-						  "the program runs untracked"
-						: "'; the program runs untracked");
+		open_errno = errno;
+		if (!mp_st.quiet)
+			mp_write_stderr("cannot create the capture '", path,
+					errno == EEXIST ? "': it exists (set MEMPROF_FORCE=1 to overwrite); "
+							  "the program runs untracked"
+							: "'; the program runs untracked");
 		return -1;
 	}
 	mp_fd_own_at(&mp_st.sink_fd);

@@ -33,12 +33,22 @@ void mp_direct_finish(void) MP_HIDDEN;
  */
 void mp_direct_stop(void) MP_HIDDEN;
 /*
- * A snapshot: the capture so far, with a trailer, copied to the capture's
- * path with .snap.<number> (written to path). 0 or -errno.
+ * A snapshot: the capture so far, with a trailer, copied to dest, or when
+ * dest is NULL to the capture's path with .snap.<number> (written to path).
+ * 0 or -errno (-EEXIST: dest exists, and the capture is not one that may
+ * replace its file).
  */
-int mp_direct_snapshot(unsigned number, char *path, size_t pathlen) MP_HIDDEN;
+int mp_direct_snapshot(unsigned number, const char *dest, char *path, size_t pathlen) MP_HIDDEN;
 /* The path of the capture being written (empty before the first). */
 const char *mp_direct_path(void) MP_HIDDEN;
+/*
+ * The next captures go to path exactly (memprof_start: no %p or %n, no
+ * number added; a followed child's gets .<pid>), replaced if it exists when
+ * overwrite; NULL: back to MEMPROF_OUTPUT's pattern. 0 or -ENAMETOOLONG.
+ */
+int mp_direct_set_path(const char *path, int overwrite) MP_HIDDEN;
+/* Why the last capture could not be created (an errno value), 0 when it was. */
+int mp_direct_open_error(void) MP_HIDDEN;
 /* The merge's lock, held across fork. */
 void mp_direct_lock(void) MP_HIDDEN;
 void mp_direct_unlock(void) MP_HIDDEN;

@@ -333,6 +333,8 @@ MP_EXPORT int dup3(int oldfd, int newfd, int flags)
 
 /* For memprof attach's GOT patching (hooks.c, mp_hooks): our functions, not the first of their names. */
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option" /* clang has no -Wmissing-attributes */
 #pragma GCC diagnostic ignored "-Wmissing-attributes"
 extern __typeof__(close) mp_hook_close __attribute__((alias("close"), visibility("hidden")));
 extern __typeof__(close_range) mp_hook_close_range __attribute__((alias("close_range"), visibility("hidden")));

@@ -1,9 +1,9 @@
 /*
- * The functions libmemprof.so interposes: the malloc family, the mmap family,
- * and the process-lifecycle calls after which buffered events would be lost
- * (exit, _exit, abort, exec) or that the capture records (fork, thread names).
- * Each hook calls the real function; recording happens only when tracking is
- * on and the thread is not already inside a hook.
+ * The functions libmemprof.so interposes: the malloc family and the mmap
+ * family (the process-lifecycle calls are hooks-process.c's), and the table
+ * of every hook, for GOT patching. Each hook calls the real function;
+ * recording happens only when tracking is on and the thread is not already
+ * inside a hook.
  */
 #include <config.h>
 
@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <alloca.h>
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -29,14 +27,13 @@
 #include "lib/tracker/lifecycle.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/record.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 
 /* C23 functions our C library may not declare yet. */
 void free_sized(void *p, size_t size);
 void free_aligned_sized(void *p, size_t alignment, size_t size);
-int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
-		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 
 /* The hook's stack pointer: the same wherever in its body it is read. */
 static inline __attribute__((always_inline)) uintptr_t hook_sp(void)
@@ -84,9 +81,26 @@ static inline __attribute__((always_inline)) void hook_enter(void)
 	mp_hook_sp = hook_sp();
 }
 
+/* The same for a hook that records in a function of its own (idle(), below): where the hook is. */
+static inline __attribute__((always_inline)) void hook_enter_at(uintptr_t sp)
+{
+	mp_hook_sp = sp;
+}
+
 static inline __attribute__((always_inline)) void hook_leave(void)
 {
 	mp_hook_sp = 0;
+}
+
+/*
+ * A tracker loaded that records nothing (stopped, paused, or never started:
+ * linked with -lmemprof, or loaded for the in-process API) passes the
+ * allocator's calls straight through: a load, a branch and a jump. (What
+ * records is in functions of its own, so that this path needs no frame.)
+ */
+static inline __attribute__((always_inline)) int idle(void)
+{
+	return likely(mp_state == MP_STATE_OFF);
 }
 
 static inline size_t page_round(size_t n)
@@ -95,29 +109,65 @@ static inline size_t page_round(size_t n)
 	return (n + ps - 1) & ~(ps - 1);
 }
 
-MP_EXPORT void *malloc(size_t size)
+static __attribute__((noinline)) void *malloc_recorded(size_t size, uintptr_t sp)
 {
 	struct mp_site site;
 	void *p;
+	hook_enter_at(sp);
+	mp_record_site(&site, MP_SITE_DEFER);
+	p = mp_real.malloc(size);
+	mp_record_settle(&site);
+	if (likely(p != NULL)) {
+		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
+		mp_sample_keep(p);
+	}
+	hook_leave();
+	return p;
+}
+
+/* malloc but its quick ways out (a tail call: the caller's return address stays). */
+static __attribute__((noinline)) void *malloc_slow(size_t size)
+{
+	if (!mp_sample_drawn(size))
+		return mp_real.malloc(size);
 	if (!recording()) {
 		if (unlikely(!mp_real.malloc))
 			return mp_boot_alloc(size, 16);
 		return mp_real.malloc(size);
 	}
-	hook_enter();
+	return malloc_recorded(size, hook_sp());
+}
+
+MP_EXPORT void *malloc(size_t size)
+{
+	if (idle() && likely(mp_real.malloc != NULL))
+		return mp_real.malloc(size);
+	/* Sampled tracking: most allocations are not recorded, and cost this only (sample.h). */
+	if (mp_sample_pass(size))
+		return mp_real.malloc(size);
+	return malloc_slow(size);
+}
+
+static __attribute__((noinline)) void *calloc_recorded(size_t nmemb, size_t size, uintptr_t sp)
+{
+	struct mp_site site;
+	void *p;
+	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
-	p = mp_real.malloc(size);
+	p = mp_real.calloc(nmemb, size);
 	mp_record_settle(&site);
-	if (likely(p != NULL))
-		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
+	if (likely(p != NULL)) {
+		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
+		mp_sample_keep(p);
+	}
 	hook_leave();
 	return p;
 }
 
-MP_EXPORT void *calloc(size_t nmemb, size_t size)
+static __attribute__((noinline)) void *calloc_slow(size_t nmemb, size_t size)
 {
-	struct mp_site site;
-	void *p;
+	if (!mp_sample_drawn(nmemb * size))
+		return mp_real.calloc(nmemb, size);
 	if (!recording()) {
 		if (unlikely(!mp_real.calloc)) {
 			size_t n;
@@ -126,30 +176,57 @@ MP_EXPORT void *calloc(size_t nmemb, size_t size)
 		}
 		return mp_real.calloc(nmemb, size);
 	}
-	hook_enter();
-	mp_record_site(&site, MP_SITE_DEFER);
-	p = mp_real.calloc(nmemb, size);
-	mp_record_settle(&site);
-	if (likely(p != NULL))
-		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
-	hook_leave();
-	return p;
+	return calloc_recorded(nmemb, size, hook_sp());
 }
 
-MP_EXPORT void free(void *p)
+MP_EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	if (idle() && likely(mp_real.calloc != NULL))
+		return mp_real.calloc(nmemb, size);
+	if (mp_sample_pass(nmemb * size))
+		return mp_real.calloc(nmemb, size);
+	return calloc_slow(nmemb, size);
+}
+
+static __attribute__((noinline)) void free_recorded(void *p, uintptr_t sp)
+{
+	hook_enter_at(sp);
+	/* Recorded before the memory is released: no later allocation can reuse it first. */
+	mp_record_free(MP_KIND_FREE, p);
+	mp_real.free(p);
+	hook_leave();
+}
+
+/* free but its quick ways out (a tail call: the caller's return address stays). */
+static __attribute__((noinline)) void free_slow(void *p)
 {
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
+	/* A block sampled tracking did not record is seen here only when its bit is another's. */
+	if (mp_sample_free_skip(p)) {
+		mp_real.free(p);
+		return;
+	}
 	if (!recording()) {
 		if (likely(mp_real.free != NULL))
 			mp_real.free(p);
 		return;
 	}
-	hook_enter();
-	/* Recorded before the memory is released: no later allocation can reuse it first. */
-	mp_record_free(MP_KIND_FREE, p);
-	mp_real.free(p);
-	hook_leave();
+	free_recorded(p, hook_sp());
+}
+
+MP_EXPORT void free(void *p)
+{
+	if (idle() && likely(!mp_is_boot(p)) && likely(mp_real.free != NULL)) {
+		mp_real.free(p);
+		return;
+	}
+	/* Sampled tracking: only the free of a block recorded is (sample.h). */
+	if (mp_sample_free_pass(p)) {
+		mp_real.free(p);
+		return;
+	}
+	free_slow(p);
 }
 
 /* realloc of a bootstrap block: move it to the real heap. */
@@ -162,28 +239,49 @@ static void *boot_realloc(void *p, size_t size)
 	return q;
 }
 
-static void *realloc_common(unsigned kind, void *p, size_t size, void *(*real)(void *, size_t))
+/*
+ * A reallocation is a free and an allocation, each recorded as the
+ * sampling says (sample.h; both when every event is): in the free's case
+ * the old block was recorded, in the allocation's the new size is sampled.
+ */
+static __attribute__((noinline)) void *realloc_common(unsigned kind, void *p, size_t size,
+							 void *(*real)(void *, size_t))
 {
 	struct mp_site site;
+	int freed = !p || mp_sample_free(p), alloc = mp_sample_alloc(size);
 	void *q;
+	if (!freed && !alloc)
+		return real(p, size);
 	hook_enter();
-	mp_record_site(&site, MP_SITE_DEFER);
-	if (p)
+	if (alloc)
+		mp_record_site(&site, MP_SITE_DEFER);
+	if (p && freed)
 		mp_record_free(kind, p);
 	q = real(p, size);
-	mp_record_settle(&site);
-	if (q)
-		mp_record_alloc_at(&site, kind, q, size);
-	else if (p && size)
+	if (alloc) {
+		mp_record_settle(&site);
+		if (q) {
+			mp_record_alloc_at(&site, kind, q, size);
+			mp_sample_keep(q);
+		}
+	}
+	if (!q && p && size && freed) {
 		/* Failed: the old block lives on (its size as the allocator knows it). */
-		mp_record_alloc_at(&site, kind, p,
-				   mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0);
+		size_t old = mp_real.malloc_usable_size ? mp_real.malloc_usable_size(p) : 0;
+		if (alloc)
+			mp_record_alloc_at(&site, kind, p, old);
+		else
+			mp_record_alloc(kind, p, old);
+		mp_sample_keep(p);
+	}
 	hook_leave();
 	return q;
 }
 
 MP_EXPORT void *realloc(void *p, size_t size)
 {
+	if (idle() && likely(!mp_is_boot(p)) && likely(mp_real.realloc != NULL))
+		return mp_real.realloc(p, size);
 	if (unlikely(p && mp_is_boot(p)))
 		return boot_realloc(p, size);
 	if (!recording()) {
@@ -219,7 +317,7 @@ static void free_kind(unsigned kind, void *p, void (*real)(void *))
 {
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
-	if (!recording()) {
+	if (!recording() || mp_sample_free_skip(p)) {
 		real(p);
 		return;
 	}
@@ -238,7 +336,7 @@ MP_EXPORT void free_sized(void *p, size_t size)
 	}
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
-	if (!recording()) {
+	if (!recording() || mp_sample_free_skip(p)) {
 		mp_real.free_sized(p, size);
 		return;
 	}
@@ -256,7 +354,7 @@ MP_EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size)
 	}
 	if (unlikely(!p || mp_is_boot(p)))
 		return;
-	if (!recording()) {
+	if (!recording() || mp_sample_free_skip(p)) {
 		mp_real.free_aligned_sized(p, alignment, size);
 		return;
 	}
@@ -280,12 +378,16 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		}
 		return mp_real.posix_memalign(out, alignment, size);
 	}
+	if (!mp_sample_alloc(size))
+		return mp_real.posix_memalign(out, alignment, size);
 	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
 	r = mp_real.posix_memalign(out, alignment, size);
 	mp_record_settle(&site);
-	if (r == 0)
+	if (r == 0) {
 		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
+		mp_sample_keep(*out);
+	}
 	hook_leave();
 	return r;
 }
@@ -300,12 +402,16 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 				return boot;                         \
 			return mp_real.name args;                    \
 		}                                                    \
+		if (!mp_sample_alloc(recorded))                      \
+			return mp_real.name args;                    \
 		hook_enter();                                        \
 		mp_record_site(&site, MP_SITE_DEFER);                \
 		p = mp_real.name args;                               \
 		mp_record_settle(&site);                             \
-		if (p)                                               \
+		if (p) {                                             \
 			mp_record_alloc_at(&site, kind, p, recorded); \
+			mp_sample_keep(p);                           \
+		}                                                    \
 		hook_leave();                                        \
 		return p;                                            \
 	}
@@ -335,11 +441,14 @@ MP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		return raw_mmap(addr, len, prot, flags, fd, off);
 	hook_enter();
 	/* MAP_FIXED replaces whatever was mapped there. */
-	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) && len)
+	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) && len &&
+	    mp_sample_unmap(addr, page_round(len)))
 		mp_record_free_range(MP_KIND_MMAP, addr, page_round(len));
 	p = raw_mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && mp_sample_alloc(page_round(len))) {
 		mp_record_alloc(MP_KIND_MMAP, p, page_round(len));
+		mp_sample_keep_map(p, page_round(len));
+	}
 	hook_leave();
 	return p;
 }
@@ -356,7 +465,7 @@ MP_EXPORT int munmap(void *addr, size_t len)
 		return mp_real.munmap ? mp_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
 	hook_enter();
 	/* munmap fails only on bad arguments: don't record those. */
-	if (len && !((uintptr_t)addr & 4095))
+	if (len && !((uintptr_t)addr & 4095) && mp_sample_unmap(addr, page_round(len)))
 		mp_record_free_range(MP_KIND_MUNMAP, addr, page_round(len));
 	r = mp_real.munmap(addr, len);
 	hook_leave();
@@ -366,6 +475,7 @@ MP_EXPORT int munmap(void *addr, size_t len)
 MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 {
 	void *new_addr = NULL, *p;
+	int freed;
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
 		va_start(ap, flags);
@@ -375,270 +485,22 @@ MP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
 	if (!recording())
 		return mp_real.mremap(old, old_size, new_size, flags, new_addr);
 	hook_enter();
-	if (flags & MREMAP_FIXED)
+	/* A free of the old pages and an allocation of the new, each as sampling says (sample.h). */
+	if ((flags & MREMAP_FIXED) && mp_sample_unmap(new_addr, page_round(new_size)))
 		mp_record_free_range(MP_KIND_MREMAP, new_addr, page_round(new_size));
-	if (!(flags & MREMAP_DONTUNMAP))
+	freed = !(flags & MREMAP_DONTUNMAP) && mp_sample_unmap(old, page_round(old_size));
+	if (freed)
 		mp_record_free_range(MP_KIND_MREMAP, old, page_round(old_size));
 	p = mp_real.mremap(old, old_size, new_size, flags, new_addr);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && mp_sample_alloc(page_round(new_size))) {
 		mp_record_alloc(MP_KIND_MREMAP, p, page_round(new_size));
-	else if (!(flags & MREMAP_DONTUNMAP))
+		mp_sample_keep_map(p, page_round(new_size));
+	} else if (p == MAP_FAILED && freed) {
 		mp_record_alloc(MP_KIND_MREMAP, old, page_round(old_size));
+		mp_sample_keep_map(old, page_round(old_size));
+	}
 	hook_leave();
 	return p;
-}
-
-/* ---- processes ---- */
-
-MP_EXPORT pid_t fork(void)
-{
-	pid_t pid;
-	if (unlikely(!mp_real.fork))
-		mp_init_stage1();
-	pid = mp_real.fork();
-	if (pid > 0)
-		mp_record_fork(pid);
-	return pid;
-}
-
-MP_EXPORT void exit(int status)
-{
-	if (unlikely(!mp_real.exit))
-		mp_init_stage1();
-	mp_record_exit(status, 0);
-	mp_real.exit(status);
-}
-
-MP_EXPORT void _exit(int status)
-{
-	if (unlikely(!mp_real._exit)) {
-		syscall(SYS_exit_group, status);
-		__builtin_unreachable();
-	}
-	mp_record_exit(status, 1);
-	mp_real._exit(status);
-}
-
-MP_EXPORT void _Exit(int status)
-{
-	if (unlikely(!mp_real._Exit)) {
-		syscall(SYS_exit_group, status);
-		__builtin_unreachable();
-	}
-	mp_record_exit(status, 1);
-	mp_real._Exit(status);
-}
-
-/*
- * Returning from main calls exit() inside the C library, past our exit hook:
- * wrap main to see its return value (the collector knows the status anyway;
- * a capture written by the tracker itself, and a followed child, need it).
- */
-typedef int (*main_fn)(int, char **, char **);
-static main_fn real_main;
-
-static int main_wrapper(int argc, char **argv, char **envp)
-{
-	int r = real_main(argc, argv, envp);
-	mp_record_exit(r, 0);
-	return r;
-}
-
-MP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
-				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
-{
-	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
-	real = (__typeof__(real))dlsym(RTLD_NEXT, "__libc_start_main");
-	real_main = main;
-	return real(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
-}
-
-MP_EXPORT void abort(void)
-{
-	if (unlikely(!mp_real.abort))
-		mp_init_stage1();
-	mp_flush_now();
-	mp_real.abort();
-}
-
-/*
- * The exec hooks tell the collector an exec is on its way (mp_stream_exec),
- * then call the real one; one that returns failed: the collector is told it
- * is not after all. r is what the real exec returned.
- */
-static int exec_done(int r)
-{
-	int saved = errno;
-	mp_stream_exec(0);
-	errno = saved;
-	return r;
-}
-
-/* exec replaces the process image: write what is buffered first. */
-MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	if (unlikely(!mp_real.execve))
-		mp_init_stage1();
-	mp_flush_now();
-	mp_stream_exec(1);
-	return exec_done(mp_real.execve(path, argv, envp));
-}
-
-MP_EXPORT int execv(const char *path, char *const argv[])
-{
-	if (unlikely(!mp_real.execv))
-		mp_init_stage1();
-	mp_flush_now();
-	mp_stream_exec(1);
-	return exec_done(mp_real.execv(path, argv));
-}
-
-MP_EXPORT int execvp(const char *file, char *const argv[])
-{
-	if (unlikely(!mp_real.execvp))
-		mp_init_stage1();
-	mp_flush_now();
-	mp_stream_exec(1);
-	return exec_done(mp_real.execvp(file, argv));
-}
-
-MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	if (unlikely(!mp_real.execvpe))
-		mp_init_stage1();
-	mp_flush_now();
-	mp_stream_exec(1);
-	return exec_done(mp_real.execvpe(file, argv, envp));
-}
-
-MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	if (unlikely(!mp_real.fexecve))
-		mp_init_stage1();
-	mp_flush_now();
-	mp_stream_exec(1);
-	return exec_done(mp_real.fexecve(fd, argv, envp));
-}
-
-/* The execl family builds an argv on the stack and goes through the hooks above. */
-#define COLLECT_ARGS(first, argv, want_envp, envp_out)                        \
-	do {                                                                  \
-		va_list ap;                                                   \
-		size_t n_ = 1;                                                \
-		va_start(ap, first);                                          \
-		while (va_arg(ap, char *))                                    \
-			n_++;                                                 \
-		va_end(ap);                                                   \
-		argv = alloca((n_ + 1) * sizeof(char *));                     \
-		argv[0] = (char *)first;                                      \
-		va_start(ap, first);                                          \
-		for (size_t i_ = 1; i_ <= n_; i_++)                           \
-			argv[i_] = va_arg(ap, char *);                        \
-		if (want_envp)                                                \
-			envp_out = va_arg(ap, char *const *);                 \
-		va_end(ap);                                                   \
-	} while (0)
-
-MP_EXPORT int execl(const char *path, const char *arg, ...)
-{
-	char **argv;
-	char *const *envp = NULL;
-	COLLECT_ARGS(arg, argv, 0, envp);
-	(void)envp;
-	return execv(path, argv);
-}
-
-MP_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	char **argv;
-	char *const *envp = NULL;
-	COLLECT_ARGS(arg, argv, 0, envp);
-	(void)envp;
-	return execvp(file, argv);
-}
-
-MP_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	char **argv;
-	char *const *envp = NULL;
-	COLLECT_ARGS(arg, argv, 1, envp);
-	return execve(path, argv, envp);
-}
-
-/* ---- thread names ---- */
-
-MP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
-{
-	int r;
-	if (unlikely(!mp_real.pthread_setname_np))
-		mp_init_stage1();
-	r = mp_real.pthread_setname_np((unsigned long)thread, name);
-	if (r == 0)
-		mp_record_thread_name((unsigned long)thread, name);
-	return r;
-}
-
-MP_EXPORT int prctl(int option, ...)
-{
-	unsigned long a[4];
-	va_list ap;
-	int r;
-	va_start(ap, option);
-	for (int i = 0; i < 4; i++)
-		a[i] = va_arg(ap, unsigned long);
-	va_end(ap);
-	if (unlikely(!mp_real.prctl))
-		return (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
-	r = mp_real.prctl(option, a[0], a[1], a[2], a[3]);
-	if (r == 0 && option == PR_SET_NAME)
-		mp_record_thread_name((unsigned long)pthread_self(), (const char *)a[0]);
-	return r;
-}
-
-/*
- * The rings reserve 2 GiB of address space, which mlockall(MCL_CURRENT)
- * counts against RLIMIT_MEMLOCK: a program that may lock what it has
- * untracked must be able to tracked. When the lock is refused, the
- * reservation beyond the rings in use goes and the program's call is made
- * again; later rings are mapped as they come (or tracking stops, saying
- * why, if that is refused).
- */
-MP_EXPORT int mlockall(int flags)
-{
-	int r, err;
-	if (unlikely(!mp_real.mlockall))
-		mp_init_stage1();
-	if (unlikely(!mp_real.mlockall))
-		return (int)syscall(SYS_mlockall, flags);
-	r = mp_real.mlockall(flags);
-	if (r == 0 || !(flags & MCL_CURRENT) || (errno != ENOMEM && errno != EAGAIN))
-		return r;
-	err = errno;
-	if (!mp_stream_unreserve()) {
-		errno = err;
-		return r;
-	}
-	return mp_real.mlockall(flags);
-}
-
-/*
- * The loader unmaps a library with no call our hooks see: the module map is
- * refreshed at once, so that the unload comes before anything loaded at the
- * same place (whose code then gets trace nodes of its own,
- * mp_stacks_forget_code()). It waits for a refresh in progress, which may
- * have begun before the unload.
- */
-MP_EXPORT int dlclose(void *handle)
-{
-	int r;
-	if (unlikely(!mp_real.dlclose))
-		mp_init_stage1();
-	if (unlikely(!mp_real.dlclose))
-		return -1;
-	r = mp_real.dlclose(handle);
-	if (!mp_inside())
-		mp_modules_refresh(1);
-	return r;
 }
 
 /* ---- the table GOT patching uses (attach) ---- */
@@ -650,6 +512,7 @@ MP_EXPORT int dlclose(void *handle)
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option" /* clang has no -Wmissing-attributes */
 #pragma GCC diagnostic ignored "-Wmissing-attributes" /* the aliases need not repeat 'nothrow' & co. */
 #define ALIAS(name) extern __typeof__(name) mp_hook_##name __attribute__((alias(#name), visibility("hidden")));
 ALIAS(malloc)
@@ -668,24 +531,26 @@ ALIAS(mmap)
 ALIAS(mmap64)
 ALIAS(munmap)
 ALIAS(mremap)
-ALIAS(fork)
-ALIAS(exit)
-ALIAS(_exit)
-ALIAS(_Exit)
-ALIAS(abort)
-ALIAS(execve)
-ALIAS(execv)
-ALIAS(execvp)
-ALIAS(execvpe)
-ALIAS(fexecve)
-ALIAS(execl)
-ALIAS(execlp)
-ALIAS(execle)
-ALIAS(pthread_setname_np)
-ALIAS(prctl)
-ALIAS(dlclose)
-ALIAS(mlockall)
 #pragma GCC diagnostic pop
+
+/* hooks-process.c's: fork, exit, abort, exec, thread names, mlockall, dlclose. */
+pid_t mp_hook_fork(void) MP_HIDDEN;
+void mp_hook_exit(int status) MP_HIDDEN;
+void mp_hook__exit(int status) MP_HIDDEN;
+void mp_hook__Exit(int status) MP_HIDDEN;
+void mp_hook_abort(void) MP_HIDDEN;
+int mp_hook_execve(const char *path, char *const argv[], char *const envp[]) MP_HIDDEN;
+int mp_hook_execv(const char *path, char *const argv[]) MP_HIDDEN;
+int mp_hook_execvp(const char *file, char *const argv[]) MP_HIDDEN;
+int mp_hook_execvpe(const char *file, char *const argv[], char *const envp[]) MP_HIDDEN;
+int mp_hook_fexecve(int fd, char *const argv[], char *const envp[]) MP_HIDDEN;
+int mp_hook_execl(const char *path, const char *arg, ...) MP_HIDDEN;
+int mp_hook_execlp(const char *file, const char *arg, ...) MP_HIDDEN;
+int mp_hook_execle(const char *path, const char *arg, ...) MP_HIDDEN;
+int mp_hook_pthread_setname_np(pthread_t thread, const char *name) MP_HIDDEN;
+int mp_hook_prctl(int option, ...) MP_HIDDEN;
+int mp_hook_dlclose(void *handle) MP_HIDDEN;
+int mp_hook_mlockall(int flags) MP_HIDDEN;
 
 /* fds.c's: the close and dup hooks that keep the tracker's descriptors open and out of the way. */
 int mp_hook_close(int fd) MP_HIDDEN;

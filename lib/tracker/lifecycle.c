@@ -27,6 +27,7 @@
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
 #include "lib/tracker/record.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/signals.h"
 #include "lib/tracker/stacks.h"
@@ -61,6 +62,11 @@ int mp_setup(void)
 
 /* The environment asked for tracking (memprof run, or a hand-preloaded tracker). */
 static int configured;
+
+int mp_configured(void)
+{
+	return configured;
+}
 
 void mp_init_stage1(void)
 {
@@ -160,7 +166,7 @@ static void at_exit(void)
 		return;
 	mp_in_hook++;
 	/* Modules closed since the last tick. */
-	mp_modules_refresh(0);
+	mp_modules_refresh();
 	ts = mp_thread_ring();
 	/*
 	 * Returning from main reaches exit() inside the C library, past every
@@ -224,12 +230,14 @@ static void atfork_prepare(void)
 		mp_threads_lock();
 		mp_direct_lock();
 		mp_stream_lock_all();
+		mp_sample_lock();
 	}
 }
 
 static void atfork_parent(void)
 {
 	if (fork_locked) {
+		mp_sample_unlock();
 		mp_stream_unlock_all();
 		mp_direct_unlock();
 		mp_threads_unlock();
@@ -246,6 +254,10 @@ static void atfork_child(void)
 	/* A live view shows the parent only: the child gets the configuration back, paused. */
 	int was_live;
 	mp_sig_forked(); /* the locks atfork_prepare took are made anew below */
+	/* The child records nothing of its parent's stream: every call goes the untracked way, or
+	   sets up a followed child's stream (which samples anew) at its first allocation or free. */
+	mp_sample_forked();
+	mp_sample_stop();
 	was_live = mp_session_forked();
 	mp_creds_forked();
 	mp_control_forked();

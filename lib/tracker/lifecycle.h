@@ -15,6 +15,8 @@ void mp_init_stage1(void) MP_HIDDEN;
 void mp_child_setup(void) MP_HIDDEN;
 /* What every way of tracking needs, done once: buffers, keys, the stack walker. 0 or -1. */
 int mp_setup(void) MP_HIDDEN;
+/* Whether the environment asked for tracking (a destination: a collector, or MEMPROF_OUTPUT). */
+int mp_configured(void) MP_HIDDEN;
 /* The fork and exit handlers, registered once. */
 void mp_register_handlers(void) MP_HIDDEN;
 

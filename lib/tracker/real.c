@@ -19,7 +19,7 @@ uint64_t mp_self_lo, mp_self_hi, mp_self_base;
 
 /* ---- bootstrap arena ---- */
 
-static char boot_arena[64 * 1024] __attribute__((aligned(64)));
+char mp_boot_arena[MP_BOOT_ARENA_SIZE] __attribute__((aligned(64)));
 static size_t boot_used;
 
 void *mp_boot_alloc(size_t size, size_t align)
@@ -33,20 +33,15 @@ void *mp_boot_alloc(size_t size, size_t align)
 	for (;;) {
 		size_t cur = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
 		start = (cur + sizeof(size_t) + align - 1) & ~(align - 1);
-		if (start + size > sizeof(boot_arena))
+		if (start + size > sizeof(mp_boot_arena))
 			return NULL;
 		if (__atomic_compare_exchange_n(&boot_used, &cur, start + size, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED))
 			break;
 	}
-	hdr = (size_t *)(boot_arena + start) - 1;
+	hdr = (size_t *)(mp_boot_arena + start) - 1;
 	*hdr = size;
-	return boot_arena + start;
-}
-
-int mp_is_boot(const void *p)
-{
-	return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof(boot_arena);
+	return mp_boot_arena + start;
 }
 
 size_t mp_boot_size(const void *p)

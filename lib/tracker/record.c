@@ -21,10 +21,13 @@
 /*
  * Start an event in ts's ring: room (waiting for the collector if the ring
  * is full), the busy flag and the key. Returns where the event's bytes go,
- * with the record's start in *start, or NULL when it must not be written.
+ * with the record's start in *start, or NULL when it must not be written:
+ * also, with *stale set, when gens (if not NULL: the nodes' and the
+ * stream's generations the event's node was found in) are not those of now.
  */
-static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tstate *ts,
-								   uint8_t **start)
+static inline __attribute__((always_inline)) uint8_t *event_begin_at(struct mp_tstate *ts,
+								      uint8_t **start, const uint32_t *gens,
+								      int *stale)
 {
 	struct mp_wring *w = &ts->ring;
 	uint64_t key;
@@ -42,8 +45,22 @@ static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tsta
 		mp_wring_abandon(w);
 		return NULL;
 	}
+	/* (Before the key is framed: the ring's delta base stays the last record's.) */
+	if (gens && unlikely(gens[0] != __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE) ||
+			     gens[1] != __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE))) {
+		mp_wring_abandon(w);
+		*stale = 1;
+		return NULL;
+	}
 	*start = p;
 	return mp_wring_frame(w, p, key);
+}
+
+/* The same for an event that names no node. */
+static inline __attribute__((always_inline)) uint8_t *event_begin(struct mp_tstate *ts,
+								   uint8_t **start)
+{
+	return event_begin_at(ts, start, NULL, NULL);
 }
 
 void mp_record_nested_lost(struct mp_wring *w)
@@ -309,17 +326,20 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	int saved = errno;
 	struct mp_tstate *ts = site->ts;
 	uint8_t *p, *start;
-	uint32_t node;
+	uint32_t node, gen, sgen;
 
 	if (unlikely(!ts))
 		goto out;
 	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
+		mp_modules_refresh();
 	/* The thread's ring first: new stacks write their TRACE records into it. */
-	if (unlikely(mp_thread_undeclared(ts, mp_st.gen)) && mp_thread_declare(ts))
+	sgen = __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE);
+	if (unlikely(mp_thread_undeclared(ts, sgen)) && mp_thread_declare(ts))
 		goto out;
+	/* The stream and the nodes' generation the node is found in (see below). */
+	gen = __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE);
 	if (likely(site->node)) {
-		if (likely(site->gen == mp_nodes_gen)) {
+		if (likely(site->gen == gen)) {
 			node = site->node; /* known to the walker, in this stream */
 		} else {
 			/*
@@ -344,7 +364,7 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		mp_unwind_learn(ts->uw, node);
 	} else if (likely(site->n >= 0)) {
 		/* (Nodes the walker's frames kept from before unloaded code are gone.) */
-		if (unlikely(site->gen != mp_nodes_gen))
+		if (unlikely(site->gen != gen))
 			for (int k = 0; k < site->n; k++)
 				site->frames[k].node = MP_UFRAME_NO_NODE;
 		/* A known stack (no lock), or new frames for the tree (under its lock). */
@@ -355,18 +375,39 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 	} else {
 		node = mp_slow_stack_node(ts, site->depth, site->k);
 	}
-	if (unlikely(!node))
-		goto out;
-	/*
-	 * Code outside every known module (a library just loaded): its MODULE
-	 * record now, while it is there; a dlclose before the next event would
-	 * leave its frames with no module.
-	 */
-	if (unlikely(mp_modules_dirty()))
-		mp_modules_refresh(0);
-	p = event_begin(ts, &start);
-	if (unlikely(!p))
-		goto out;
+	for (int tries = 0;; tries++) {
+		uint32_t gens[2] = { gen, sgen };
+		int stale = 0;
+		if (unlikely(!node))
+			goto out;
+		/*
+		 * Code outside every known module (a library just loaded): its MODULE
+		 * record now, while it is there; a dlclose before the next event would
+		 * leave its frames with no module.
+		 */
+		if (unlikely(mp_modules_dirty()))
+			mp_modules_refresh();
+		/*
+		 * The stream we write into is the one whose nodes these are, and
+		 * the one their TRACE records went to: a stop and a start
+		 * (memprof_start() in a loop) may both have come since the node was
+		 * found, this thread not yet in its event; the new stream numbers
+		 * its nodes afresh, and the thread's ring was the old one's. Then
+		 * the node is found again, in the new stream (event_begin_at() put
+		 * the thread there).
+		 */
+		p = event_begin_at(ts, &start, gens, &stale);
+		if (likely(p != NULL))
+			break;
+		if (!stale || tries == 3)
+			goto out; /* (or streams that come and go faster than a stack is walked) */
+		sgen = __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE);
+		gen = __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE);
+		{
+			int depth = libunwind_stack(ts);
+			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
+		}
+	}
 	event_end(ts, start, mp_enc_alloc(p, &ts->enc, kind, (uint64_t)addr, size, node));
 out:
 	errno = saved;

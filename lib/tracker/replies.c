@@ -124,10 +124,17 @@ int mp_stream_reader_gone(void)
 	 * inside this function. So no waiting: when another reads just now, the
 	 * answer is "not gone", and the wait asks again.
 	 */
+	int cs;
 	if (!__atomic_compare_exchange_n(&rp.lock, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
+	/*
+	 * recv() is a cancellation point, and this thread is in a hook, its
+	 * event half made: a cancel acts at the program's next one instead.
+	 */
+	cs = mp_cancel_off();
 	/* Without its socket (the program closed it), the collector may still read the rings. */
 	r = read_locked() == 1 && rp.gone;
+	mp_cancel_restore(cs);
 	mp_unlock(&rp.lock);
 	errno = saved;
 	return r;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -12,14 +13,52 @@
 #include "lib/tracker/direct.h"
 #include "lib/tracker/modules.h"
 #include "lib/tracker/python.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/session.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/threads.h"
 #include "lib/tracker/timer.h"
 
+struct mp_marker_baseline {
+	int valid;
+	uint64_t arena, in_use;
+};
+
+/* The C library's own view of its heap (mallinfo2), as the unattributed baseline at attach. */
+static void heap_baseline(struct mp_marker_baseline *b)
+{
+#ifdef HAVE_MALLINFO2
+	struct mallinfo2 mi = mallinfo2();
+	b->valid = 1;
+	b->arena = mi.arena + mi.hblkhd;
+	b->in_use = mi.uordblks + mi.hblkhd;
+#else
+	b->valid = 0;
+#endif
+}
+
+void mp_session_baseline(void)
+{
+	struct mp_marker_baseline base = { 0 };
+	uint8_t rec[128], *p;
+	struct mp_wring *w = mp_thread_ring();
+	heap_baseline(&base);
+	p = mp_enc_sized_begin(rec, MP_TAG_ATTACH);
+	p = mp_enc_field_uint(p, MP_M_TIME, 0);
+	p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
+	if (base.valid) {
+		p = mp_enc_field_uint(p, MP_M_HEAP_ARENA, base.arena);
+		p = mp_enc_field_uint(p, MP_M_HEAP_IN_USE, base.in_use);
+	}
+	p = mp_enc_sized_end(rec, p);
+	if (w)
+		mp_stream_put(w, rec, (size_t)(p - rec));
+}
+
 static int session_lock;
 static unsigned snapshots;
+static uint64_t last_duration_us; /* of the last stream, once stopped */
 /* A live view's session: where it streams, and the configuration it replaced. */
 static struct {
 	int on, direct;
@@ -32,6 +71,8 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 	struct mp_wring *w;
 	if (mp_py_on)
 		flags |= MP_HF_PYTHON_FRAMES;
+	/* Every event, or a sample (its interval in the header): the stream's blocks are its own. */
+	mp_sample_begin(mp_cfg.sampling_interval, mp_cfg.sampling_seed);
 	if (mp_stream_create())
 		return -1;
 	if (mp_cfg.direct ? mp_direct_open(mode, flags, forked_from)
@@ -40,6 +81,7 @@ int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
 		return -1;
 	}
 	mp_stream_start();
+	mp_sample_start();
 	/* A first sample at time 0: even a program that ends at once has a start and an end. */
 	w = mp_thread_ring();
 	if (w) {
@@ -91,6 +133,7 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
 	snapshots = 0;
 	if (mp_session_open_stream(mode, flags | (mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0) |
 				 (mp_st.capture_no > 1 ? MP_HF_RESTARTED : 0), 0)) {
+		mp_st.capture_no--; /* (not started: its number is the next one's) */
 		r = -ECONNREFUSED;
 		goto out;
 	}
@@ -132,6 +175,8 @@ static int stop(void (*before)(void), unsigned wait_ms, char *path, size_t cap)
 		goto out;
 	w = mp_thread_ring();
 	mp_state = MP_STATE_OFF;
+	mp_sample_stop();
+	last_duration_us = mp_stream_since_start_us();
 	if (before)
 		before();
 	/* Nothing is written after the DETACH record but the last sample. */
@@ -157,9 +202,9 @@ void mp_session_stop(void (*before)(void))
 	stop(before, 0, NULL, 0);
 }
 
-int mp_session_stop_finished(unsigned wait_ms, char *path, size_t cap)
+int mp_session_stop_finished(void (*before)(void), unsigned wait_ms, char *path, size_t cap)
 {
-	return stop(NULL, wait_ms, path, cap);
+	return stop(before, wait_ms, path, cap);
 }
 
 /* ---- a live view's session (memprof live) ---- */
@@ -228,7 +273,7 @@ int mp_session_forked(void)
 	return was;
 }
 
-int mp_session_snapshot(unsigned *number, char *path, size_t pathlen)
+int mp_session_snapshot(unsigned *number, const char *dest, char *path, size_t pathlen)
 {
 	int r = 0;
 	mp_in_hook++;
@@ -244,7 +289,7 @@ int mp_session_snapshot(unsigned *number, char *path, size_t pathlen)
 	*number = ++snapshots;
 	path[0] = '\0';
 	if (mp_cfg.direct) {
-		r = mp_direct_snapshot(*number, path, pathlen);
+		r = mp_direct_snapshot(*number, dest, path, pathlen);
 	} else {
 		/*
 		 * The collector writes it, from the events before this record:
@@ -260,4 +305,9 @@ out:
 	mp_unlock(&session_lock);
 	mp_in_hook--;
 	return r;
+}
+
+uint64_t mp_session_last_duration_us(void)
+{
+	return last_duration_us;
 }

@@ -12,6 +12,8 @@
 #include "lib/tracker/base.h"
 #include <sys/types.h>
 
+#include "include/memprof.h"
+#include "lib/tracker/config.h"
 #include "lib/tracker/timer.h"
 
 /*
@@ -21,8 +23,8 @@
  * (no stream could be opened; said on standard error). prelude, when not
  * NULL, writes records that must come before any event. The exit and fork
  * handlers must have been registered (mp_register_handlers()). flags are
- * added to the header's (MP_HF_AGGREGATED: the collector is asked for an
- * aggregated capture).
+ * added to the header's (MP_HF_AGGREGATED: an aggregated capture, which
+ * the collector makes, or direct.c's fold in a capture of our own).
  */
 int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *ops,
 		     void (*prelude)(void)) MP_HIDDEN;
@@ -34,11 +36,11 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
  */
 void mp_session_stop(void (*before)(void)) MP_HIDDEN;
 /*
- * The same (memprof ctl PID stop), then, when a collector writes the
- * capture, wait at most wait_ms for it to say it finished it: 1 when it
- * did, with the capture's path in path (cap bytes); else 0.
+ * The same (memprof ctl PID stop; before as above), then, when a collector
+ * writes the capture, wait at most wait_ms for it to say it finished it: 1
+ * when it did, with the capture's path in path (cap bytes); else 0.
  */
-int mp_session_stop_finished(unsigned wait_ms, char *path, size_t cap) MP_HIDDEN;
+int mp_session_stop_finished(void (*before)(void), unsigned wait_ms, char *path, size_t cap) MP_HIDDEN;
 /*
  * Start a live view's session (memprof live, through the control socket):
  * a stream to the collector listening at path (absolute), whatever mp_cfg
@@ -57,6 +59,14 @@ const char *mp_session_live_path(void) MP_HIDDEN;
  * not shown). Returns whether it was.
  */
 int mp_session_forked(void) MP_HIDDEN;
+/*
+ * The ATTACH record, first in a stream of a program that ran untracked
+ * until now (memprof attach, memprof_start): what the C library says its
+ * heap holds, before any event of ours. A session's prelude.
+ */
+void mp_session_baseline(void) MP_HIDDEN;
+/* How long the last stream ran, from its start to its stop (0 before the first stop). */
+uint64_t mp_session_last_duration_us(void) MP_HIDDEN;
 /* A new stream: its own trace tree and modules; call before mp_session_open_stream(). */
 void mp_new_stream_state(void) MP_HIDDEN;
 /*
@@ -66,9 +76,48 @@ void mp_new_stream_state(void) MP_HIDDEN;
 int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
 /*
  * A snapshot of the capture so far, which goes on: written by us (its path in
- * path) or asked of the collector (path empty). 0 with its number in
- * *number, or -errno (-ENOENT: not tracking).
+ * path: dest, or when NULL the capture's with .snap.N) or asked of the
+ * collector (path empty; it names it). 0 with its number in *number, or
+ * -errno (-ENOENT: not tracking).
  */
-int mp_session_snapshot(unsigned *number, char *path, size_t pathlen) MP_HIDDEN;
+int mp_session_snapshot(unsigned *number, const char *dest, char *path, size_t pathlen) MP_HIDDEN;
+
+/*
+ * ---- Starts and stops from inside the process (inproc.c) ----
+ * memprof_start() and memprof_stop() of include/memprof.h (api.c), and
+ * memprof ctl's start and stop (control.c), which take the same way so
+ * that a tracker loaded with dlopen puts its hooks in and out whoever asks.
+ * Each call is serialized with the others; each returns 0 or -errno, as
+ * its memprof.h counterpart says.
+ */
+enum {
+	MP_INPROC_OVERWRITE = 1 << 0, /* path may replace a file */
+	MP_INPROC_AGGREGATE = 1 << 1, /* an aggregated capture (a collector's, or ours folded) */
+	MP_INPROC_PYALLOC = 1 << 2,   /* trace the Python allocators */
+	MP_INPROC_CONTROL = 1 << 3,   /* memprof ctl's start: its errors said on standard error */
+};
+/*
+ * Start a capture into path (NULL: where the configuration says), with the
+ * settings set(c, arg) makes of the current ones (set NULL: as they are),
+ * for this capture only.
+ */
+int mp_inproc_start(const char *path, unsigned flags, void (*set)(struct mp_config *c, const void *arg),
+		    const void *arg) MP_HIDDEN;
+/* Stop the capture recording, whoever started it (but memprof attach), once it is complete. */
+int mp_inproc_stop(void) MP_HIDDEN;
+/*
+ * The same for memprof ctl: a collector's capture is waited for wait_ms at
+ * most and its path put in path (cap bytes; "" when the collector did not
+ * say it finished it in time); path NULL: no wait.
+ */
+int mp_inproc_stop_wait(unsigned wait_ms, char *path, size_t cap) MP_HIDDEN;
+/* A snapshot of it at dest (NULL: the capture's path with .snap.N). */
+int mp_inproc_snapshot(const char *dest) MP_HIDDEN;
+/* What the tracker does, into *st (its size checked by the caller). */
+int mp_inproc_status(struct memprof_status *st) MP_HIDDEN;
+/* Whether a capture records. */
+int mp_inproc_recording(void) MP_HIDDEN;
+/* The file of the last capture stopped, "" when the tracker did not know it. */
+const char *mp_inproc_last_capture(void) MP_HIDDEN;
 
 #endif

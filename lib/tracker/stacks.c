@@ -10,6 +10,7 @@
 #include "lib/tracker/python.h"
 #include "lib/tracker/stacks.h"
 #include "lib/tracker/stream.h"
+#include "lib/tracker/threads.h"
 
 struct mp_smap_table *mp_smap;
 uint32_t mp_nodes_gen = 1;
@@ -79,13 +80,37 @@ int mp_stacks_grow(void)
 }
 
 /*
+ * The TRACE record of node tt_count into ts's ring in the stream of now,
+ * which may have begun since the thread's last record (a stop and a start,
+ * memprof_start() in a loop): a record in the ring of the stream before
+ * would leave the node without it in this one. 0, or -1 when no stream
+ * took it (tracking stopped), the delta encoding's state as it was.
+ */
+static int trace_record(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
+{
+	uint8_t rec[MP_ENC_MAX_EVENT];
+	uint64_t last = last_trace_ip;
+	for (int tries = 0; tries < 2; tries++) {
+		uint32_t gen = __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE);
+		last_trace_ip = last;
+		if (unlikely(mp_thread_undeclared(ts, gen)) && mp_thread_declare(ts))
+			break;
+		if (mp_stream_put(&ts->ring, rec, (size_t)(mp_enc_trace(rec, tt_count, parent, ip, &last_trace_ip) - rec)))
+			break;
+		if (likely(gen == __atomic_load_n(&mp_st.gen, __ATOMIC_ACQUIRE)))
+			return 0;
+	}
+	last_trace_ip = last;
+	return -1;
+}
+
+/*
  * The node for (parent, ip), created if new, its TRACE record written into
  * ts's ring (keyed under the lock, so records come in the order of their
  * numbers); 0 on failure.
  */
 static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 {
-	uint8_t rec[MP_ENC_MAX_EVENT];
 	size_t j;
 	/*
 	 * Up to 7/8 full: the table is the tracker's largest, every page of it
@@ -105,8 +130,15 @@ static uint32_t tt_node(struct mp_tstate *ts, uint32_t parent, uint64_t ip)
 	tt[j].parent = parent;
 	tt[j].index = ++tt_count;
 	tt_used++;
-	if (mp_stream_put(&ts->ring, rec, (size_t)(mp_enc_trace(rec, tt_count, parent, ip, &last_trace_ip) - rec)))
-		return 0; /* tracking stopped: no event will name the node */
+	if (unlikely(trace_record(ts, parent, ip))) {
+		/* No stream has the record: no node without it (its number is the next one's). */
+		tt[j].ip = 0;
+		tt[j].parent = 0;
+		tt[j].index = 0;
+		tt_count--;
+		tt_used--;
+		return 0;
+	}
 	/* Code outside every known module means the loader mapped something new. */
 	if (ip != MP_IP_TRUNCATED && !mp_pyip_is(ip) && !mp_modules_contains(ip))
 		mp_modules_mark_dirty();

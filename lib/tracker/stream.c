@@ -25,6 +25,7 @@
 #include "lib/tracker/config.h"
 #include "lib/tracker/fds.h"
 #include "lib/tracker/keys.h"
+#include "lib/tracker/sample.h"
 #include "lib/tracker/stream.h"
 #include "lib/tracker/unwind.h"
 
@@ -50,6 +51,7 @@ void mp_stream_stop(const char *a, const char *b, const char *c)
 	if (mp_state == MP_STATE_ON && a && !mp_st.quiet)
 		mp_write_stderr(a, b, c);
 	mp_state = MP_STATE_OFF;
+	mp_sample_stop();
 	*mp_live = 0;
 }
 
@@ -139,8 +141,13 @@ static int shm_create(void)
 		close(fd);
 		return -1;
 	}
-	/* Raw system calls: our mmap hook must not record the tracker's own memory. */
-	p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	/*
+	 * Raw system calls: our mmap hook must not record the tracker's own memory.
+	 * (The offset is an off_t: a plain 0 is an int, whose upper half syscall()'s
+	 * variadic arguments leave undefined; clang's code left garbage there.)
+	 */
+	p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
+		    (off_t)0);
 	if (p == -1) {
 		close(fd);
 		return -1;
@@ -447,6 +454,8 @@ size_t mp_stream_header(uint8_t *buf, unsigned mode, unsigned flags, pid_t forke
 		p = mp_enc_field_bytes(p, MP_H_CWD, cwd, strlen(cwd));
 	if (forked_from)
 		p = mp_enc_field_uint(p, MP_H_FORKED_FROM, (uint64_t)forked_from);
+	if (mp_sample_begun())
+		p = mp_enc_field_uint(p, MP_H_SAMPLING_INTERVAL, mp_sample_begun());
 	p = mp_enc_sized_end(rec, p);
 	return (size_t)(p - buf);
 }
@@ -649,7 +658,8 @@ int mp_stream_connect(unsigned mode, unsigned flags, pid_t forked_from)
 
 void mp_stream_start(void)
 {
-	*mp_live = 1;
+	/* After the new stream's nodes' generation (mp_record_alloc_at() reads them in that order). */
+	__atomic_store_n(mp_live, 1, __ATOMIC_RELEASE);
 }
 
 void mp_stream_close(void)

@@ -90,7 +90,7 @@ static void *timer_main(void *arg)
 		idle = published() == seen ? idle + 1 : 0;
 		step = interval << (idle > IDLE_MAX_SHIFT ? IDLE_MAX_SHIFT : idle);
 		next_tick = now + step;
-		if (!idle && mp_modules_refresh(0) && timer_ops)
+		if (!idle && mp_modules_refresh() && timer_ops)
 			timer_ops->modules_added();
 		{
 			struct mp_wring *ts = mp_thread_ring();

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,7 +38,10 @@ void mp_write_stderr(const char *a, const char *b, const char *c)
 	size_t n = 0;
 	const char *parts[4] = { "memprof: ", a, b, c };
 	for (int i = 0; i < 4; i++) {
-		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		size_t l;
+		if (!parts[i])
+			continue; /* (not even memcpy(..., NULL, 0): undefined, a trap in a sanitized build) */
+		l = strlen(parts[i]);
 		if (l > sizeof(line) - 2 - n)
 			l = sizeof(line) - 2 - n;
 		memcpy(line + n, parts[i], l);
@@ -105,7 +109,7 @@ void *mp_pages(size_t size)
 {
 	/* A raw syscall: the mmap hook must not see the tracker's own memory. */
 	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+			 -1, (off_t)0);
 	return p == -1 ? NULL : (void *)p;
 }
 
@@ -170,4 +174,27 @@ void mp_exe_path(char *buf, size_t size)
 	buf[0] = '\0';
 	if (execfn && realpath(execfn, abs) && strlen(abs) < size)
 		memcpy(buf, abs, strlen(abs) + 1);
+}
+
+/* The socket's directory: ours, and nobody else's (mode 0700), or we do not use it. */
+static int own_dir(const char *dir)
+{
+	struct stat st;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+int mp_user_dir(char *dir, size_t cap)
+{
+	char num[24];
+	size_t l = mp_u64_to_dec(num, geteuid());
+	if (13 + l + 1 > cap)
+		return -1;
+	memcpy(dir, "/tmp/memprof-", 13);
+	memcpy(dir + 13, num, l + 1);
+	return own_dir(dir) < 0 ? -1 : (int)(13 + l);
 }

@@ -111,11 +111,12 @@ struct mp_shm_hello {
 struct mp_hello_msg {
 	struct mp_shm_hello hello;
 	struct iovec iov;
+	struct msghdr msg;
+	/* Last: glibc's struct cmsghdr ends with a flexible array (clang warns elsewhere). */
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
-	struct msghdr msg;
 };
 
 static inline void mp_hello_msg_init(struct mp_hello_msg *m)

@@ -7,7 +7,7 @@
 
 #include "lib/transport/ring.h"
 
-enum kind { K_PATH, K_UINT, K_SWITCH, K_RING, K_CLOCK, K_UNWIND };
+enum kind { K_PATH, K_UINT, K_SWITCH, K_RING, K_CLOCK, K_UNWIND, K_BYTES };
 
 static const struct key {
 	const char *name;
@@ -29,6 +29,12 @@ static const struct key {
 	[MP_SET_PAUSED] = { "MEMPROF_PAUSED", K_SWITCH, offsetof(struct mp_config, paused), 0, 1, 0 },
 	[MP_SET_CONTROL] = { "MEMPROF_CONTROL", K_SWITCH, offsetof(struct mp_config, control), 0, 1, 1 },
 	[MP_SET_PYTHON_FRAMES] = { "MEMPROF_PYTHON_FRAMES", K_SWITCH, offsetof(struct mp_config, python_frames), 0, 1, 1 },
+	/* Bytes, with k or M (0: every event recorded). */
+	[MP_SET_SAMPLING_INTERVAL] = { "MEMPROF_SAMPLING_INTERVAL", K_BYTES,
+				       offsetof(struct mp_config, sampling_interval), 0,
+				       MP_SAMPLING_INTERVAL_MAX, 0 },
+	[MP_SET_SAMPLING_SEED] = { "MEMPROF_SAMPLING_SEED", K_UINT, offsetof(struct mp_config, sampling_seed),
+				   0, UINT32_MAX, 0 },
 };
 
 /* The names of the values of the settings that take words, at their numbers. */
@@ -72,6 +78,19 @@ static int decimal(const char *v, size_t len, uint64_t *out)
 		r = r * 10 + (uint64_t)(v[i] - '0');
 	}
 	*out = r;
+	return 0;
+}
+
+int mp_settings_bytes(const char *v, size_t len, uint64_t *out)
+{
+	uint64_t mul = 1, n;
+	if (len && (v[len - 1] == 'k' || v[len - 1] == 'K'))
+		mul = 1024;
+	else if (len && v[len - 1] == 'M')
+		mul = 1024 * 1024;
+	if (decimal(v, len - (mul != 1), &n) < 0 || n > UINT64_MAX / mul)
+		return -1;
+	*out = n * mul;
 	return 0;
 }
 
@@ -127,6 +146,10 @@ int mp_settings_set(struct mp_config *c, const char *entry, size_t len)
 	case K_SWITCH:
 		*f = decimal(v, vlen, &num) == 0 ? num != 0 : k->def;
 		break;
+	case K_BYTES:
+		*f = mp_settings_bytes(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? (unsigned)num
+											: k->def;
+		break;
 	case K_CLOCK:
 		*f = word(clocks, sizeof(clocks) / sizeof(clocks[0]), v, vlen);
 		break;
@@ -135,6 +158,37 @@ int mp_settings_set(struct mp_config *c, const char *entry, size_t len)
 		break;
 	}
 	return i;
+}
+
+int mp_settings_check(const char *entry, size_t len, uint32_t *lo, uint32_t *hi)
+{
+	int i = mp_settings_key(entry, len);
+	const struct key *k;
+	const char *v;
+	size_t vlen;
+	uint64_t num;
+	if (i < 0)
+		return -1;
+	k = &keys[i];
+	v = entry + strlen(k->name) + 1;
+	vlen = len - strlen(k->name) - 1;
+	*lo = k->lo;
+	*hi = k->hi;
+	switch (k->kind) {
+	case K_PATH:
+		return vlen < path_size(k) ? 0 : -2;
+	case K_UINT:
+	case K_SWITCH:
+	case K_RING:
+		return decimal(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
+	case K_BYTES:
+		return mp_settings_bytes(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
+	case K_CLOCK:
+		return word(clocks, sizeof(clocks) / sizeof(clocks[0]), v, vlen) || !vlen ? 0 : -2;
+	case K_UNWIND:
+		return word(unwinds, sizeof(unwinds) / sizeof(unwinds[0]), v, vlen) || !vlen ? 0 : -2;
+	}
+	return -2;
 }
 
 void mp_settings_encode(const struct mp_config *c,

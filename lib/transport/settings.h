@@ -25,6 +25,12 @@ struct mp_config {
 	int paused;              /* MEMPROF_PAUSED=1: no capture until memprof ctl PID start */
 	int control;             /* the control socket (MEMPROF_CONTROL=0: none) */
 	int python_frames;       /* MEMPROF_PYTHON_FRAMES=0: the interpreter's own frames */
+	/*
+	 * MEMPROF_SAMPLING_INTERVAL: 0 records every event; N records a sample
+	 * of the allocations, one per N bytes on average (memprof-run(1)).
+	 * MEMPROF_SAMPLING_SEED: the samples' generator (0: a seed of its own).
+	 */
+	unsigned sampling_interval, sampling_seed;
 	char socket_path[108];   /* the collector's socket (a sockaddr_un's sun_path) */
 	char output[4096];       /* direct mode: the capture the tracker writes */
 };
@@ -34,8 +40,11 @@ enum { MP_CFG_CLOCK_AUTO = 0, MP_CFG_CLOCK_COUNTER, MP_CFG_CLOCK_TSC };
 enum mp_setting {
 	MP_SET_SOCKET, MP_SET_OUTPUT, MP_SET_FORCE, MP_SET_FOLLOW_FORK, MP_SET_INTERVAL_MS,
 	MP_SET_MAX_DEPTH, MP_SET_UNWIND, MP_SET_CLOCK, MP_SET_RING_KB, MP_SET_PAUSED,
-	MP_SET_CONTROL, MP_SET_PYTHON_FRAMES, MP_SETTINGS
+	MP_SET_CONTROL, MP_SET_PYTHON_FRAMES, MP_SET_SAMPLING_INTERVAL, MP_SET_SAMPLING_SEED,
+	MP_SETTINGS
 };
+/* The largest sampling interval: 1 GiB. */
+#define MP_SAMPLING_INTERVAL_MAX (1u << 30)
 
 /* Every setting at its default (no socket, no output). */
 void mp_settings_defaults(struct mp_config *c);
@@ -51,6 +60,21 @@ int mp_settings_key(const char *entry, size_t len);
  * bounds, or not a number where one is expected, gives the default.
  */
 int mp_settings_set(struct mp_config *c, const char *entry, size_t len);
+/*
+ * A number of bytes, len bytes of text: digits, then nothing, k or K
+ * (KiB) or M (MiB). 0 with it in *out, or -1 when it is none (or does not
+ * fit in 64 bits).
+ */
+int mp_settings_bytes(const char *v, size_t len, uint64_t *out);
+/*
+ * Whether an entry "NAME=VALUE" (len bytes) is one mp_settings_set() takes
+ * as it is, for those that must refuse what the environment would turn
+ * into a default (memprof_start(), memprof ctl's and memprof serve's
+ * start): 0; -1 when NAME is no setting; -2 when VALUE is not one of
+ * NAME's (a number or a switch out of [*lo, *hi], which are set for every
+ * setting; a path too long; a word it does not know).
+ */
+int mp_settings_check(const char *entry, size_t len, uint32_t *lo, uint32_t *hi);
 /*
  * Each setting of c as text, in key order: put(ctx, name, value), value
  * NULL when the setting is at its default (or an empty path), which the

@@ -4,6 +4,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/machine.c %reldir%/machine.h \
 	%reldir%/paths.c %reldir%/paths.h \
 	%reldir%/publish.h \
+	%reldir%/sort.h \
 	%reldir%/strbuf.c %reldir%/strbuf.h \
 	%reldir%/strtab.c %reldir%/strtab.h \
 	%reldir%/usage.c %reldir%/usage.h \

@@ -66,6 +66,14 @@ void *xreallocarray(void *p, size_t nmemb, size_t size)
 	return xrealloc(p, n);
 }
 
+void *xrecallocarray(void *p, size_t old, size_t nmemb, size_t size)
+{
+	char *q = xreallocarray(p, nmemb, size);
+	if (nmemb > old)
+		memset(q + old * size, 0, (nmemb - old) * size);
+	return q;
+}
+
 char *xstrdup(const char *s)
 {
 	return xmemdup(s, strlen(s) + 1);

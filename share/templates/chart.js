@@ -20,6 +20,8 @@
   MP.chart = function (host, opts) {
     var d = MP.data, m = MP.meta, mem = d.memory || {};
     var T = mem.time_us || [], rss = mem.rss || [], heap = mem.heap || [], hmax = mem.heap_max || null;
+    /* A differential report: the base capture's memory too, on the same axes. */
+    var bm = d.diff && d.base_memory ? d.base_memory : null, BT = bm ? bm.time_us || [] : [];
     var tl = d.temporal && d.timeline ? d.timeline : null, nb = tl ? tl.hwm_bytes.length : 0;
     var win = nb ? [0, nb - 1] : null, marker = null, hover = -1, drag = null, W = 0;
 
@@ -58,21 +60,30 @@
     }
     host.appendChild(sec);
 
-    var xmax = Math.max(1, m.duration_us || 0, T.length ? T[T.length - 1] : 0, nb ? tl.bucket_us[nb] : 0);
+    /*
+     * The time axis ends at the last sample (of either capture), where the curves end: what comes
+     * after it (the program's end after tracking stopped) has no points to draw. A temporal
+     * report's last bucket runs to the end of tracking, and the axis with it.
+     */
+    var lastT = Math.max(T.length ? T[T.length - 1] : 0, BT.length ? BT[BT.length - 1] : 0);
+    var xmax = Math.max(1, lastT || m.duration_us || 0, nb ? tl.bucket_us[nb] : 0, m.peak_time_us || 0);
     var ymax = Math.max(1024, m.peak_bytes || 0);
-    [rss, heap, hmax || []].forEach(function (a) { for (var i = 0; i < a.length; i++) if (a[i] > ymax) ymax = a[i]; });
+    [rss, heap, hmax || []].concat(bm ? [bm.rss || [], bm.heap || [], bm.heap_max || []] : []).forEach(function (a) {
+      for (var i = 0; i < a.length; i++) if (a[i] > ymax) ymax = a[i];
+    });
     ymax *= 1.08;
     canvas.setAttribute('aria-label', 'Memory over time: ' + (T.length ? MP.plural(T.length, 'sample', 'samples') : 'no samples') +
       (m.peak_bytes ? ', tracked heap peak ' + MP.bytes(m.peak_bytes) + ' at ' + MP.time(m.peak_time_us || 0) : ''));
 
+    var T0 = T;
     function X(t) { return PAD.l + t / xmax * (W - PAD.l - PAD.r); }
     function Y(v) { return PAD.t + (1 - v / ymax) * (HEIGHT - PAD.t - PAD.b); }
     function timeAt(px) { return Math.max(0, Math.min(xmax, (px - PAD.l) / Math.max(1, W - PAD.l - PAD.r) * xmax)); }
     function bucketAt(px) { return Math.max(0, Math.min(nb - 1, MP.floorIndex(tl.bucket_us, timeAt(px)))); }
 
-    /* A polyline that keeps the extremes of points sharing a pixel column. */
-    function line(ctx, vals, close) {
-      var lastX = -1e9, lo = 0, hi = 0, lastY = 0;
+    /* A polyline that keeps the extremes of points sharing a pixel column (times: T, else ts). */
+    function line(ctx, vals, close, ts) {
+      var lastX = -1e9, lo = 0, hi = 0, lastY = 0, T = ts || T0;
       ctx.beginPath();
       for (var i = 0; i < T.length; i++) {
         var x = Math.round(X(T[i])), y = Y(vals[i]);
@@ -114,12 +125,25 @@
       ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.fill();
     }
 
-    canvas.hidden = !T.length && !nb;
+    canvas.hidden = !T.length && !BT.length && !nb;
     function draw() {
       if (canvas.hidden) { readout.textContent = 'no memory samples'; return; }
       var fc = MP.fitCanvas(canvas, HEIGHT), ctx = fc[0];
       W = fc[1];
       axes(ctx);
+      if (BT.length) {
+        /* The base capture's, dashed under the new one's. */
+        ctx.save();
+        ctx.setLineDash([5, 4]);
+        ctx.lineWidth = 1.5;
+        ctx.strokeStyle = MP.cssVar('--heap');
+        line(ctx, bm.heap, false, BT);
+        ctx.stroke();
+        ctx.strokeStyle = MP.cssVar('--rss');
+        line(ctx, bm.rss, false, BT);
+        ctx.stroke();
+        ctx.restore();
+      }
       if (T.length) {
         ctx.fillStyle = MP.cssVar('--heap-fill');
         line(ctx, hmax || heap, true);
@@ -163,10 +187,12 @@
         dot(ctx, hx, Y(rss[hover]), 3, MP.cssVar('--rss'));
         dot(ctx, hx, Y(heap[hover]), 3, MP.cssVar('--heap'));
       }
+      var bk = hover >= 0 && BT.length ? MP.floorIndex(BT, T[hover]) : -1;
       readout.textContent = hover >= 0
         ? MP.time(T[hover]) + ' \u00b7 RSS ' + MP.bytes(rss[hover]) + ' \u00b7 heap ' + MP.bytes(heap[hover]) +
-          (hmax ? ' (max ' + MP.bytes(hmax[hover]) + ' since the previous sample)' : '')
-        : [T.length ? 'RSS (blue) and tracked heap (orange)' : 'no memory samples']
+          (hmax ? ' (max ' + MP.bytes(hmax[hover]) + ' since the previous sample)' : '') +
+          (bk >= 0 ? ' \u00b7 base: RSS ' + MP.bytes(bm.rss[bk]) + ', heap ' + MP.bytes(bm.heap[bk]) : '')
+        : [T.length ? 'RSS (blue) and tracked heap (orange)' + (BT.length ? ', the base capture\'s dashed' : '') : 'no memory samples']
           .concat(m.peak_bytes ? ['heap peak ' + MP.bytes(m.peak_bytes) + ' at ' + MP.time(m.peak_time_us || 0)] : []).join('; ');
     }
 
@@ -190,6 +216,8 @@
       MP.download('memprof-memory-' + (m.capture || 'report').replace(/[^A-Za-z0-9_.-]/g, '_') + '.csv', csv());
     });
     MP.hook('memoryCsv', csv);
+    /* Where the axes end, and the points drawn: the capture's and, in a differential report, the base's. */
+    MP.hook('chart', function () { return { xmax: xmax, ymax: ymax, samples: T.length, baseSamples: BT.length }; });
 
     function localX(e) { return e.clientX - canvas.getBoundingClientRect().left; }
     canvas.addEventListener('pointermove', function (e) {
@@ -225,6 +253,8 @@
       setWindow: setWindow,
       /* The point the flame graph shows for the window (peak mode): [time_us, bytes] or null. */
       setMarker: function (t, bytes) { marker = t === null ? null : [t, bytes]; MP.redrawAll(); },
+      /* The time the axis ends at, and the highest value it shows (for tests). */
+      extent: function () { return { xmax: xmax, ymax: ymax }; },
       info: function (text) { if (info) info.textContent = text; }
     };
   };

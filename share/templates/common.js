@@ -52,11 +52,14 @@ var MP = (function () {
     if (!d || d.version !== 1) MP.fail('memprof: unsupported report data (version ' + (d && d.version) + ')');
     var S = d.strings || [], L = d.locations || {}, th = d.threads || {};
     var fn = L['function'] || [], file = L.file || [], line = L.line || [], mod = L.module || [];
+    var short = L['short'] || fn;
     MP.data = d;
     MP.meta = d.meta || {};
     MP.nloc = fn.length;
     MP.str = function (i) { return i >= 0 && i < S.length ? S[i] : ''; };
     MP.fn = function (l) { return l < 0 ? 'total' : (S[fn[l]] || '???'); };
+    /* The name a box shows: a C++ name's template arguments elided (the whole one is MP.fn). */
+    MP.shortFn = function (l) { return l < 0 ? 'total' : (S[short[l]] || MP.fn(l)); };
     MP.file = function (l) { return l < 0 ? '' : S[file[l]] || ''; };
     MP.module = function (l) { return l < 0 ? '' : S[mod[l]] || ''; };
     MP.line = function (l) { return l < 0 ? 0 : line[l] || 0; };
@@ -96,6 +99,11 @@ var MP = (function () {
     if (v < 1024) return Math.round(n) + ' B';
     while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
     return (n < 0 ? '-' : '') + (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ' + units[i];
+  };
+  /* A sampled capture's words: "estimated from a sample, one allocation per 512 KiB allocated". */
+  MP.sampled = function (m) {
+    return 'estimated from a sample, one allocation per ' + (m.sampling_mixed ? 'up to ' : '') +
+      MP.bytes(m.sampling_interval) + ' allocated' + (m.sampling_mixed ? ', each capture by its own' : '');
   };
   MP.exact = function (n) { return MP.bytes(n) + (Math.abs(n) >= 1024 ? ' (' + MP.num(n) + ' B)' : ''); };
   MP.pct = function (part, whole) { return whole > 0 ? (100 * part / whole).toFixed(1) + '%' : '-'; };
@@ -231,6 +239,7 @@ var MP = (function () {
     if (m.duration_us !== undefined) add('Duration', MP.time(m.duration_us));
     add('Exit', m.exit);
     if (m.since_attach) add('Tracking', 'since attach: allocations made before it are not seen');
+    if (m.sampling_interval) add('Sampling', MP.sampled(m) + ': every figure is an estimate');
     if (m.total_allocations !== undefined) add('Allocations', MP.num(m.total_allocations));
     if (m.total_bytes !== undefined) add('Allocated', MP.exact(m.total_bytes));
     if (m.peak_bytes !== undefined) add('Peak heap', MP.exact(m.peak_bytes) + ' at ' + MP.time(m.peak_time_us || 0));
@@ -267,6 +276,11 @@ var MP = (function () {
     if (MP.nprocs > 1) bar.appendChild(MP.el('span', { class: 'mp-badge' }, MP.nprocs + ' processes'));
     if (d.diff) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'differential'));
     if (MP.meta.since_attach) bar.appendChild(MP.el('span', { class: 'mp-badge' }, 'since attach'));
+    if (MP.meta.sampling_interval || (d.base_meta || {}).sampling_interval) {
+      bar.appendChild(MP.el('span', { class: 'mp-badge', id: 'mp-estimated',
+        title: [MP.meta, d.base_meta].filter(function (m) { return m && m.sampling_interval; })
+          .map(MP.sampled).join('; ') }, 'estimated'));
+    }
     bar.appendChild(MP.el('span', { class: 'mp-grow' }));
     var sb = MP.el('button', { type: 'button', id: 'mp-stats-btn', 'aria-expanded': 'false', 'aria-controls': 'mp-stats' }, 'Statistics');
     bar.appendChild(sb);

@@ -138,6 +138,14 @@
       }
       mid[i] = id;
     }
+    return assemble(base, cnt, mPar, mLoc, mTh, mid, withThread);
+  }
+  /*
+   * A tree of cnt nodes (node j's parent mPar[j] < j, location mLoc[j], thread mTh[j]) that base
+   * node i goes to (mid[i], -1: none), in preorder with children by bytes: the view and its map.
+   */
+  function assemble(base, cnt, mPar, mLoc, mTh, mid, withThread) {
+    var n = base.n, i, j;
     var mB = new Float64Array(cnt), first = new Int32Array(cnt + 1), kids = new Int32Array(cnt), fill;
     for (i = 0; i < n; i++) if (mid[i] >= 0) mB[mid[i]] += base.selfB[i];
     for (j = cnt - 1; j > 0; j--) mB[mPar[j]] += mB[j];
@@ -159,12 +167,19 @@
       c.sort(function (a, b) { return mB[b] - mB[a] || a - b; });
       for (var q = c.length - 1; q >= 0; q--) stack.push(c[q]);
     }
+    if (base.selfB2) {
+      t.selfB2 = new Float64Array(cnt);
+      t.selfC2 = new Float64Array(cnt);
+      t.bytes2 = new Float64Array(cnt);
+      t.count2 = new Float64Array(cnt);
+    }
     var map = new Int32Array(n).fill(-1);
     for (i = 0; i < n; i++) {
       if (mid[i] < 0) continue;
       map[i] = pos[mid[i]];
       t.selfB[map[i]] += base.selfB[i];
       t.selfC[map[i]] += base.selfC[i];
+      if (base.selfB2) { t.selfB2[map[i]] += base.selfB2[i]; t.selfC2[map[i]] += base.selfC2[i]; }
     }
     shape(t);
     sums(t);
@@ -195,6 +210,61 @@
     map = new Int32Array(base.n);
     for (var i = 0; i < base.n; i++) map[i] = pv.map[i] < 0 ? -1 : tv.map[pv.map[i]];
     return { tree: tv.tree, map: map };
+  }
+
+  /*
+   * ---- folded stacks (memprof(1), FRAMES): a Python program's Python frames and the native code they
+   * call; the interpreter's frames and start-up's left out, stacks without a Python frame under
+   * [python interpreter]. The same rule as every other report, node by node: a node's own allocations
+   * go where their stack, folded, ends.
+   */
+  var FOLD = d.fold && (d.locations || {})['class'] ? { cls: d.locations['class'], group: d.fold.group } : null;
+  var HIDDEN = 1, PYTHON = 2, INTERPRETER = 4, PROCESS = 8;
+  function folded(base) {
+    var n = base.n, cls = FOLD.cls, G = FOLD.group, L1 = MP.nloc + 1, T1 = MP.nthreads + 2;
+    var keep = new Int32Array(n), grp = new Int32Array(n).fill(-2), has = new Uint8Array(n), mid = new Int32Array(n);
+    var ids = new Map(), par = [-1], loc = [-1], th = [-1], cnt = 1, i;
+    function thread(i) { return split ? base.thread[i] : -1; }
+    function child(p, l, t) {
+      var key = (p * L1 + l + 1) * T1 + t + 1, id = ids.get(key);
+      if (id === undefined) { id = cnt++; ids.set(key, id); par.push(p); loc.push(l); th.push(t); }
+      return id;
+    }
+    /*
+     * The node of i's path, folded, under [python interpreter] (stacks without a Python frame),
+     * which is inside a process's frame when stacks start with one.
+     */
+    function group(i) {
+      if (grp[i] === -2) {
+        var p = base.parent[i], c = cls[base.loc[i]], g;
+        if (p === 0 && (c & PROCESS)) return (grp[i] = child(child(0, base.loc[i], thread(i)), G, thread(i)));
+        g = p === 0 ? child(0, G, thread(i)) : group(p);
+        grp[i] = c & HIDDEN ? g : child(g, base.loc[i], thread(i));
+      }
+      return grp[i];
+    }
+    for (i = 1; i < n; i++) {
+      var p = base.parent[i], c = base.loc[i] >= 0 ? cls[base.loc[i]] | 0 : 0;
+      has[i] = has[p] | (c & PYTHON ? 1 : 0) | (c & INTERPRETER ? 2 : 0);
+      keep[i] = c & HIDDEN ? keep[p] : child(keep[p], base.loc[i], thread(i));
+      /* The interpreter's frames and no Python one: [python interpreter] is the outermost frame. */
+      mid[i] = has[i] !== 2 ? keep[i] : !d.inverted ? group(i) :
+        c & PROCESS ? child(child(keep[p], G, thread(i)), base.loc[i], thread(i)) : child(keep[i], G, thread(i));
+    }
+    /* Only the nodes some stack ends at, and their callers. */
+    var used = new Uint8Array(cnt), renum = new Int32Array(cnt), m = 0, j;
+    for (i = 0; i < n; i++) used[mid[i]] = 1;
+    for (j = cnt - 1; j > 0; j--) if (used[j]) used[par[j]] = 1;
+    var uPar = [], uLoc = [], uTh = [];
+    for (j = 0; j < cnt; j++) {
+      if (!used[j]) continue;
+      renum[j] = m++;
+      uPar.push(j ? renum[par[j]] : -1);
+      uLoc.push(loc[j]);
+      uTh.push(th[j]);
+    }
+    for (i = 0; i < n; i++) mid[i] = renum[mid[i]];
+    return assemble(base, m, uPar, uLoc, uTh, mid, split);
   }
 
   /* ---- temporal: values for a window of buckets [b0, b1], from the interval records ---- */
@@ -241,7 +311,7 @@
   var base = baseTree();
   var canvas = MP.$('fg-canvas'), wrap = MP.$('fg-wrap'), tip = MP.$('mp-tooltip');
   var S = { thread: -1, proc: -1, apart: !!d.split_processes, zoom: 0, flame: false, query: '', focus: -1, win: null,
-    shown: -1, side: 'new' };
+    shown: -1, side: 'new', all: !FOLD || !!d.fold.all_frames };
   var view = null, hits = [], aggs = [], match = null, found = { frames: 0, bytes: 0 }, hay = null;
   var charW = 0, colorCache = null, colorTheme = '', H = 0, draws = 0, windows = 0;
 
@@ -250,7 +320,14 @@
   });
 
   function setView() {
-    view = choiceView(base, S.proc, S.apart, S.thread);
+    var f = FOLD && !S.all ? folded(base) : null, v = choiceView(f ? f.tree : base, S.proc, S.apart, S.thread);
+    var map = v.map;
+    if (f) {
+      /* base -> folded -> process and thread view: one map from the base tree. */
+      map = new Int32Array(base.n);
+      for (var i = 0; i < base.n; i++) map[i] = !v.map ? f.map[i] : f.map[i] < 0 ? -1 : v.map[f.map[i]];
+    }
+    view = { tree: v.tree, map: map, labels: labelsOf(v.tree), all: S.all };
     if (TL) recompute(true);
     else computeMatch();
   }
@@ -337,8 +414,10 @@
       (was > 0 ? ' (' + (now >= was ? '+' : '\u2212') + MP.pct(Math.abs(now - was), was) + ')' : '');
   }
   function swapSides() {
-    var t = base, k;
-    ['selfB', 'selfC', 'bytes', 'count'].forEach(function (a) { k = t[a]; t[a] = t[a + '2']; t[a + '2'] = k; });
+    var k;
+    (view.tree === base ? [base] : [base, view.tree]).forEach(function (t) {
+      ['selfB', 'selfC', 'bytes', 'count'].forEach(function (a) { k = t[a]; t[a] = t[a + '2']; t[a + '2'] = k; });
+    });
     S.side = S.side === 'new' ? 'base' : 'new';
     sideBtn.textContent = S.side === 'new' ? 'Widths: new' : 'Widths: base';
     sideBtn.setAttribute('aria-pressed', String(S.side === 'base'));
@@ -348,7 +427,29 @@
 
   /* ---- drawing ---- */
   function rowY(r) { return S.flame ? H - (r + 1) * ROW : r * ROW; }
-  function label(i) { return MP.fn(view.tree.loc[i]); }
+  function label(i) { return view.labels[i]; }
+  /*
+   * The boxes' names: a function's (a C++ one's template arguments elided); siblings of one
+   * name that stand for different lines get each its line ("main:15", "main:17").
+   */
+  function labelsOf(t) {
+    var lab = new Array(t.n), i, c;
+    for (i = 0; i < t.n; i++) lab[i] = MP.shortFn(t.loc[i]);
+    for (i = 0; i < t.n; i++) {
+      if (t.end[i] - i < 3) continue;
+      var lines = new Map(), mixed = new Set();
+      for (c = i + 1; c < t.end[i]; c = t.end[c]) {
+        var l = lines.get(lab[c]), n = MP.line(t.loc[c]);
+        if (l === undefined) lines.set(lab[c], n);
+        else if (l !== n) mixed.add(lab[c]);
+      }
+      if (!mixed.size) continue;
+      for (c = i + 1; c < t.end[i]; c = t.end[c]) {
+        if (mixed.has(MP.shortFn(t.loc[c])) && MP.line(t.loc[c]) > 0) lab[c] = MP.shortFn(t.loc[c]) + ':' + MP.line(t.loc[c]);
+      }
+    }
+    return lab;
+  }
   function fit(text, w) {
     var max = Math.floor((w - 6) / charW);
     if (text.length <= max) return text;
@@ -477,7 +578,7 @@
       return [MP.plural(g.n, 'frame', 'frames') + ' too small to draw', MP.exact(g.bytes),
         MP.pct(g.bytes, t.bytes[0]) + ' of the total', 'under ' + label(g.parent)];
     }
-    var l = t.loc[id], lines = [label(id)], p = t.parent[id];
+    var l = t.loc[id], lines = [MP.fn(l)], p = t.parent[id];
     if (MP.fileLine(l)) lines.push(MP.fileLine(l));
     if (MP.module(l)) lines.push(MP.module(l));
     if (diff) {
@@ -507,6 +608,7 @@
   /* ---- navigation: thread and zoom live in the URL fragment ---- */
   function fragment(th, z, pr, apart) {
     var p = [];
+    if (FOLD && S.all !== !!d.fold.all_frames) p.push('frames=' + (S.all ? 'all' : 'folded'));
     if (procs && pr >= 0) p.push('process=' + pr);
     if (procs && apart !== !!d.split_processes) p.push('apart=' + (apart ? 1 : 0));
     if (split && th >= 0) p.push('thread=' + th);
@@ -527,7 +629,9 @@
     var th = split && /^\d+$/.test(p.thread || '') && +p.thread < MP.nthreads ? +p.thread : -1;
     var pr = procs && /^\d+$/.test(p.process || '') && +p.process < MP.nprocs ? +p.process : -1;
     var apart = procs && p.apart !== undefined ? p.apart === '1' : !!d.split_processes;
-    if (th !== S.thread || pr !== S.proc || apart !== S.apart || !view) {
+    S.all = !FOLD || (p.frames === 'all' ? true : p.frames === 'folded' ? false : !!d.fold.all_frames);
+    allBox.checked = S.all;
+    if (th !== S.thread || pr !== S.proc || apart !== S.apart || !view || view.all !== S.all) {
       S.thread = th;
       S.proc = pr;
       S.apart = apart;
@@ -547,6 +651,12 @@
 
   /* ---- controls ---- */
   var orient = MP.$('fg-orient'), search = MP.$('fg-search'), threadSel = MP.$('fg-thread'), sideBtn = MP.$('fg-side');
+  var allBox = MP.$('fg-all');
+  if (FOLD) {
+    /* memray's "Hide Irrelevant Frames", the other way round: checked shows them. */
+    MP.$('fg-all-label').hidden = false;
+    allBox.addEventListener('change', function () { S.all = allBox.checked; go(S.thread, 0); });
+  }
   if (diff) {
     sideBtn.hidden = false;
     sideBtn.addEventListener('click', swapSides);
@@ -595,6 +705,7 @@
     ((d.base_meta || {}).capture || 'the base capture') + '; red grew, blue shrank, grey did not change.');
   if (d.mode === 'peak' && !d.temporal) notes.push('Memory live at the peak of the tracked heap: ' + MP.exact(MP.meta.peak_bytes || 0) + ' at ' + MP.time(MP.meta.peak_time_us || 0) + '.');
   if (d.mode === 'leaks') notes.push(d.temporal ? 'Memory allocated inside the chosen window and not freed by its end.' : 'Memory still allocated when tracking ended.');
+  if (MP.meta.sampling_interval) notes.push('Every figure is estimated from a sample: ' + MP.sampled(MP.meta) + '.');
   MP.$('fg-note').textContent = notes.join(' ');
 
   canvas.addEventListener('click', function (e) {
@@ -656,12 +767,13 @@
     });
     return out;
   });
-  /* The client rectangle of the widest drawn frame with this label, or null. */
+  /* The client rectangle of the widest drawn frame with this label (or this name and a line), or null. */
   MP.hook('frameRect', function (name) {
     var best = null, cr = canvas.getBoundingClientRect();
+    function named(s) { return s === name || (s.slice(0, name.length + 1) === name + ':' && /^\d+$/.test(s.slice(name.length + 1))); }
     hits.forEach(function (row, r) {
       for (var k = 0; k < row.length; k += 3) {
-        if (row[k + 2] >= 0 && label(row[k + 2]) === name && (!best || row[k + 1] > best.width)) {
+        if (row[k + 2] >= 0 && named(label(row[k + 2])) && (!best || row[k + 1] > best.width)) {
           best = { x: cr.left + row[k], y: cr.top + rowY(r), width: row[k + 1], height: ROW - 1 };
         }
       }
@@ -682,10 +794,20 @@
     return out;
   });
   MP.hook('tooltip', function () { return tip.hidden ? null : tip.textContent; });
+  /* The stacks of the tree shown, as folded lines: each node with bytes of its own, its path's whole names. */
+  MP.hook('paths', function () {
+    var t = view.tree, out = [], names = [];
+    for (var i = 1; i < t.n; i++) {
+      names[t.depth[i]] = MP.fn(t.loc[i]);
+      if (t.selfB[i] > 0) out.push(names.slice(1, t.depth[i] + 1).join(';') + ' ' + t.selfB[i]);
+    }
+    return out;
+  });
   MP.hook('state', function () {
     var t = view.tree;
     return {
       zoom: S.zoom, zoomLabel: label(S.zoom), thread: S.thread, process: S.proc, apart: S.apart, flame: S.flame, query: S.query,
+      allFrames: S.all,
       matchFrames: found.frames, matchBytes: found.bytes, rootBytes: t.bytes[0], zoomBytes: t.bytes[S.zoom],
       nodes: t.n, side: diff ? S.side : null, window: S.win || (TL ? [0, TL.hwm_bytes.length - 1] : null), chartWindow: chart.window(), snapshot: S.shown,
       windows: windows, draws: draws, theme: document.documentElement.getAttribute('data-theme')

@@ -16,14 +16,17 @@
   if (procs && (P.proc >= 0 || !P.apart)) {
     /* The same location, allocator and thread of the processes chosen make one row. */
     var keyOf = new Map(), M = { thread: [], kind: [], location: [], bytes: [], count: [], process: [] };
+    if (R.caller) M.caller = [];
     for (var r0 = 0; r0 < n; r0++) {
       if (P.proc >= 0 && R.process[r0] !== P.proc) continue;
-      var key = R.location[r0] + ':' + R.kind[r0] + ':' + (split ? R.thread[r0] : -1), m0 = keyOf.get(key);
+      var key = R.location[r0] + ':' + R.kind[r0] + ':' + (split ? R.thread[r0] : -1) +
+        (R.caller ? ':' + R.caller[r0] : ''), m0 = keyOf.get(key);
       if (m0 === undefined) {
         keyOf.set(key, m0 = M.bytes.length);
         M.thread.push(split ? R.thread[r0] : -1);
         M.kind.push(R.kind[r0]);
         M.location.push(R.location[r0]);
+        if (R.caller) M.caller.push(R.caller[r0]);
         M.bytes.push(0);
         M.count.push(0);
         M.process.push(P.proc);
@@ -51,6 +54,22 @@
   var locText = texts(MP.nloc, MP.where), threadText = texts(MP.nthreads, MP.threadLabel);
   var procText = texts(MP.nprocs, MP.procLabel);
   var kindText = texts(kinds.length, function (k) { return kinds[k]; });
+  /* A site called from Python names its caller: one text per (site, caller). */
+  var locCol = R.location, locDict = locText;
+  if (R.caller) {
+    var pairs = new Map();
+    locCol = new Int32Array(n);
+    locDict = [];
+    for (var p = 0; p < n; p++) {
+      var key = R.location[p] * (MP.nloc + 1) + R.caller[p] + 1, id = pairs.get(key);
+      if (id === undefined) {
+        id = locDict.length;
+        pairs.set(key, id);
+        locDict.push(locText[R.location[p]] + (R.caller[p] >= 0 ? ' called from ' + locText[R.caller[p]] : ''));
+      }
+      locCol[p] = id;
+    }
+  }
 
   /* Columns: dictionary columns sort by the rank of their text, numeric ones by value. */
   var COLS = [];
@@ -59,7 +78,7 @@
   COLS.push({ key: 'size', label: 'Size', col: R.bytes, num: true, fmt: MP.bytes });
   COLS.push({ key: 'allocator', label: 'Allocator', col: R.kind, dict: kindText });
   COLS.push({ key: 'count', label: 'Allocations', col: R.count, num: true, fmt: MP.num });
-  COLS.push({ key: 'location', label: 'Location', col: R.location, dict: locText });
+  COLS.push({ key: 'location', label: 'Location', col: locCol, dict: locDict });
   function cellText(c, i) { var v = c.col[i]; return c.num ? c.fmt(v) : c.dict[v] || '???'; }
   function sortKey(c) {
     if (c.key_) return c.key_;
@@ -114,10 +133,10 @@
     var q = S.query, i;
     if (!q) { order = all.slice(); } else {
       var hit = function (list) { return list.map(function (t) { return t.toLowerCase().indexOf(q) >= 0; }); };
-      var lm = hit(locText), km = hit(kindText), tm = split ? hit(threadText) : null, keep = [];
+      var lm = hit(locDict), km = hit(kindText), tm = split ? hit(threadText) : null, keep = [];
       var pm = procCol ? hit(procText) : null;
       for (i = 0; i < n; i++) {
-        if (lm[R.location[i]] || km[R.kind[i]] || (tm && tm[R.thread[i]]) || (pm && pm[R.process[i]])) keep.push(i);
+        if (lm[locCol[i]] || km[R.kind[i]] || (tm && tm[R.thread[i]]) || (pm && pm[R.process[i]])) keep.push(i);
       }
       order = Uint32Array.from(keep);
     }
@@ -159,7 +178,8 @@
     S.first = first;
     var shown = Math.min(m, first + vis);
     MP.$('tb-status').textContent = (S.query ? MP.num(m) + ' of ' + MP.plural(n, 'row', 'rows') + ' match' : MP.plural(n, 'row', 'rows')) +
-      ' \u00b7 ' + MP.exact(S.sum) + (m ? ' \u00b7 showing ' + MP.num(first + 1) + '\u2013' + MP.num(shown) : '');
+      ' \u00b7 ' + (MP.meta.sampling_interval ? 'estimated ' : '') + MP.exact(S.sum) +
+      (m ? ' \u00b7 showing ' + MP.num(first + 1) + '\u2013' + MP.num(shown) : '');
     host.setAttribute('aria-rowcount', String(m + 1));
     MP.mark('lastRenderMs', performance.now() - t0);
   }
@@ -168,10 +188,13 @@
     var header = (procCol ? ['process'] : []).concat(split ? ['thread_tid', 'thread_name'] : [],
       ['size_bytes', 'allocator', 'allocations', 'function', 'file', 'line', 'module']);
     var rows = [];
+    if (R.caller) header.push('caller');
     for (var k = 0; k < order.length; k++) {
       var i = order[k], l = R.location[i], row = (procCol ? [MP.procLabel(R.process[i])] : [])
         .concat(split ? [MP.tid(R.thread[i]), MP.threadName(R.thread[i])] : []);
-      rows.push(row.concat([R.bytes[i], kinds[R.kind[i]] || '', R.count[i], MP.fn(l), MP.file(l), MP.line(l), MP.module(l)]));
+      row = row.concat([R.bytes[i], kinds[R.kind[i]] || '', R.count[i], MP.fn(l), MP.file(l), MP.line(l), MP.module(l)]);
+      if (R.caller) row.push(R.caller[i] >= 0 ? MP.where(R.caller[i]) : '');
+      rows.push(row);
     }
     return MP.csv(header, rows);
   }

@@ -46,9 +46,16 @@ def names_of(a):
     return [n for n in (a.names or "").split(",") if n]
 
 
+def shown_tree(rep):
+    """The tree the page shows at load: a Python program's folded, unless --all-frames."""
+    tree = X.Tree.of(rep)
+    fold = rep.d.get("fold")
+    return tree.folded() if fold and not fold["all_frames"] else tree
+
+
 def flamegraph(browser, a, page, d):
     rep = X.Report(d)
-    tree = X.Tree.of(rep)
+    tree = shown_tree(rep)
     expect("flame graph" in page.evaluate("document.title"), "title %r" % page.evaluate("document.title"))
     if a.thread is not None:
         page.evaluate("(function(s){s.value='%d';s.dispatchEvent(new Event('change'));})"
@@ -61,8 +68,13 @@ def flamegraph(browser, a, page, d):
         threads(page, rep, a.thread_names.split(","), a.shot)
     initial = CF.frames(page)
     CF.expect_drawn(page, tree, 0, "at load")
+    # The chart's time axis ends at the last sample, not at the end of the process.
+    ts = d["memory"]["time_us"] + (d["base_memory"]["time_us"][-1:] if d.get("base_memory") else [])
+    if ts and not d.get("temporal"):
+        equal(page.evaluate("memprofDebug.chart()")["xmax"], max(max(ts), d["meta"].get("peak_time_us", 0)),
+              "the end of the chart's time axis")
     for name in names_of(a):
-        expect(name in initial, "%r is not drawn; drawn: %s" % (name, sorted(set(initial))))
+        expect(CF.drawn_as(name, initial), "%r is not drawn; drawn: %s" % (name, sorted(set(initial))))
     page.screenshot(a.shot)
     if a.zoom:
         CF.click_frame(page, a.zoom)
@@ -106,7 +118,7 @@ def threads(page, rep, names, shot):
         page.evaluate("(function(s){s.value='%d';s.dispatchEvent(new Event('change'));})"
                       "(document.getElementById('fg-thread'))" % t[0])
         page.wait_for("memprofDebug.state().thread === %d" % t[0], what="thread %r" % name)
-        CF.expect_drawn(page, X.Tree.of(rep).only(t[0]), 0, "thread %r" % name)
+        CF.expect_drawn(page, shown_tree(rep).only(t[0]), 0, "thread %r" % name)
     page.screenshot(shot + "-thread")
     page.evaluate("(function(s){s.value='all';s.dispatchEvent(new Event('change'));})"
                   "(document.getElementById('fg-thread'))")
@@ -143,7 +155,7 @@ def temporal(browser, a, page, d):
     full = CF.expect_window(page, d, rep, [0, nb - 1], "full range")
     equal(full.bytes, X.Tree.of(rep).bytes, "the data: the intervals over the full range give the tree")
     for name in names_of(a):
-        expect(name in CF.frames(page), "%r is not drawn for the full range" % name)
+        expect(CF.drawn_as(name, CF.frames(page)), "%r is not drawn for the full range" % name)
     page.screenshot(a.shot)
     if a.until_us is not None:
         bu = d["timeline"]["bucket_us"]
@@ -151,9 +163,9 @@ def temporal(browser, a, page, d):
         win = CF.expect_window(page, d, rep, CF.set_window(page, 0, last)["window"], "window until %d us" % a.until_us)
         drawn = CF.frames(page)
         for name in (a.window_names or "").split(","):
-            expect(not name or name in drawn, "%r is not drawn in the window; drawn: %s" % (name, sorted(set(drawn))))
+            expect(not name or CF.drawn_as(name, drawn), "%r is not drawn in the window; drawn: %s" % (name, sorted(set(drawn))))
         for name in names_of(a):
-            expect(name not in drawn or name in (a.window_names or "").split(","),
+            expect(not CF.drawn_as(name, drawn) or name in (a.window_names or "").split(","),
                    "%r is still drawn in the window" % name)
         if a.window_bytes is not None:
             equal(win.bytes[0], a.window_bytes, "the window's total")
@@ -182,7 +194,7 @@ def hostile(browser, a, page, d):
         expect(tip.startswith(X.HOSTILE + rep.file_line(loc) + "\n" + rep.module[loc] + "\n"), "tooltip %r" % tip)
         equal(page.evaluate("document.getElementById('mp-tooltip').children.length"), 1, "tooltip elements")
     for name in names_of(a):
-        expect(name in page.evaluate("document.body.textContent") or name in CF.frames(page),
+        expect(name in page.evaluate("document.body.textContent") or CF.drawn_as(name, CF.frames(page)),
                "%r is not in the page" % name)
     R.hostile_is_text(page)
     page.screenshot(a.shot)

@@ -24,6 +24,11 @@ def frames(page):
     return page.evaluate("memprofDebug.visibleFrames()")
 
 
+def drawn_as(name, labels):
+    """Whether a frame of function name is among the labels drawn (X.is_label)."""
+    return any(X.is_label(label, name) for label in labels)
+
+
 def state(page):
     return page.evaluate("memprofDebug.state()")
 
@@ -121,7 +126,7 @@ def basic(browser, a):
     for k in ("Home", "ArrowDown", "ArrowDown", "ArrowRight"):
         page.key(k)
     said = page.evaluate("document.getElementById('mp-announce').textContent")
-    expect(said.startswith(rep.label(tree.loc[node]) + ", "), "keyboard focus announced %r" % said)
+    expect(said.startswith(rep.name(tree.loc[node]) + ", "), "keyboard focus announced %r" % said)
     page.key("Enter")
     wait_zoom(page, node)
     page.key("Escape")
@@ -148,7 +153,7 @@ def basic(browser, a):
         page.mouse("mouseMoved", *R.center(frame_rect(page, name)))
         tip = page.wait_for("memprofDebug.tooltip()", what="the tooltip of %r" % name)
         loc = tree.loc[node]
-        want = [rep.label(loc), rep.file_line(loc), rep.module[loc], X.exact(tree.bytes[node]),
+        want = [rep.name(loc), rep.file_line(loc), rep.module[loc], X.exact(tree.bytes[node]),
                 "%.1f%% of the total, %.1f%% of its parent" % (100 * tree.bytes[node] / tree.bytes[0],
                                                                 100 * tree.bytes[node] / tree.bytes[tree.parent[node]]),
                 "%s allocation%s" % (X.num(tree.count[node]), "" if tree.count[node] == 1 else "s")]

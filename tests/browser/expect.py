@@ -5,6 +5,12 @@ import json
 HOSTILE = "</script><script>alert(1)</script>"
 
 
+def is_label(label, name):
+    """Whether a box's label names function name: itself, or with the line that tells it from
+    its siblings ("main:15")."""
+    return label == name or (label.startswith(name + ":") and label[len(name) + 1:].isdigit())
+
+
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -50,6 +56,8 @@ class Report:
         s = d["strings"]
         L = d["locations"]
         self.fn = [s[i] or "???" for i in L["function"]]
+        # The boxes' names: a C++ name's template arguments elided, when the data has them.
+        self.short = [s[i] or "???" for i in L["short"]] if "short" in L else self.fn
         self.file = [s[i] for i in L["file"]]
         self.line = L["line"]
         self.module = [s[i] for i in L["module"]]
@@ -69,6 +77,10 @@ class Report:
         return "%s (tid %d)" % (self.tnames[t], self.tids[t]) if self.tnames[t] else "tid %d" % self.tids[t]
 
     def label(self, loc):
+        return "total" if loc < 0 else self.short[loc]
+
+    def name(self, loc):
+        """The whole name, as tooltips and announcements have it."""
         return "total" if loc < 0 else self.fn[loc]
 
 
@@ -93,6 +105,17 @@ class Tree:
             self.count[p] += self.count[i]
         for i in range(1, n):
             self.children[self.parent[i]].append(i)
+        # The boxes' names (flamegraph.js labelsOf): siblings of one name standing for
+        # different lines get each its line.
+        self.labels = [rep.label(l) for l in loc]
+        for kids in self.children:
+            lines = {}
+            for c in kids:
+                lines.setdefault(self.labels[c], set()).add(rep.line[self.loc[c]])
+            for c in kids:
+                name = rep.label(self.loc[c])
+                if len(lines.get(name, ())) > 1 and rep.line[self.loc[c]] > 0:
+                    self.labels[c] = "%s:%d" % (name, rep.line[self.loc[c]])
 
     @classmethod
     def of(cls, rep, selfb=None, selfc=None):
@@ -100,7 +123,7 @@ class Tree:
         return cls(rep, t["depth"], t["location"], selfb or t["self_bytes"], selfc or t["self_count"], t.get("thread"))
 
     def find(self, name):
-        return [i for i in range(len(self.loc)) if self.rep.label(self.loc[i]) == name]
+        return [i for i in range(len(self.loc)) if is_label(self.labels[i], name)]
 
     def search(self, query):
         """(matching frames, bytes with each matching subtree counted once)."""
@@ -153,6 +176,64 @@ class Tree:
             stack.extend(reversed(kids[v]))
         return Tree(self.rep, [depth[v] for v in pre], [loc[v] for v in pre], [sb[v] for v in pre], [sc[v] for v in pre])
 
+    def folded(self):
+        """The tree the page shows folded (share/templates/README.md, "Folding"), worked out
+        here from each node's path: its frames of class 1 left out, and a path with a frame of
+        class 4 but none of class 2 under fold.group (at its end in an inverted tree)."""
+        d = self.rep.d
+        cls, group, inverted = d["locations"]["class"], d["fold"]["group"], d.get("inverted")
+        own = {}
+        state = {0: ((), 0)}
+        for i in range(1, len(self.loc)):
+            kept, has = state[self.parent[i]]
+            c = cls[self.loc[i]] if self.loc[i] >= 0 else 0
+            has |= (1 if c & 2 else 0) | (2 if c & 4 else 0)
+            if not c & 1:
+                kept = kept + (self.loc[i],)
+            state[i] = (kept, has)
+            sb = self.bytes[i] - sum(self.bytes[x] for x in self.children[i])
+            sc = self.count[i] - sum(self.count[x] for x in self.children[i])
+            path = kept
+            if has == 2:
+                # Outermost, inside a process's frame (bit 8) when the stack has one.
+                proc = 1 if kept and cls[kept[-1 if inverted else 0]] & 8 else 0
+                if inverted:
+                    path = kept[:len(kept) - proc] + (group,) + kept[len(kept) - proc:]
+                else:
+                    path = kept[:proc] + (group,) + kept[proc:]
+            key = (self.thread[i] if self.thread else -1, path)
+            v = own.setdefault(key, [0, 0])
+            v[0] += sb
+            v[1] += sc
+        # A trie of (thread, path prefix), then preorder, children by bytes.
+        nodes = {(-2, ()): [0, 0, []]}
+        total = {}
+        for (th, path), (sb, sc) in own.items():
+            parent = (-2, ())
+            for k in range(1, len(path) + 1):
+                key = (th, path[:k])
+                if key not in nodes:
+                    nodes[key] = [0, 0, []]
+                    nodes[parent][2].append(key)
+                parent = key
+            nodes[parent][0] += sb
+            nodes[parent][1] += sc
+            for k in range(0, len(path) + 1):
+                key = (th, path[:k]) if k else (-2, ())
+                total[key] = total.get(key, 0) + sb
+        depth, loc, selfb, selfc, thread = [], [], [], [], []
+        stack = [((-2, ()), 0)]
+        while stack:
+            key, dep = stack.pop()
+            depth.append(dep)
+            loc.append(key[1][-1] if key[1] else -1)
+            thread.append(key[0] if key[1] else -1)
+            selfb.append(nodes[key][0])
+            selfc.append(nodes[key][1])
+            kids = sorted(nodes[key][2], key=lambda k: -total[k])
+            stack.extend((k, dep + 1) for k in reversed(kids))
+        return Tree(self.rep, depth, loc, selfb, selfc, thread if self.thread else None)
+
     def merged(self):
         """All threads: one node per call path."""
         return self._rebuild(lambda i: True, lambda i: self.loc[i])
@@ -172,7 +253,7 @@ class Tree:
 
             def flush():
                 if cx - run_x >= 0.5:
-                    out.append((self.rep.label(self.loc[i]), run_n, run_b))
+                    out.append((self.labels[i], run_n, run_b))
             for c in self.children[i]:
                 cw = self.bytes[c] * scale
                 if cw >= minw:
@@ -195,13 +276,13 @@ class Tree:
         out = []
         a = self.parent[z]
         while a >= 0:
-            out.append(self.rep.label(self.loc[a]))
+            out.append(self.labels[a])
             a = self.parent[a]
         scale = width / self.bytes[z] if self.bytes[z] > 0 else 0
         stack = [z]
         while stack:
             i = stack.pop()
-            out.append(self.rep.label(self.loc[i]))
+            out.append(self.labels[i])
             stack.extend(c for c in self.children[i] if self.bytes[c] * scale >= minw)
         return sorted(out)
 

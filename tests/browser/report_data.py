@@ -11,6 +11,10 @@ prints, one per line:
     node PATH total=BYTES/COUNT self=BYTES/COUNT [base=BYTES/COUNT]
     diff base=CAPTURE               (a differential flame graph; base= is the base's total)
     row THREAD KIND LOCATION bytes=BYTES count=COUNT
+                                    (LOCATION then " called from CALLER" for a site called from Python)
+    location function=NAME short=SHORT class=CLASS   (every location: its box name, its classes)
+    fold group=NAME all_frames=0|1  (a flame graph the page folds: a Python program's)
+    memory points=N last_us=T       (the time series; base_memory the same for a differential report)
     kinds NAME...
     timeline buckets=N intervals=M
     window peak B0 B1 bytes=BYTES   (temporal: what the page shows for the full range)
@@ -73,8 +77,20 @@ def main(argv):
         out.append("kinds " + " ".join(d["kinds"]))
         for i in range(len(r["bytes"])):
             th = rep.thread_label(r["thread"][i]) if "thread" in r else "-"
-            out.append("row %s %s %s bytes=%d count=%d" % (th, d["kinds"][r["kind"][i]], rep.where(r["location"][i]),
+            where = rep.where(r["location"][i])
+            if "caller" in r and r["caller"][i] >= 0:
+                where += " called from " + rep.where(r["caller"][i])
+            out.append("row %s %s %s bytes=%d count=%d" % (th, d["kinds"][r["kind"][i]], where,
                                                           r["bytes"][i], r["count"][i]))
+    cls = d["locations"].get("class")
+    for l in range(len(rep.fn)):
+        out.append("location function=%s short=%s class=%d" % (rep.fn[l], rep.short[l], cls[l] if cls else 0))
+    if d.get("fold"):
+        out.append("fold group=%s all_frames=%d" % (rep.fn[d["fold"]["group"]], d["fold"]["all_frames"]))
+    for key in ("memory", "base_memory"):
+        if key in d:
+            ts = d[key]["time_us"]
+            out.append("%s points=%d last_us=%d" % (key, len(ts), ts[-1] if ts else 0))
     if d.get("temporal"):
         tl = d["timeline"]
         nb = len(tl["hwm_bytes"])

@@ -3,6 +3,9 @@ EXTRA_DIST += \
 	%reldir%/README \
 	%reldir%/app.txt \
 	%reldir%/basic.txt \
+	%reldir%/huge.txt \
+	%reldir%/noevents.txt \
+	%reldir%/plugins.txt \
 	%reldir%/basic.mprof %reldir%/basic.expected \
 	%reldir%/basic-v2.mprof %reldir%/basic-v2.expected \
 	%reldir%/basic-v1.mprof %reldir%/basic-v1.expected \

@@ -2,15 +2,17 @@
 # memprof attach --aggregate: an aggregated capture of what happened between attach and detach,
 # with the commanded allocations exactly, and the process runs on untouched.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg a.bin --aggregate $TARGET_PID
 send_cmd "alloc 100 1000"
 send_cmd "free"
 send_cmd "alloc 5 4321"
-"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
-wait $ATTACH_PID || fail_ "attach failed: $(cat attach.err)"
+keep -n detach "$MEMPROF" detach $TARGET_PID
+expect_rc 0 "detach"
+reap $ATTACH_PID
+expect_rc 0 "attach"
 running $TARGET_PID
 send_cmd "alloc 7 777"
 send_cmd "exit 3"

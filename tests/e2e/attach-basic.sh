@@ -2,18 +2,18 @@
 # attach to a multi-threaded process, run known allocations, detach: exact counts and
 # stacks since attach; the process runs on with its own output and status.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg a.bin $TARGET_PID
 send_cmd "alloc 100 1000"
 send_cmd "free"
-"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err; rc=$?
-[ "$rc" -eq 0 ] || fail_ "detach exited $rc: $(cat detach.err)"
+keep -n detach "$MEMPROF" detach $TARGET_PID
+expect_rc 0 "detach"
 grep -qx "memprof: detached from process $TARGET_PID; capture in '$PWD/a.bin'" detach.err ||
 	fail_ "detach said: $(cat detach.err)"
-wait $ATTACH_PID; rc=$?
-[ "$rc" -eq 0 ] || fail_ "attach exited $rc: $(cat attach.err)"
+reap $ATTACH_PID
+expect_rc 0 "attach"
 grep -q "^memprof: wrote 'a.bin': [0-9]* allocations and [0-9]* frees since attach" attach.err ||
 	fail_ "no summary: $(cat attach.err)"
 running $TARGET_PID

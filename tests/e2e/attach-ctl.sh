@@ -3,7 +3,7 @@
 # (the attach collector writes them next to its capture); start is refused, stop ends the
 # capture as memprof detach does; after it nothing listens, until the next attach.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 sock=/tmp/memprof-$(id -u)/ctl.$TARGET_PID
@@ -35,7 +35,8 @@ mp ctl $TARGET_PID stop
 expect_rc 0 "stop"
 [ "$(cat out)" = "process $TARGET_PID: stopped: '$T/a.bin' is complete" ] || fail_ "stop said: $(cat out)"
 "$MEMPROF" parse a.bin | grep -q "^TRAILER .* end=detach " || fail_ "a.bin is not complete as stop returns"
-wait $ATTACH_PID || fail_ "memprof attach failed: $(cat attach.err)"
+reap $ATTACH_PID
+expect_rc 0 "memprof attach"
 [ ! -e "$sock" ] || fail_ "the control socket outlived the detach"
 mp ctl $TARGET_PID status
 expect_rc 1 "status after the detach"
@@ -65,7 +66,7 @@ attach_bg b.bin -q $TARGET_PID
 mp ctl $TARGET_PID status
 expect_rc 0 "status in the second attach"
 expect_out "recording (memprof attach) into '$T/b.bin'"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "second detach"
+detach_wait "second detach"
 [ ! -e "$sock" ] || fail_ "the control socket outlived the second detach"
 
 running $TARGET_PID

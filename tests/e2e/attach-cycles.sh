@@ -1,13 +1,14 @@
 #!/bin/bash
 # 100 attach/detach cycles on a process that allocates in three threads all the time.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 for i in $(seq 100); do
-	"$MEMPROF" attach -q -f --duration 0.02 -o c.bin $TARGET_PID 2> attach.err ||
-		fail_ "cycle $i: attach failed: $(cat attach.err)"
-	"$MEMPROF" parse c.bin > p 2> perr || fail_ "cycle $i: unreadable capture: $(cat perr)"
+	keep -n attach "$MEMPROF" attach -q -f --duration 0.02 -o c.bin $TARGET_PID
+	expect_rc 0 "cycle $i: attach"
+	keep -o p -e perr "$MEMPROF" parse c.bin
+	expect_rc 0 "cycle $i: parse the capture"
 	[ "$(field end "$(grep ^TRAILER p)")" = detach ] || fail_ "cycle $i: $(grep ^TRAILER p)"
 done
 running $TARGET_PID

@@ -2,12 +2,12 @@
 # The normal end of memprof attach (its --duration, a detach, Ctrl-C) says what it wrote and
 # nothing that reads like trouble: the tracker closing its socket is the detach itself.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 for i in 1 2 3; do
 	rm -f a.bin
-	"$MEMPROF" attach --duration 1 -o a.bin "$TARGET_PID" > out 2> err; rc=$?
+	mp attach --duration 1 -o a.bin "$TARGET_PID"
 	expect_rc 0 "attach $i"
 	grep -q "^memprof: tracking process $TARGET_PID ('.*') into 'a.bin' after [0-9]* ms; stop with Ctrl-C or 'memprof detach $TARGET_PID'$" err ||
 		fail_ "attach $i: no line for the start: $(cat err)"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Refused attaches: one-line errors naming the cause; the target never left stopped or changed.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 mp attach 99999999999
 expect_rc 2 "a pid out of range"
@@ -25,7 +25,7 @@ expect_rc 1 "a second attach"
 expect_err "memprof: process $TARGET_PID is already tracked by 'memprof attach' (pid $ATTACH_PID); run 'memprof detach $TARGET_PID' first"
 expect_one_line_err
 [ ! -e b.bin ] || fail_ "the refused attach left b.bin"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "detach"
+detach_wait "detach"
 running $TARGET_PID
 mp detach $TARGET_PID
 expect_rc 1 "detach without a session"
@@ -36,7 +36,7 @@ expect_rc 1 "an existing capture"
 expect_err "memprof: 'a.bin' exists (use -f to overwrite it)"
 running $TARGET_PID
 # The tracker library is missing.
-MEMPROF_LIBDIR=$T/nowhere "$MEMPROF" attach -o m.bin $TARGET_PID > out 2> err; rc=$?
+MEMPROF_LIBDIR=$T/nowhere mp attach -o m.bin $TARGET_PID
 expect_rc 1 "a missing tracker library"
 expect_err "cannot find the tracker library '$T/nowhere/libmemprof.so'"
 [ ! -e m.bin ] || fail_ "a missing tracker library: the empty capture m.bin was left"
@@ -53,7 +53,7 @@ wait $TARGET_PID || fail_ "the target failed"
 mkfifo run.cmds
 "$MEMPROF" run -q -o r.bin "$WORKLOADS/attachee" "$T/run.cmds" > run.out 2>&1 &
 mrun=$!
-for i in $(seq 200); do grep -q '^ok started' run.out && break; sleep 0.05; done
+wait_until 60 grep -q '^ok started' run.out
 tracked=$(pgrep -P $mrun)
 mp attach -o t.bin "$tracked"
 expect_rc 1 "a process memprof run tracks"
@@ -65,7 +65,11 @@ wait $mrun || fail_ "memprof run of the attachee"
 # Another user's process, from a third user without privileges.
 if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
 	start_target setpriv --reuid=nobody --regid=nogroup --clear-groups
-	setpriv --reuid=65533 --regid=65533 --clear-groups "$MEMPROF" attach -o "$T/u.bin" $TARGET_PID > out 2> err; rc=$?
+	# (Copies the other user may run: see share in init.sh.)
+	share memprof "$MEMPROF"
+	share tracker "$TRACKER_LIB"
+	run setpriv --reuid=65533 --regid=65533 --clear-groups env MEMPROF_LIBDIR="$SHARED_BIN" \
+		"$memprof" attach -o "$T/u.bin" $TARGET_PID
 	expect_rc 1 "another user's process"
 	expect_err "cannot attach to $TARGET_PID"
 	expect_one_line_err
@@ -78,7 +82,7 @@ if [ -x "$MEMPROF_BUILDDIR/tests/workloads/inject-target-static" ]; then
 	static="$MEMPROF_BUILDDIR/tests/workloads/inject-target-static"
 	"$static" pause > /dev/null & s=$!
 	# Until it has exec'd, pid $s is a copy of this (dynamic) shell.
-	for i in $(seq 200); do [ "$(readlink /proc/$s/exe)" -ef "$static" ] && break; sleep 0.05; done
+	wait_until 60 eval '[ "$(readlink /proc/$s/exe)" -ef "$static" ]'
 	[ "$(readlink /proc/$s/exe)" -ef "$static" ] || framework_failure_ "the static target did not start"
 	mp attach -o s.bin $s
 	expect_rc 1 "a static process"

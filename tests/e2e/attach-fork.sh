@@ -1,12 +1,12 @@
 #!/bin/bash
 # An attached process that forks: the child is not tracked, unless --follow-fork.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 start_target
 attach_bg f.bin -q $TARGET_PID
 send_cmd "fork"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "detach"
+detach_wait "detach"
 "$MEMPROF" parse f.bin > p
 expect_count 1 '^FORK .*child_pid=[0-9]+' p
 expect_count 0 '^ALLOC .*size=333 ' p
@@ -16,7 +16,7 @@ ls f.bin.* 2>/dev/null && fail_ "a capture of the child without --follow-fork"
 echo "not a capture" > f.bin
 attach_bg f.bin -q -f --follow-fork $TARGET_PID
 send_cmd "fork"
-"$MEMPROF" detach -q $TARGET_PID && wait $ATTACH_PID || fail_ "detach --follow-fork"
+detach_wait "detach --follow-fork"
 child=$(field child_pid "$("$MEMPROF" parse f.bin | grep ^FORK)")
 [ -f "f.bin.$child" ] || fail_ "no capture f.bin.$child"
 "$MEMPROF" parse --stacks "f.bin.$child" > c

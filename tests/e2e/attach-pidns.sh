@@ -5,7 +5,7 @@
 # (FILE.1, FILE left empty, status 1), and a collector that fell behind for 50 ms stopped
 # tracking for good: its pid, looked up inside the namespace, was no process there.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_ "needs root for a pid namespace"
 command -v unshare > /dev/null || skip_ "needs unshare"
@@ -27,9 +27,7 @@ kill -CONT $collector
 send_cmd "alloc 10 1000"
 send_cmd "fork"
 send_cmd "free"
-"$MEMPROF" detach -q $TARGET_PID || fail_ "memprof detach $TARGET_PID (the pid here)"
-wait $ATTACH_PID; rc=$?
-[ "$rc" -eq 0 ] || fail_ "memprof attach: status $rc: $(cat attach.err)"
+detach_wait "memprof detach $TARGET_PID (the pid here)"
 ! grep -q "tracking stopped" target.err || fail_ "tracking stopped in the target: $(cat target.err)"
 [ ! -s attach.err ] || fail_ "memprof attach said: $(cat attach.err)"
 "$MEMPROF" parse --stacks n.bin > p || fail_ "parse n.bin"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # attach to programs we did not write: a Python loop and sqlite3 under load.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 checked=0
 
 if [ -x /usr/bin/python3 ]; then
@@ -20,12 +20,12 @@ for line in ctl:
         break
 print("bye", flush=True)
 sys.exit(4)' "$T/py.ctl" > py.out 2>&1 & py=$!
-	for i in $(seq 200); do grep -q ready py.out && break; sleep 0.05; done
+	wait_until 60 grep -q ready py.out
 	exec 7> py.ctl
 	attach_bg py.bin -q $py
 	echo work >&7
-	for i in $(seq 200); do grep -q worked py.out && break; sleep 0.05; done
-	"$MEMPROF" detach -q $py && wait $ATTACH_PID || fail_ "detach python3"
+	wait_until 60 grep -q worked py.out
+	detach_wait $py "detach python3"
 	echo quit >&7
 	exec 7>&-
 	wait $py; st=$?
@@ -52,13 +52,13 @@ if command -v sqlite3 > /dev/null; then
 	sqlite3 :memory: < sql.ctl > sql.out 2>&1 & sq=$!
 	exec 8> sql.ctl
 	echo "create table t(k integer primary key, v text); select 'ready';" >&8
-	for i in $(seq 200); do grep -q ready sql.out && break; sleep 0.05; done
+	wait_until 60 grep -q ready sql.out
 	attach_bg sq.bin -q $sq
 	{ for i in $(seq 2000); do echo "insert into t(v) values (hex(randomblob(200)));"; done
 	  echo "select 'count', count(*) from t;"; } >&8
-	for i in $(seq 400); do grep -q 'count|2000' sql.out && break; sleep 0.05; done
+	wait_until 60 grep -q 'count|2000' sql.out
 	grep -q 'count|2000' sql.out || fail_ "sqlite3 did not finish: $(tail -2 sql.out)"
-	"$MEMPROF" detach -q $sq && wait $ATTACH_PID || fail_ "detach sqlite3"
+	detach_wait $sq "detach sqlite3"
 	echo ".quit" >&8
 	exec 8>&-
 	wait $sq || fail_ "sqlite3 failed"

@@ -5,7 +5,7 @@
 # handler all along, the handler runs, and after the detach the kernel has the program's
 # handler again.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attach-init.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attach.sh"
 
 state() { # the attachee's answer to "sig"
 	send_cmd sig
@@ -18,8 +18,7 @@ for round in 1 2; do
 	attach_bg a$round.bin $TARGET_PID
 	s=$(state)
 	[ "$s" = "handler own=1 kernel=0 seen=$((2 * round))" ] || fail_ "attached ($round): $s"
-	"$MEMPROF" detach $TARGET_PID > detach.out 2> detach.err || fail_ "detach: $(cat detach.err)"
-	wait $ATTACH_PID || fail_ "attach exited $?: $(cat attach.err)"
+	detach_wait "detach ($round)"
 	s=$(state)
 	[ "$s" = "handler own=1 kernel=1 seen=$((2 * round + 1))" ] || fail_ "after the detach ($round): $s"
 done

@@ -1,11 +1,11 @@
 #!/bin/bash
 # memprof ctl PID start --aggregate: under memprof run --paused, one capture aggregated and the
 # next one not; a snapshot of an aggregated capture is aggregated too, with the totals of that
-# moment; a tracker that writes its own capture refuses, in one line.
+# moment; a tracker that writes its own capture aggregates it too.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
-ctl() { "$MEMPROF" ctl "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$@"; }
 leaked() { "$MEMPROF" transform folded --leaks -o - "$1" | awk '/;command_alloc /{n += $NF} END {print n + 0}'; }
 
 start_target "$MEMPROF" run --paused -o c.bin
@@ -56,14 +56,31 @@ want = {"c.bin": (12, 14444), "c.bin.snap.1": (10, 10000)}[sys.argv[1]]
 assert top and (top[0]["count"], top[0]["size"]) == want, (top, want)' "$f" || fail_ "$f: command_alloc's allocations"
 done
 
-# A tracker that writes its own capture cannot aggregate.
+# A tracker that writes its own capture aggregates it itself (lib/format/fold.h).
 start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/d.%p.bin" LD_PRELOAD="$TRACKER_LIB"
-ctl --aggregate "$TARGET_PID" start
-expect_rc 1 "start --aggregate in a tracker that writes its own capture"
+# (Not a sampled one: the tracker's fold has no estimates.)
+ctl --aggregate --sampling-interval 4096 "$TARGET_PID" start
+expect_rc 1 "start --aggregate --sampling-interval in a tracker that writes its own capture"
 expect_one_line_err
-expect_err "this tracker writes its own capture, with every event; aggregated captures are made by memprof run --paused or memprof attach, with --aggregate"
+expect_err "this tracker writes its own capture and aggregates it without sampling: add MEMPROF_SAMPLING_INTERVAL=0, or start it under memprof run --paused"
+ctl --aggregate "$TARGET_PID" start
+expect_rc 0 "start --aggregate in a tracker that writes its own capture"
+send_cmd "alloc 4 4000"
+ctl "$TARGET_PID" snapshot
+expect_rc 0 "snapshot of the tracker's own aggregated capture"
+send_cmd "alloc 1 1111"
+ctl "$TARGET_PID" stop
+expect_rc 0 "stop the tracker's own aggregated capture"
 ctl "$TARGET_PID" status
-[ "$(cat out)" = "process $TARGET_PID: paused, 0 captures written" ] || fail_ "status: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written, the last into '$T/d.$TARGET_PID.bin'" ] || fail_ "status: $(cat out)"
 send_cmd "exit 0"
 wait $TARGET_PID
+d=d.$TARGET_PID.bin
+for f in "$d" "$d.snap.1"; do
+	"$MEMPROF" parse "$f" > p || fail_ "parse $f"
+	grep -q '^HEADER .*aggregated' p || fail_ "$f is not aggregated"
+	expect_count 0 '^(ALLOC|FREE|TICK) ' p
+done
+[ "$(leaked "$d.snap.1")" = 16000 ] || fail_ "the direct snapshot leaks $(leaked "$d.snap.1") from command_alloc"
+[ "$(leaked "$d")" = 17111 ] || fail_ "$d leaks $(leaked "$d") from command_alloc"
 exit 0

@@ -2,7 +2,7 @@
 # memprof ctl's errors: usage, no such process, a process without a tracker, another user's
 # tracker; each one line and a non-zero status, and the process is left as it was.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 mp ctl
 expect_rc 2 "no arguments"
@@ -56,10 +56,13 @@ kill $reused
 # A tracked process of another user, from a user without privileges: refused, and the
 # tracker records nothing.
 if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
+	# (Copies other users may run: see share in init.sh.)
+	share tracker "$TRACKER_LIB"
+	share memprof "$MEMPROF"
 	start_target setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/o.%p.bin" LD_PRELOAD="$TRACKER_LIB"
+		env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/o.%p.bin" LD_PRELOAD="$tracker"
 	for r in start status; do
-		setpriv --reuid=65533 --regid=65533 --clear-groups "$MEMPROF" ctl $TARGET_PID $r > out 2> err; rc=$?
+		run setpriv --reuid=65533 --regid=65533 --clear-groups "$memprof" ctl $TARGET_PID $r
 		expect_rc 1 "$r from another user"
 		expect_one_line_err
 		[ "$(cat err)" = "memprof: cannot reach the tracker of process $TARGET_PID: it runs as user 65534, and only that user or root may control it" ] ||
@@ -79,8 +82,10 @@ fi
 if command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
 	d=/tmp/memprof-65532
 	rm -rf "$d" && mkdir -m 0777 "$d" || framework_failure_ "mkdir $d"
-	setpriv --reuid=65532 --regid=65532 --clear-groups env MEMPROF_OUTPUT="$T/shared/w.%p.bin" \
-		LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/allocs" > out 2> err; rc=$?
+	share tracker "$TRACKER_LIB"
+	share allocs "$WORKLOADS/allocs"
+	run setpriv --reuid=65532 --regid=65532 --clear-groups env MEMPROF_OUTPUT="$T/shared/w.%p.bin" \
+		LD_PRELOAD="$tracker" "$allocs"
 	[ -s "$(echo "$T"/shared/w.*.bin)" ] || fail_ "the program was not tracked: $(cat err)"
 	rm -rf "$d"
 	expect_rc 0 "a program whose socket directory is open to others"

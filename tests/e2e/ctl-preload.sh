@@ -3,9 +3,9 @@
 # start/stop/start writes numbered captures with exactly the allocations made while started,
 # a snapshot is a complete capture of that moment, and %n numbers the files where asked.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
-ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$TARGET_PID" "$@"; }
 # sizes FILE: "countxsize" of the commanded allocations (raw captures have no function names:
 # the commands' sizes are none of the program's own, 64, 472 and 4096).
 sizes() { "$MEMPROF" parse "$1" | sed -n 's/^ALLOC .* size=\(1000\|2222\|4444\|777\|333\|51\|52\) .*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
@@ -31,7 +31,8 @@ ctl stop
 expect_rc 0 stop
 [ "$(cat out)" = "process $TARGET_PID: stopped: '$D' is complete" ] || fail_ "stop: $(cat out)"
 # Complete now, while the service runs on.
-"$MEMPROF" parse "$D" > p1 2> err || fail_ "parse '$D' while the service runs: $(cat err)"
+keep -o p1 "$MEMPROF" parse "$D"
+expect_rc 0 "parse '$D' while the service runs"
 [ "$(field end "$(grep ^TRAILER p1)")" = detach ] || fail_ "the first capture's trailer: $(grep ^TRAILER p1)"
 send_cmd "alloc 7 777"
 ctl start

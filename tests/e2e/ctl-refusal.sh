@@ -6,9 +6,9 @@
 
 command -v setpriv > /dev/null || skip_ "no setpriv"
 [ "$(id -u)" -eq 0 ] || skip_ "needs root, to act as other users"
-# What the other user runs, where it may read it (the tree may be under a 0700 directory).
-mkdir -m 0755 shared && chmod 0711 "$T" || framework_failure_ "mkdir"
-cp "$MEMPROF" "$TRACKER_LIB" shared/ && chmod 0755 shared/* || framework_failure_ "cp"
+# What the other user runs, where it may read it (see share in init.sh).
+share memprof "$MEMPROF"
+share tracker "$TRACKER_LIB"
 
 for problem in owner mode; do
 	u=$((64200 + ${#problem}))
@@ -18,13 +18,13 @@ for problem in owner mode; do
 	owner) mkdir -m 0700 "$d"; want="'$d' belongs to user 0" ;;   # the user cannot even enter it
 	mode) mkdir -m 0777 "$d" && chown $u "$d"; want="'$d' has mode 0777" ;;
 	esac
-	setpriv --reuid=$u --regid=$u --clear-groups env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/o.bin" \
-		LD_PRELOAD="$T/shared/libmemprof.so" sleep 30 > target.out 2> target.err &
+	keep_bg -n target setpriv --reuid=$u --regid=$u --clear-groups env MEMPROF_PAUSED=1 \
+		MEMPROF_OUTPUT="$T/shared/o.bin" LD_PRELOAD="$tracker" sleep 30
 	pid=$!
-	for i in $(seq 100); do grep -q "control socket" target.err && break; sleep 0.05; done
+	wait_until 60 grep -q "control socket" target.err
 	grep -q "^memprof: cannot use '$d' for the control socket" target.err ||
 		framework_failure_ "$problem: the tracker did not refuse '$d': $(cat target.err)"
-	setpriv --reuid=$u --regid=$u --clear-groups "$T/shared/memprof" ctl $pid status > out 2> err; rc=$?
+	run setpriv --reuid=$u --regid=$u --clear-groups "$memprof" ctl $pid status
 	expect_rc 1 "$problem: status"
 	expect_one_line_err "$problem"
 	[ "$(cat err)" = "memprof: process $pid has no memprof tracker listening: $want, where a tracker of user $u would listen (it must be that user's directory, mode 0700)" ] ||

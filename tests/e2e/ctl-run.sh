@@ -3,16 +3,16 @@
 # allocations made while started, a snapshot mid-run is a complete capture, and the program's
 # output and status stay its own.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
-ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$TARGET_PID" "$@"; }
 # sizes FILE: "count size" of the commanded allocations (sizes other than the churn's 64).
 sizes() { "$MEMPROF" parse --stacks "$1" | sed -n 's/^ALLOC .* size=\([0-9]*\) .*frames=\["command_alloc".*/\1/p' | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '; }
 start_target "$MEMPROF" run --paused -o c.bin
 RUN_PID=$TARGET_PID
 TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused; 'memprof ctl \1 start' starts a capture into 'c.bin'$/\1/p" target.err)
 [ -n "$TARGET_PID" ] || fail_ "memprof run --paused did not say the program's pid: $(cat target.err)"
-[ "$(readlink /proc/$TARGET_PID/exe)" = "$(readlink -f "$WORKLOADS/attachee")" ] || fail_ "pid $TARGET_PID is not the attachee"
+[ "$(readlink /proc/$TARGET_PID/exe)" = "$(readlink -f "$ATTACHEE")" ] || fail_ "pid $TARGET_PID is not the attachee"
 
 ctl status
 expect_rc 0 status
@@ -61,7 +61,8 @@ expect_rc 0 stop
 [ "$(cat out)" = "process $TARGET_PID: stopped: '$PWD/c.bin' is complete" ] || fail_ "stop: $(cat out)"
 send_cmd "alloc 7 777"           # stopped: in no capture
 ctl status
-[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after stop: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written, the last into '$PWD/c.bin'" ] ||
+	fail_ "status after stop: $(cat out)"
 # A capture the collector cannot create is an error, and nothing records: the number is used.
 touch c.bin.2
 ctl start
@@ -71,7 +72,8 @@ expect_one_line_err
 	fail_ "start into a file that exists: $(cat err)"
 [ ! -s c.bin.2 ] || fail_ "c.bin.2 was written"
 ctl status
-[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written" ] || fail_ "status after a failed start: $(cat out)"
+[ "$(cat out)" = "process $TARGET_PID: paused, 1 capture written, the last into '$PWD/c.bin'" ] ||
+	fail_ "status after a failed start: $(cat out)"
 ctl start
 expect_rc 0 "second start"
 [ "$(cat out)" = "process $TARGET_PID: recording capture 3 into '$PWD/c.bin.3'" ] || fail_ "second start: $(cat out)"
@@ -109,8 +111,10 @@ grep -q '^HEADER .*flags=[a-z,]*restarted' p2 || fail_ "c.bin.3 is not marked re
 [ "$(field main_tid "$(grep ^HEADER p2)")" = "$TARGET_PID" ] || fail_ "c.bin.3's main_tid: $(grep ^HEADER p2)"
 # Every reporter reads each; the snapshot's leaks are the 10 blocks live at that moment.
 for f in c.bin c.bin.3 c.bin.snap.1; do
-	"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats $f: $(cat err)"
-	"$MEMPROF" flamegraph -f -o "$f.html" --leaks "$f" > /dev/null 2> err || fail_ "flamegraph $f: $(cat err)"
+	mp stats "$f"
+	expect_rc 0 "stats $f"
+	mp flamegraph -f -o "$f.html" --leaks "$f"
+	expect_rc 0 "flamegraph $f"
 done
 # leaked FILE: the bytes leaked from command_alloc, from the folded stacks of the leaks.
 leaked() { "$MEMPROF" transform folded --leaks -o - "$1" | awk '/;command_alloc /{n += $NF} END {print n + 0}'; }

@@ -4,7 +4,7 @@
 # program's life, which goes on), and memprof says nothing alarming about it, nor about
 # the captures stopped after it when the program ends.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
 
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
 start_target "$MEMPROF" run --paused -o c.bin
@@ -13,22 +13,25 @@ TARGET_PID=$(sed -n "s/^memprof: .* runs as pid \([0-9]*\) with tracking paused;
 [ -n "$TARGET_PID" ] || fail_ "memprof run --paused did not say the program's pid: $(cat target.err)"
 
 before=$(now_us)
-"$MEMPROF" ctl "$TARGET_PID" start > out 2> err || fail_ "start: $(cat err)"
+mp ctl "$TARGET_PID" start
+expect_rc 0 start
 send_cmd "alloc 3 3000"
 sleep 1
-"$MEMPROF" ctl "$TARGET_PID" stop > out 2> err; rc=$?
+mp ctl "$TARGET_PID" stop
 after=$(now_us)
 expect_rc 0 stop
 [ "$(cat out)" = "process $TARGET_PID: stopped: '$PWD/c.bin' is complete" ] || fail_ "stop: $(cat out)"
 # Complete as stop returned, the program still running.
 kill -0 "$TARGET_PID" || fail_ "the program is gone"
-"$MEMPROF" parse c.bin > p 2> err || fail_ "parse right after stop: $(cat err)"
+keep -o p "$MEMPROF" parse c.bin
+expect_rc 0 "parse right after stop"
 trailer=$(grep ^TRAILER p) || fail_ "no trailer right after stop"
 [ "$(field end "$trailer")" = detach ] || fail_ "trailer: $trailer"
 # Recorded between the start and the stop: at most that long, however fast the machine is.
 duration=$(field duration_us "$trailer")
 [ "$duration" -le $((after - before)) ] || fail_ "duration ${duration} us, but start to stop took $((after - before)) us"
-"$MEMPROF" stats c.bin > out 2> err || fail_ "stats: $(cat err)"
+mp stats c.bin
+expect_rc 0 stats
 expect_no_err "stats right after stop"
 sum=$(md5sum < c.bin)
 
@@ -36,8 +39,10 @@ sum=$(md5sum < c.bin)
 # Two more captures, each stopped as quickly: each finished, nothing said of their sockets.
 sleep 1
 for n in 2 3; do
-	"$MEMPROF" ctl "$TARGET_PID" start > out 2> err || fail_ "start $n: $(cat err)"
-	"$MEMPROF" ctl "$TARGET_PID" stop > out 2> err || fail_ "stop $n: $(cat err)"
+	mp ctl "$TARGET_PID" start
+	expect_rc 0 "start $n"
+	mp ctl "$TARGET_PID" stop
+	expect_rc 0 "stop $n"
 	[ "$(cat out)" = "process $TARGET_PID: stopped: '$PWD/c.bin.$n' is complete" ] || fail_ "stop $n: $(cat out)"
 done
 sleep 1

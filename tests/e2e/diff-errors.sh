@@ -2,7 +2,7 @@
 # diff on bad input and bad options: one-line errors naming the capture, exit
 # 1 or 2; nothing written for --json then.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 # A bad capture as BASE or as NEW, with the other one good.

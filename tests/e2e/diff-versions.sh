@@ -71,7 +71,7 @@ python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(len(d["location
 
 # Sorted by the largest absolute change: app.txt against a capture where
 # build_index grew by 1 MiB and main's calloc disappeared.
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 app_capture
 sed -e 's/size=1048576 stack=3/size=2097152 stack=3/' -e '/kind=calloc/d' -e '/addr=0x4000$/d' \
 	"$TESTDATA/app.txt" > changed.txt

@@ -60,10 +60,10 @@ expect_out "-h"
 
 # A full disk on stdout is an error, not a silent success.
 if [ -w /dev/full ]; then
-	"$MEMPROF" --version >/dev/full 2>err; rc=$?
+	keep -o /dev/full "$MEMPROF" --version
 	expect_rc 1 "--version to a full disk"
 	expect_err "write error on standard output"
-	"$MEMPROF" parse "$TESTDATA/basic.mprof" >/dev/full 2>err; rc=$?
+	keep -o /dev/full "$MEMPROF" parse "$TESTDATA/basic.mprof"
 	expect_rc 1 "parse to a full disk"
 	expect_err "write error on standard output"
 fi

@@ -11,7 +11,7 @@
 # process alone peaks at 4000 and 3500 (their sum, 7500, is not the peak),
 # and one after the other they would peak at 4000.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
 cat > p.txt <<'TXT'

@@ -7,7 +7,7 @@
 # with B (2 x 200000 B, gone before C starts). Also --reporter after
 # --follow-fork, and --children's family against the captures named by hand.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/family-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-family.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
 family_run s.bin --reporter table

@@ -3,7 +3,7 @@
 # temporary and inverted, with the workload's exact numbers in the embedded
 # data, and each page in headless Chromium (frames drawn, zoom, search).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 mp run -q -o a.bin "$WORKLOADS/allocs"
 expect_rc 0 "run allocs"

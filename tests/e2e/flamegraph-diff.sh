@@ -3,9 +3,10 @@
 # leak fixed (3 blocks of 1024 bytes less) and twice the work (10 blocks of
 # 500 bytes more). The page's tree merges both captures by location; in
 # headless Chromium it draws the new capture's widths, work in red, and with
-# "Widths: base" the base's, leak_bug in blue.
+# "Widths: base" the base's, leak_bug in blue; the chart draws both captures'
+# memory on one axis.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 mp run -q -o before.bin "$WORKLOADS/versions" 3 10
 expect_rc 0 "run versions 3 10"
@@ -24,6 +25,9 @@ fact 'node <root> total=20000/25 base=18072/18' $p
 fact 'node .*;main;cache total=10000/5 self=10000/5 base=10000/5' $p
 fact 'node .*;main;work total=10000/20 self=10000/20 base=5000/10' $p
 fact 'node .*;main;leak_bug total=0/0 self=0/0 base=3072/3' $p
+# Both captures' memory over time, for the chart.
+fact 'memory points=[1-9][0-9]* last_us=[0-9]+' $p
+fact 'base_memory points=[1-9][0-9]* last_us=[0-9]+' $p
 # The leaks: only leak_bug changed.
 mp flamegraph --leaks --diff before.bin -o leaks.html after.bin
 expect_rc 0 "flamegraph --leaks --diff"

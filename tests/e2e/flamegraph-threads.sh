@@ -3,7 +3,7 @@
 # split threads (one subtree per thread, the thread view in the browser),
 # demangled C++ names, a library unloaded before the end.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 # Four workers of 250 x 64 bytes, all live at the peak; 4321 bytes in main.
 mp run -q -o t.bin "$WORKLOADS/threads"
@@ -37,8 +37,10 @@ expect_rc 0 "flamegraph cxx"
 facts x.html
 fact '.*;main;ns::Widget<int>::grow\(\);operator new(\[\])?\(unsigned long\) total=400/1 self=400/1' x.html
 fact '.*;main;ns::Widget<int>::grow\(\);std::vector<long, std::allocator<long> >::push_back\(long const&\) total=12288/2 self=0/0' x.html
-check check_capture.py flamegraph --shot cxx --names 'ns::Widget<int>::grow()' \
-	--zoom 'ns::Widget<int>::grow()' --search widget x.html
+# The boxes name it without its template arguments (the data and the tooltip have them).
+fact 'location function=ns::Widget<int>::grow\(\) short=ns::Widget<…>::grow\(\) .*' x.html
+check check_capture.py flamegraph --shot cxx --names 'ns::Widget<…>::grow()' \
+	--zoom 'ns::Widget<…>::grow()' --search widget x.html
 
 # dlopen: dlwork_alloc's kept block, from a library unloaded since, still named.
 mp run -q -o d.bin "$WORKLOADS/dlopens" "$WORKLOADS/.libs/libdlwork.so"

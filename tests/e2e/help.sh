@@ -19,10 +19,10 @@ for c in $cmds; do
 		grep -q -- "${o//-/\\\\-}" "$man/memprof-$c.1" || fail_ "memprof-$c.1 does not document $o"
 	done
 	if command -v man >/dev/null; then
-		MANPAGER=cat MANWIDTH=80 "$MEMPROF" "$c" --help > out 2> err; rc=$?
+		MANPAGER=cat MANWIDTH=80 mp "$c" --help
 		expect_rc 0 "$c --help"
 		grep -qi "memprof-$c" out || fail_ "'$c --help' did not show its man page"
-		MANPAGER=cat MANWIDTH=80 "$MEMPROF" help "$c" > out2 2> err; rc=$?
+		MANPAGER=cat MANWIDTH=80 keep -o out2 "$MEMPROF" help "$c"
 		expect_rc 0 "help $c"
 		cmp -s out out2 || fail_ "'help $c' and '$c --help' differ"
 	fi

@@ -5,7 +5,7 @@
 # temporal one too, the table its smallest rows; every page is under 2 MB,
 # every total exact, and the pages load and draw in the browser.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 python3 -c "import sys; sys.path.insert(0, '$BROWSER_DIR'); import bench_capture; \
 bench_capture.capture_text(100000, 1, 'big.txt')" || framework_failure_ "capture text"

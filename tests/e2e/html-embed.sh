@@ -2,7 +2,7 @@
 # The reports inside iframes (one sandboxed, without storage) with the dark
 # colour scheme preferred: no errors, dark by default, zoom and history work.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 gen fg.json --report flamegraph
 page flamegraph fg.json fg.html

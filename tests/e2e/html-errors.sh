@@ -3,7 +3,7 @@
 # (one-line errors, exit 1, no report), a cut capture (a report, with a
 # warning), missing templates (the path tried), usage errors (exit 2).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 for r in flamegraph table; do
 	bad_inputs $r

@@ -2,7 +2,7 @@
 # The flame graph page with --split-threads (thread filter, merged view,
 # history) and with --inverted.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 gen split.json --report flamegraph --split-threads
 page flamegraph split.json split.html

@@ -3,7 +3,7 @@
 # search totals, tooltips, orientation, theme, statistics, memory CSV, and the
 # hostile symbol name shown as text.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 gen fg.json --report flamegraph --since-attach --stacks 400
 page flamegraph fg.json fg.html

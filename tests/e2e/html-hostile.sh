@@ -5,7 +5,7 @@
 # and an invalid byte. The pages keep it all as text: one data element,
 # nothing can close it, no dialog opens in headless Chromium.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 cat > hostile.txt <<'CAP'
 HEADER format=1.0 pid=666 ppid=1 main_tid=666 mode=run start_time=2026-11-22T08:00:00.000000Z flags=symbolized hostname="<b>host</b>" exe="/usr/bin/evil" argv=["/usr/bin/evil","</script><script>alert(1)</script>","<img src=x onerror=alert(3)>","a\xe2\x80\xa8b"]

@@ -3,7 +3,7 @@
 # next to the capture (name: the file name without its last suffix and a
 # leading "memprof-"), -o to choose, never over a file without -f.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 mkdir -p sub/dir

@@ -3,8 +3,8 @@
 # children (tests/workloads/family.c), their flame graph and table, with the
 # process selector and the apart/merged toggle (tests/browser/check_processes.py).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/family-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-family.sh"
 
 family_run s.bin -q
 expect_rc 0 "run --follow-fork bash family.sh"

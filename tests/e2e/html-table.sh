@@ -2,7 +2,7 @@
 # The table page: sorting by every column, filtering, virtual scrolling,
 # CSV download, the hostile symbol name as text, theme and statistics.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 gen split.json --report table --split-threads --stacks 3000
 page table split.json split.html

@@ -2,7 +2,7 @@
 # The temporal flame graph: a time window chosen by keyboard, sliders and
 # dragging on the chart recomputes the graph (peak inside it, or leaks).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 gen peak.json --report flamegraph --temporal --buckets 100
 page flamegraph peak.json peak.html

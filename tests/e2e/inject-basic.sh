@@ -3,7 +3,7 @@
 # our argument and returns 42, and the target carries on unharmed: its interrupted read()
 # and nanosleep() restart, its allocating threads see no corruption, same output and status.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
-. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/lib-inject.sh"
 
 for order in rs sr; do
 	start_target "$order"
@@ -57,9 +57,12 @@ match_diff want.txt spin.out
 
 # Another user's process, as that user without privileges: allowed by the classic rules.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause
+	# (Copies nobody may run and load: see share in init.sh.)
+	share target "$INJECT_TARGET"
+	share lib "$LIB"
+	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$target" pause
 	NPID=$HPID
-	inject -u 65534 "$NPID" "$LIB" "$ENTRY" "write:$T/w/nobody.txt"
+	inject -u 65534 "$NPID" "$lib" "$ENTRY" "write:$T/w/nobody.txt"
 	expect_rc 0 "injection as nobody into nobody's process"
 	expect_out "result 42"
 	expect_file w/nobody.txt "call=1 arg=write:$T/w/nobody.txt pid=$NPID"

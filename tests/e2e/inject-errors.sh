@@ -2,7 +2,7 @@
 # lib/process/inject, ptrace method: each failure names its cause and fix, and leaves the
 # target running, untraced and unharmed.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
-. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/lib-inject.sh"
 
 # expect_fail MESSAGE ARGS...: the injection fails with exactly "inject-tool: MESSAGE".
 expect_fail() {
@@ -55,14 +55,15 @@ expect_alive "$TPID"
 
 # another user's process, injector without privileges as a third uid
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause
+	share target "$INJECT_TARGET" # (a copy nobody may run: see share in init.sh)
+	spawn nobody setpriv --reuid=65534 --regid=65534 --clear-groups "$target" pause
 	npid=$HPID
 	expect_fail "cannot attach to $npid: the process belongs to uid 65534 and memprof runs as uid 65533 without CAP_SYS_PTRACE; run memprof as that user or as root" \
 		-u 65533 "$npid" "$LIB" "$ENTRY" x
 	expect_alive "$npid"
 	kill $npid
 	# the same user, but the process made itself not dumpable
-	spawn undumpable setpriv --reuid=65534 --regid=65534 --clear-groups "$INJECT_TARGET" pause undumpable
+	spawn undumpable setpriv --reuid=65534 --regid=65534 --clear-groups "$target" pause undumpable
 	upid=$HPID
 	expect_fail "cannot attach to $upid: the process is not dumpable (a setuid, setgid or file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)); run memprof as root" \
 		-u 65534 "$upid" "$LIB" "$ENTRY" x

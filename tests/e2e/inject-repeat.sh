@@ -3,7 +3,7 @@
 # hammer malloc/free; dlopen returns the same handle each time, so entry counts calls
 # 1..100 in one copy of the library, and the target ends normally.
 . "${MEMPROF_SRCDIR:-.}/tests/e2e/init.sh"
-. "$MEMPROF_SRCDIR/tests/e2e/inject-init.sh"
+. "$MEMPROF_SRCDIR/tests/e2e/lib-inject.sh"
 
 start_target rs
 inject -n 100 "$TPID" "$LIB" "$ENTRY" "write:$T/w/out.txt"

@@ -4,8 +4,8 @@
 # pressed, filters by thread, and q leaves the service running, paused, its captures
 # untouched (the next 'ctl start' writes capture 1 with exactly what came after).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/d.%p.bin" LD_PRELOAD="$TRACKER_LIB"
 P=$TARGET_PID
@@ -14,7 +14,8 @@ words=$(PATH="$(dirname "$MEMPROF"):$PATH" bash -c '. "$1"; COMP_WORDS=(memprof 
 	_memprof; printf "%s\n" "${COMPREPLY[@]}"' _ "$MEMPROF_SRCDIR/completions/memprof")
 grep -qx "$P" <<< "$words" || fail_ "bash completion of 'memprof live' does not offer $P: $words"
 view_start v "$MEMPROF" live "$P"
-wait_screen v has v "^memprof live  pid $P  .*attachee .*  running [0-9.]+ s$"
+wait_screen v has v "  running [0-9.]+ s$"
+title_is v "memprof live  pid $P  $ATTACHEE $T/shared/cmds" || fail_ "the title: $(line v 1)"
 has v "^ +<Own> +Own% +Total +Total% +Allocs +Blocks  Location *$" || fail_ "no table heading"
 has v "^q quit  o/t/a/b sort" || fail_ "no line of keys"
 
@@ -77,10 +78,12 @@ running "$P"
 paused "$P"
 send_cmd "alloc 2 2222"
 # The live view was no capture: the next start is capture 1, with only what follows it.
-"$MEMPROF" ctl "$P" start > out 2> err || fail_ "ctl start after the view: $(cat err)"
+mp ctl "$P" start
+expect_rc 0 "ctl start after the view"
 [ "$(cat out)" = "process $P: recording capture 1 into '$T/d.$P.bin'" ] || fail_ "start: $(cat out)"
 send_cmd "alloc 3 333"
-"$MEMPROF" ctl "$P" stop > out 2> err || fail_ "ctl stop: $(cat err)"
+mp ctl "$P" stop
+expect_rc 0 "ctl stop"
 "$MEMPROF" parse "$T/d.$P.bin" | sed -n 's/^ALLOC .* size=\(333\|2222\) .*/\1/p' | sort | uniq -c |
 	awk '{print $1 "x" $2}' > sizes
 [ "$(cat sizes)" = "3x333" ] || fail_ "capture 1 holds $(tr '\n' ' ' < sizes)"

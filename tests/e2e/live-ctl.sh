@@ -4,10 +4,10 @@
 # so); Ctrl-C and SIGTERM end a view like q; a process that exits while watched is shown as
 # exited, its last figures kept until q.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
-ctl() { "$MEMPROF" ctl "$TARGET_PID" "$@" > out 2> err; rc=$?; }
+ctl() { mp ctl "$TARGET_PID" "$@"; }
 
 start_target env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/d.%p.bin" LD_PRELOAD="$TRACKER_LIB"
 P=$TARGET_PID

@@ -3,8 +3,8 @@
 # tracker that records already, a second view; each one line and a non-zero status, the
 # terminal given back, and the process left as it was.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 mp live
 expect_rc 2 "no arguments"

@@ -3,13 +3,14 @@
 # leaked) once it ended, until q; the program's terminal output goes to a file named at the
 # end, its exit status stays memprof's, and a capture is written only with -o.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 # The allocs workload leaks 10 blocks from make_kept (10045 bytes), calloc's 1000 bytes in main
 # and strdup's 17 bytes in copy; churn made 1000 allocations, all freed.
 view_start r sh -c 'exec "$0" run --live "$1" 2> run.err' "$MEMPROF" "$WORKLOADS/allocs"
 wait_screen r has r "  exited with status 0 after [0-9.]+ s$"
-has r "^memprof live  pid [0-9]+  .*/allocs " || fail_ "the title: $(line r 1)"
+pid=$(sed -n 's/^memprof live  pid \([0-9]*\) .*/\1/p' r.screen)
+title_is r "memprof live  pid $pid  $WORKLOADS/allocs" || fail_ "the title: $(line r 1)"
 row_is r 1 "^ *9\.81 KiB +[0-9.]+% +9\.81 KiB +[0-9.]+% +10 +10  make_kept at allocs\.c *$" ||
 	fail_ "row 1: $(line r 5)"
 row_is r 2 "^ *0\.98 KiB .* +1 +1  main at allocs\.c *$" || fail_ "row 2: $(line r 6)"
@@ -53,7 +54,7 @@ pid=$(sed -n 's/^memprof live  pid \([0-9]*\) .*/\1/p' a.screen)
 echo "alloc 100 4000" > cmds
 wait_screen a row_is a 1 " +100 +100  command_alloc at attachee\.c *$"
 keys a q
-for i in $(seq 600); do grep -q "runs on" a.err && break; sleep 0.1; done
+wait_until 60 grep -q "runs on" a.err
 grep -qx "memprof: '.*attachee' (pid $pid) runs on; memprof ends when it does (its output goes to 'memprof-attachee\.$pid\.out')" a.err ||
 	fail_ "after q: $(cat a.err)"
 [ ! -s a.rc ] || fail_ "memprof ended before the program"

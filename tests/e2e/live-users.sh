@@ -3,8 +3,8 @@
 # (not dumpable) still watches it live; root watches another user's service (the view's
 # socket is given to that user); any other user is refused in one line.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/attachee.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/live-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-attachee.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-live.sh"
 
 if [ "$(id -u)" -eq 0 ]; then
 	command -v setpriv > /dev/null || skip_ "running as root without setpriv to drop privileges"
@@ -13,12 +13,15 @@ else
 	ASUSER=()
 fi
 
-start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$TRACKER_LIB"
+# (Copies the other users may run: see share in init.sh.)
+share memprof "$MEMPROF"
+share tracker "$TRACKER_LIB"
+start_target "${ASUSER[@]}" env MEMPROF_PAUSED=1 MEMPROF_OUTPUT="$T/shared/svc.%p.bin" LD_PRELOAD="$tracker"
 P=$TARGET_PID
 send_cmd nodump
 
 # The service's own user, who may not ptrace it.
-view_start u "${ASUSER[@]}" "$MEMPROF" live "$P"
+view_start u "${ASUSER[@]}" "$memprof" live "$P"
 wait_screen u has u "  running [0-9.]+ s$"
 send_cmd "alloc 10 1000"
 wait_screen u row_is u 1 " +10 +10  command_alloc at attachee\.c *$"
@@ -31,7 +34,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	# Root watches it too: the view's socket is in a directory given to the service's user.
 	view_start r "$MEMPROF" live "$P"
 	wait_screen r has r "  running [0-9.]+ s$"
-	"$MEMPROF" ctl "$P" status > out 2> err || fail_ "status: $(cat err)"
+	mp ctl "$P" status
+	expect_rc 0 "status"
 	dir=$(sed -n "s|.* at '\(/tmp/memprof-live-[^/]*\)/stream' .*|\1|p" out)
 	[ -n "$dir" ] || fail_ "status while root watches: $(cat out)"
 	[ "$(stat -c %U "$dir")" = nobody ] || fail_ "'$dir' is not the service user's"
@@ -45,7 +49,7 @@ if [ "$(id -u)" -eq 0 ]; then
 
 	# Another user may not.
 	view_start o sh -c 'exec setpriv --reuid=65533 --regid=65533 --clear-groups "$0" live "$1" 2> o.err' \
-		"$MEMPROF" "$P"
+		"$memprof" "$P"
 	view_rc o
 	[ "$rc" -eq 1 ] || fail_ "another user: exit $rc"
 	cp o.err err

@@ -1,5 +1,10 @@
-# tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error).
+# tests/e2e: shell scenarios, one behaviour each (exit 0 pass, 77 skip, 99 hard error); each
+# sources init.sh, and the helpers it needs from the lib-*.sh files.
 E2E_TESTS = \
+	%reldir%/api-aggregate.sh \
+	%reldir%/api-collector.sh \
+	%reldir%/api-exact.sh \
+	%reldir%/api-threads.sh \
 	%reldir%/attach-aggregate.sh \
 	%reldir%/attach-again.sh \
 	%reldir%/attach-basic.sh \
@@ -20,6 +25,7 @@ E2E_TESTS = \
 	%reldir%/ctl-run.sh \
 	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \
+	%reldir%/cxx-views.sh \
 	%reldir%/diff-errors.sh \
 	%reldir%/diff-versions.sh \
 	%reldir%/dispatch.sh \
@@ -50,12 +56,17 @@ E2E_TESTS = \
 	%reldir%/live-users.sh \
 	%reldir%/parse-errors.sh \
 	%reldir%/parse-golden.sh \
+	%reldir%/parse-stacks.sh \
 	%reldir%/parse-stdin.sh \
+	%reldir%/python-examples.sh \
 	%reldir%/python-frames.sh \
 	%reldir%/python-shapes.sh \
 	%reldir%/python-threads.sh \
+	%reldir%/python-tracker.sh \
+	%reldir%/python-views.sh \
 	%reldir%/reports-run.sh \
 	%reldir%/reports-deep.sh \
+	%reldir%/reports-edges.sh \
 	%reldir%/reports-symbolize.sh \
 	%reldir%/run-aggregate.sh \
 	%reldir%/run-allocs.sh \
@@ -92,6 +103,13 @@ E2E_TESTS = \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \
 	%reldir%/run-unwind.sh \
+	%reldir%/sampling-accuracy.sh \
+	%reldir%/sampling-api.sh \
+	%reldir%/sampling-ctl.sh \
+	%reldir%/sampling-reports.sh \
+	%reldir%/sampling-run.sh \
+	%reldir%/serve-api.sh \
+	%reldir%/serve.sh \
 	%reldir%/stats-attach.sh \
 	%reldir%/stats-errors.sh \
 	%reldir%/stats-escape.sh \
@@ -113,15 +131,16 @@ E2E_TESTS = \
 	%reldir%/tree-tty.sh
 # end of E2E_TESTS
 EXTRA_DIST += $(E2E_TESTS) \
-	%reldir%/attach-init.sh \
-	%reldir%/debuginfod-lib.sh \
-	%reldir%/family-lib.sh \
-	%reldir%/attachee.sh \
-	%reldir%/html-lib.sh \
 	%reldir%/init.sh \
-	%reldir%/live-lib.sh \
-	%reldir%/python-lib.sh \
-	%reldir%/inject-init.sh \
-	%reldir%/reports.sh \
+	%reldir%/lib-attach.sh \
+	%reldir%/lib-attachee.sh \
+	%reldir%/lib-debuginfod.sh \
+	%reldir%/lib-family.sh \
+	%reldir%/lib-gdb.sh \
+	%reldir%/lib-html.sh \
+	%reldir%/lib-inject.sh \
+	%reldir%/lib-live.sh \
+	%reldir%/lib-python.sh \
+	%reldir%/lib-reports.sh \
 	%reldir%/speedscope_check.py \
 	%reldir%/heaptrack_totals.py

@@ -18,7 +18,7 @@ cmp raw.mprof "$TESTDATA/raw.mprof" || fail_ "the writer no longer produces test
 "$MKCAPTURE" -3 -r -s -o raw-v3.mprof "$TESTDATA/basic.txt" || fail_ "mkcapture -3"
 cmp raw-v3.mprof "$TESTDATA/raw-v3.mprof" || fail_ "mkcapture -3 no longer produces tests/data/raw-v3.mprof"
 # Standard input.
-"$MEMPROF" parse - < "$TESTDATA/basic.mprof" > out 2> err; rc=$?
+mp parse - < "$TESTDATA/basic.mprof"
 expect_rc 0 "parse -"
 match_diff "$TESTDATA/basic.expected" out
 # The text form is complete: compiling it back gives the same records.

@@ -7,24 +7,29 @@
 cap=$TESTDATA/basic.mprof
 "$MEMPROF" parse --stacks "$cap" > want || fail_ "parse --stacks of the file"
 for input in - /dev/stdin; do
-	cat "$cap" | "$MEMPROF" parse --stacks "$input" > out 2> err; rc=$?
+	mp parse --stacks "$input" < <(cat "$cap")
 	expect_rc 0 "parse --stacks $input from a pipe"
 	expect_no_err "parse --stacks $input"
 	match_diff want out
-	"$MEMPROF" parse --stacks "$input" < "$cap" > out 2> err || fail_ "parse --stacks $input from the file: $(cat err)"
+	mp parse --stacks "$input" < "$cap"
+	expect_rc 0 "parse --stacks $input from the file"
 	match_diff want out
 done
 
 before=$(ls /dev | grep -c '^memprof-')
 for input in - /dev/stdin; do
 	rm -f memprof-*
-	cat "$cap" | "$MEMPROF" flamegraph "$input" > out 2> err || fail_ "flamegraph $input: $(cat err)"
+	mp flamegraph "$input" < <(cat "$cap")
+	expect_rc 0 "flamegraph $input"
 	[ "$(cat out)" = "Wrote memprof-flamegraph-stdin.html" ] || fail_ "flamegraph $input: $(cat out)"
-	cat "$cap" | "$MEMPROF" table "$input" > out 2> err || fail_ "table $input: $(cat err)"
+	mp table "$input" < <(cat "$cap")
+	expect_rc 0 "table $input"
 	[ "$(cat out)" = "Wrote memprof-table-stdin.html" ] || fail_ "table $input: $(cat out)"
-	cat "$cap" | "$MEMPROF" stats --json "$input" > out 2> err || fail_ "stats $input: $(cat err)"
+	mp stats --json "$input" < <(cat "$cap")
+	expect_rc 0 "stats $input"
 	[ "$(cat out)" = "Wrote memprof-stats-stdin.json" ] || fail_ "stats $input: $(cat out)"
-	cat "$cap" | "$MEMPROF" transform folded "$input" > out 2> err || fail_ "transform $input: $(cat err)"
+	mp transform folded "$input" < <(cat "$cap")
+	expect_rc 0 "transform $input"
 	[ "$(cat out)" = "Wrote memprof-folded-stdin.folded" ] || fail_ "transform $input: $(cat out)"
 	[ -s memprof-flamegraph-stdin.html ] && [ -s memprof-table-stdin.html ] && [ -s memprof-stats-stdin.json ] &&
 		[ -s memprof-folded-stdin.folded ] || fail_ "$input: the reports are not here: $(ls)"

@@ -110,15 +110,17 @@ grep -q 'leak_some' pn && fail_ "--no-python-frames: a Python frame in the captu
 
 # The tracker preloaded by hand writes the same frames itself (direct mode),
 # and MEMPROF_PYTHON_FRAMES=0 turns them off there.
-LD_PRELOAD=$TRACKER_LIB MEMPROF_OUTPUT=$T/direct.bin "$PY" leak.py > out 2> err ||
-	fail_ "preloaded python3: $(cat err)"
+run env LD_PRELOAD="$TRACKER_LIB" MEMPROF_OUTPUT="$T/direct.bin" "$PY" leak.py
+expect_rc 0 "preloaded python3"
 expect_no_err "preloaded python3"
-"$MEMPROF" stats direct.bin 2> /dev/null > dstats.txt || fail_ "stats direct.bin"
+keep -o dstats.txt "$MEMPROF" stats direct.bin
+expect_rc 0 "stats direct.bin"
 grep -A1 'largest allocating locations (by size)' dstats.txt | grep -qF -- "- leak_some:$T/leak.py:7 -> 32.000 MiB" ||
 	fail_ "direct mode: $(grep -A2 'largest allocating locations (by size)' dstats.txt)"
-LD_PRELOAD=$TRACKER_LIB MEMPROF_OUTPUT=$T/dnative.bin MEMPROF_PYTHON_FRAMES=0 "$PY" leak.py > out 2> err ||
-	fail_ "preloaded python3, MEMPROF_PYTHON_FRAMES=0: $(cat err)"
-"$MEMPROF" parse --stacks dnative.bin 2> /dev/null > pd || fail_ "parse dnative.bin"
+run env LD_PRELOAD="$TRACKER_LIB" MEMPROF_OUTPUT="$T/dnative.bin" MEMPROF_PYTHON_FRAMES=0 "$PY" leak.py
+expect_rc 0 "preloaded python3, MEMPROF_PYTHON_FRAMES=0"
+keep -o pd "$MEMPROF" parse --stacks dnative.bin
+expect_rc 0 "parse dnative.bin"
 grep -q 'leak_some' pd && fail_ "MEMPROF_PYTHON_FRAMES=0: a Python frame in the capture"
 
 # --trace-python-allocators: each str of the temporary list is a malloc of

@@ -3,9 +3,9 @@
 # coroutines, recursion deeper than --max-depth, Python called back from C
 # (sqlite3), a forked child, and --memory-interval-ms short enough that the
 # timer thread runs among them; on each CPython 3.11 to 3.13 there is
-# (python-lib.sh).
+# (lib-python.sh).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 
 cat > shapes.py <<'EOF'
 import asyncio, os, sqlite3, sys, threading
@@ -82,18 +82,21 @@ for py in $pythons; do
 	mp run -q -f --follow-fork --memory-interval-ms 1 -o s$v.bin "$py" shapes.py 20
 	expect_rc 0 "python $v shapes.py"
 	expect_out "done"
-	"$MEMPROF" transform -f -o s$v.folded folded --leaks s$v.bin > /dev/null 2>&1 ||
-		fail_ "$v: transform folded"
+	mp transform -f -o s$v.folded folded --leaks s$v.bin
+	expect_rc 0 "$v: transform folded"
 	f=s$v.folded
 	# Each shape's allocation has its Python callers, innermost last, and
-	# no evaluation-loop frame is left anywhere.
-	for path in '<module>;consume;[^ ]*gen_chunks;' '[^ ]*coro_alloc;' 'thread_work;' \
-		'<module>;recurse(;recurse){20};' ';use_sqlite;[^ ]*sql_cb;'; do
+	# ends there: the interpreter's frames are folded (none is left
+	# anywhere), and so is the evaluation loop.
+	for path in '<module>;consume;[^ ]*gen_chunks ' '[^ ]*coro_alloc ' 'thread_work ' \
+		'<module>;recurse(;recurse){20} ' ';use_sqlite;[^ ]*sql_cb '; do
 		grep -qE -- "$path" "$f" || fail_ "$v: no stack matches '$path' in the leaks"
 	done
 	grep -q '_PyEval_EvalFrameDefault' "$f" && fail_ "$v: _PyEval_EvalFrameDefault left: $(grep -m1 _PyEval_EvalFrameDefault "$f")"
+	grep -qE 'python3\.[0-9]+\+0x|Py_RunMain|_start' "$f" &&
+		fail_ "$v: an interpreter frame is left: $(grep -m1 -E 'python3\.[0-9]+\+0x|Py_RunMain|_start' "$f")"
 	# sqlite3's C frames stand between use_sqlite and the callback it runs.
-	grep -qE ';use_sqlite;[^ ]*sqlite3_step;[^ ]*sql_cb;' "$f" ||
+	grep -qE ';use_sqlite;[^ ]*sqlite3_step;[^ ]*sql_cb ' "$f" ||
 		fail_ "$v: sqlite3's frames are not between use_sqlite and sql_cb"
 	# The four threads' allocations, each with its thread's Python frames.
 	"$MEMPROF" parse --stacks s$v.bin > p$v || fail_ "$v: parse"

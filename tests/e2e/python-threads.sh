@@ -3,10 +3,10 @@
 # tracker from the interpreter's objects (no Python code run in the
 # program): in stats, in each thread's tree of a --split-threads flame
 # graph, and in the page's thread selector; the main thread keeps its OS
-# name. On each CPython 3.11 to 3.13 there is (python-lib.sh).
+# name. On each CPython 3.11 to 3.13 there is (lib-python.sh).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/python-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-python.sh"
 
 # Worker i keeps 5 bytearrays of 100000 + 1000 i bytes (each a malloc of one
 # byte more); w3 gets its name after it was made, before it starts.

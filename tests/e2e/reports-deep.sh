@@ -27,30 +27,30 @@ with open("deep.txt", "w") as f:
 PY
 "$MKCAPTURE" -f -o deep.bin deep.txt || framework_failure_ "mkcapture"
 
-run() { # what, memprof arguments...
+ok() { # what, memprof arguments...
 	local what=$1
 	shift
-	"$MEMPROF" "$@" > out 2> err; rc=$?
-	[ "$rc" -eq 0 ] || fail_ "$what: status $rc: $(head -c 300 err)"
+	mp "$@"
+	expect_rc 0 "$what"
 }
-run stats stats deep.bin
-run "stats --json" stats --json -o - deep.bin
-run summary summary deep.bin
-run tree tree deep.bin
-run "tree --leaks" tree --leaks deep.bin
-run parse parse --stacks deep.bin
-run diff diff deep.bin deep.bin
+ok stats stats deep.bin
+ok "stats --json" stats --json -o - deep.bin
+ok summary summary deep.bin
+ok tree tree deep.bin
+ok "tree --leaks" tree --leaks deep.bin
+ok parse parse --stacks deep.bin
+ok diff diff deep.bin deep.bin
 for view in "" --leaks --temporary-allocations; do
-	run "flamegraph $view" flamegraph -f $view -o f.html deep.bin
-	run "table $view" table -f $view -o t.html deep.bin
+	ok "flamegraph $view" flamegraph -f $view -o f.html deep.bin
+	ok "table $view" table -f $view -o t.html deep.bin
 done
-run "flamegraph --temporal" flamegraph -f --temporal -o f.html deep.bin
+ok "flamegraph --temporal" flamegraph -f --temporal -o f.html deep.bin
 for format in pprof speedscope csv; do
-	run "transform $format" transform -f -o out.$format $format deep.bin
+	ok "transform $format" transform -f -o out.$format $format deep.bin
 done
 # At the peak: main and 99,999 frames of recurse (100 bytes), then main and 199,999 (6000).
 for split in "" --split-threads; do
-	run "transform folded $split" transform -f $split -o folded.txt folded deep.bin
+	ok "transform folded $split" transform -f $split -o folded.txt folded deep.bin
 	[ "$(wc -l < folded.txt)" = 2 ] || fail_ "folded $split: $(wc -l < folded.txt) lines"
 	n=0
 	for want in "99999 100" "199999 6000"; do

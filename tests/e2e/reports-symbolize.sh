@@ -4,7 +4,7 @@
 # reporter names the same functions as for a symbolized capture; a missing
 # file gets a warning and module+offset.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 
 mp run -q -o sym.bin "$WORKLOADS/allocs"
 expect_rc 0 "run"

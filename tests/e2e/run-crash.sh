@@ -3,10 +3,11 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 
 check() { # how, expected memprof status, trailer field, value
-	"$MEMPROF" run -q -f -o c.bin "$WORKLOADS/crash" "$1" "${5:-0}" > out 2> err; rc=$?
-	[ "$rc" -eq "$2" ] || fail_ "crash $1: memprof exited $rc, expected $2"
-	"$MEMPROF" parse --stacks c.bin > p 2> perr || fail_ "crash $1: parse failed: $(cat perr)"
-	[ ! -s perr ] || fail_ "crash $1: parse warned: $(cat perr)"
+	mp run -q -f -o c.bin "$WORKLOADS/crash" "$1" "${5:-0}"
+	expect_rc "$2" "crash $1"
+	keep -o p -e perr "$MEMPROF" parse --stacks c.bin
+	expect_rc 0 "crash $1: parse"
+	expect_no_err "crash $1: parse"
 	expect_count 7 '^ALLOC .*size=77 .*frames=\["before_end","main"' p
 	t=$(grep ^TRAILER p)
 	[ "$(field "$3" "$t")" = "$4" ] || fail_ "crash $1: trailer $t, expected $3=$4"
@@ -24,46 +25,50 @@ check segv 139 exit_signal 11
 expect_count 1 '^EXIT .*status=3' <(check exit 3 exit_code 3 3; cat p)
 
 # SIGKILL from outside, while it waits.
-"$MEMPROF" run -q -f -o k.bin "$WORKLOADS/crash" wait > out 2> err & mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+keep_bg "$MEMPROF" run -q -f -o k.bin "$WORKLOADS/crash" wait
+mpid=$!
+wait_until 60 grep -q waiting out
 grep -q waiting out || fail_ "the program did not start"
 child=$(pgrep -P $mpid) || fail_ "no child of memprof"
 kill -KILL "$child"
-wait $mpid; rc=$?
-[ "$rc" -eq 137 ] || fail_ "SIGKILL: memprof exited $rc, expected 137"
+reap $mpid
+expect_rc 137 "SIGKILL"
 "$MEMPROF" parse --stacks k.bin > p || fail_ "parse after SIGKILL"
 expect_count 7 '^ALLOC .*size=77 ' p
 [ "$(field exit_signal "$(grep ^TRAILER p)")" = 9 ] || fail_ "SIGKILL trailer: $(grep ^TRAILER p)"
 [ ! -e "/tmp/memprof-$(id -u)/ctl.$child" ] || fail_ "SIGKILL: its control socket was left"
 
 # SIGTERM sent to memprof goes on to a program that does not catch it.
-"$MEMPROF" run -q -f -o w.bin "$WORKLOADS/crash" wait > out 2> err & mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+keep_bg "$MEMPROF" run -q -f -o w.bin "$WORKLOADS/crash" wait
+mpid=$!
+wait_until 60 grep -q waiting out
 kill -TERM $mpid
-wait $mpid; rc=$?
-[ "$rc" -eq 143 ] || fail_ "SIGTERM to memprof: exit status $rc, expected 143"
+reap $mpid
+expect_rc 143 "SIGTERM to memprof"
 [ "$(field exit_signal "$("$MEMPROF" parse w.bin | grep ^TRAILER)")" = 15 ] || fail_ "SIGTERM trailer"
 
 # A program that catches SIGTERM may have had its own copy: memprof says so and
 # adds none; the program gets exactly the one sent to it.
-"$MEMPROF" run -q -f -o t.bin "$WORKLOADS/crash" term > out 2> err & mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+keep_bg "$MEMPROF" run -q -f -o t.bin "$WORKLOADS/crash" term
+mpid=$!
+wait_until 60 grep -q waiting out
 child=$(pgrep -P $mpid)
 kill -TERM $mpid
-for i in $(seq 100); do grep -q "not passed on" err && break; sleep 0.05; done
+wait_until 60 grep -q "not passed on" err
 grep -q "memprof: warning: Terminated not passed on to '$WORKLOADS/crash' (pid $child), which handles it itself" err ||
 	fail_ "no note about the signal: $(cat err)"
 kill -TERM "$child"
-wait $mpid; rc=$?
-[ "$rc" -eq 1 ] || fail_ "SIGTERM: the program counted $rc SIGTERMs, expected 1"
+reap $mpid
+expect_rc 1 "SIGTERM: the SIGTERMs the program counted"
 
 # SIGTERM to the whole process group: the program gets its own copy, memprof adds none.
 # (setsid makes memprof a group leader: in a script without job control it does not fork.)
-setsid "$MEMPROF" run -q -f -o g.bin "$WORKLOADS/crash" term > out 2> err & mpid=$!
-for i in $(seq 100); do grep -q waiting out && break; sleep 0.05; done
+keep_bg setsid "$MEMPROF" run -q -f -o g.bin "$WORKLOADS/crash" term
+mpid=$!
+wait_until 60 grep -q waiting out
 grep -q waiting out || fail_ "the program did not start"
 [ "$(ps -o pgid= -p $mpid | tr -d ' ')" = "$mpid" ] || framework_failure_ "memprof is not a group leader"
 kill -TERM -- -$mpid
-wait $mpid; rc=$?
-[ "$rc" -eq 1 ] || fail_ "group SIGTERM: the program counted $rc SIGTERMs, expected 1"
+reap $mpid
+expect_rc 1 "group SIGTERM: the SIGTERMs the program counted"
 exit 0

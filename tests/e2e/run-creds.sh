@@ -19,14 +19,15 @@ grep -q '^TRAILER .*end=exit exit_code=0 ' p || fail_ "trailer: $(grep ^TRAILER 
 
 for env in "MEMPROF_OUTPUT=$T/shared/d.%p.bin" "MEMPROF_PAUSED=1 MEMPROF_OUTPUT=$T/shared/q.%p.bin"; do
 	# shellcheck disable=SC2086
-	env $env LD_PRELOAD="$TRACKER_LIB" "${drop[@]}" /bin/sh -c 'id -u; echo done' > out 2> err; rc=$?
+	run env $env LD_PRELOAD="$TRACKER_LIB" "${drop[@]}" /bin/sh -c 'id -u; echo done'
 	expect_rc 0 "setpriv with the tracker preloaded ($env)"
 	expect_no_err "setpriv ($env)"
 	[ "$(cat out)" = "$(printf '65534\ndone')" ] || fail_ "the program's output ($env): $(cat out)"
 done
 f=$(echo shared/d.*.bin)
 [ -s "$f" ] || fail_ "no capture of the preloaded run"
-"$MEMPROF" stats "$f" > /dev/null 2> err || fail_ "stats of the preloaded run: $(cat err)"
+mp stats "$f"
+expect_rc 0 "stats of the preloaded run"
 
 # A fork while another thread is inside a set*id call (whose wrapper holds the tracker's lock
 # while its threads are away): the child's own setuid waited for that lock forever, on every
@@ -65,7 +66,7 @@ int main(void)
 C
 cc -o forkuid forkuid.c -lpthread || framework_failure_ "cc forkuid"
 for follow in "" --follow-fork; do
-	timeout 120 "$MEMPROF" run -q -f $follow -o fu.bin ./forkuid > out 2> err; rc=$?
+	run timeout 120 "$MEMPROF" run -q -f $follow -o fu.bin ./forkuid
 	[ "$rc" -eq 0 ] && [ "$(cat out)" = "300 forks" ] || fail_ "forks beside setuid $follow: status $rc: $(cat out) $(cat err)"
 done
 exit 0

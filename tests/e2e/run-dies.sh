@@ -8,10 +8,11 @@
 dies() {
 	want=$1
 	shift
-	env ${DIES_ENV:-} "$MEMPROF" run -q -f -o d.bin "$WORKLOADS/dies" "$@" > out 2> err; rc=$?
-	[ "$rc" -eq "$want" ] || fail_ "dies $* (${DIES_ENV:-}): memprof exited $rc, expected $want: $(cat err)"
-	"$MEMPROF" parse --stacks d.bin > p 2> perr || fail_ "dies $*: parse failed: $(cat perr)"
-	[ ! -s perr ] || fail_ "dies $*: parse warned: $(cat perr)"
+	run env ${DIES_ENV:-} "$MEMPROF" run -q -f -o d.bin "$WORKLOADS/dies" "$@"
+	expect_rc "$want" "dies $* (${DIES_ENV:-})"
+	keep -o p -e perr "$MEMPROF" parse --stacks d.bin
+	expect_rc 0 "dies $*: parse"
+	expect_no_err "dies $*: parse"
 }
 # expect ALLOCS FIELD VALUE: the capture's allocations by dies_alloc, and a trailer field.
 expect() {

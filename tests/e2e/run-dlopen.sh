@@ -29,41 +29,34 @@ done
 # the loader often puts one where the other was, at the same addresses. Each allocation is its
 # own library's, in every report (the loader unmaps with no call of ours: dlclose is hooked; a
 # node made before the unload is not the new library's, and its ip gets a SYMBOL record again).
+# The workload's modes (tests/workloads/dlchurn.c) make the tracker's refreshes of its module
+# map meet every time, whatever the machine's speed: "held" loads and unloads while another
+# thread's refresh waits for the loader's lock that the loading thread holds; "handover" loads
+# the second library, often where the first was, while the thread that unloaded the first
+# has not refreshed yet (its stderr says how many times it came so).
 for l in one two; do
 	printf '#include <stdlib.h>\n__attribute__((noinline)) void *lib_%s_alloc(size_t n)\n{\n\tvoid *p = malloc(n);\n\t__asm__ volatile("" ::: "memory");\n\treturn p;\n}\n' $l > lib$l.c
 	cc -shared -fPIC -g -O1 -o lib$l.so lib$l.c || framework_failure_ "cc lib$l"
 done
-cat > churn.c <<'C'
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-int main(void)
-{
-	for (int i = 0; i < 400; i++) {
-		const char *lib = i % 2 ? "./libtwo.so" : "./libone.so", *fn = i % 2 ? "lib_two_alloc" : "lib_one_alloc";
-		void *h = dlopen(lib, RTLD_NOW), *(*f)(size_t);
-		if (!h || !(f = (void *(*)(size_t))dlsym(h, fn)))
-			return 1;
-		free(f(i % 2 ? 2222 : 1111));
-		dlclose(h);
-	}
-	return 0;
-}
-C
-cc -g -o churn churn.c -ldl || framework_failure_ "cc churn"
-for syms in "" --no-symbols; do
-	mp run -q -f $syms -o c.bin ./churn
-	expect_rc 0 "run churn $syms"
-	"$MEMPROF" parse --stacks c.bin > p || fail_ "parse churn $syms"
-	if [ -z "$syms" ]; then
-		expect_count 200 '^ALLOC .*size=1111 .*frames=\["lib_one_alloc","main"' p
-		expect_count 200 '^ALLOC .*size=2222 .*frames=\["lib_two_alloc","main"' p
-	fi
-	"$MEMPROF" stats --json -o - c.bin > s.json || fail_ "stats churn $syms"
-	python3 - "$syms" s.json <<'PY' || fail_ "churn $syms: the allocations' sites"
+for run in "plain 400" "held 100" "handover 200"; do
+	set -- $run
+	mode=$1 n=$(($2 / 2))
+	for syms in "" --no-symbols; do
+		what="$mode${syms:+ $syms}"
+		mp run -q -f $syms -o c.bin "$WORKLOADS/dlchurn" ./libone.so ./libtwo.so $run
+		expect_rc 0 "run dlchurn $what"
+		[ ! -s err ] || sed "s/^/  $what: /" err
+		"$MEMPROF" parse --stacks c.bin > p || fail_ "parse dlchurn $what"
+		if [ -z "$syms" ]; then
+			expect_count $n '^ALLOC .*size=1111 .*frames=\["lib_one_alloc",' p
+			expect_count $n '^ALLOC .*size=2222 .*frames=\["lib_two_alloc",' p
+		fi
+		"$MEMPROF" stats --json -o - c.bin > s.json || fail_ "stats dlchurn $what"
+		python3 - "$syms" $n s.json <<'PY' || fail_ "dlchurn $what: the allocations' sites"
 import json, sys
-d = json.load(open(sys.argv[2]))
-want = {"lib_one_alloc": 200, "lib_two_alloc": 200} if not sys.argv[1] else {"libone.so": 200, "libtwo.so": 200}
+d = json.load(open(sys.argv[3]))
+n = int(sys.argv[2])
+want = {"lib_one_alloc": n, "lib_two_alloc": n} if not sys.argv[1] else {"libone.so": n, "libtwo.so": n}
 got = {}
 for e in d["top_allocations_by_count"] if not sys.argv[1] else d["top_modules_by_allocation_count"]:
     for k in want:
@@ -72,5 +65,55 @@ for e in d["top_allocations_by_count"] if not sys.argv[1] else d["top_modules_by
 if got != want:
     sys.exit("%s: %s, expected %s\n%s" % (sys.argv[1] or "symbolized", got, want, json.dumps(d["top_allocations_by_count"])[:800]))
 PY
+	done
+done
+
+# dlclose where the loader holds a lock (a constructor or destructor, a dl_iterate_phdr callback,
+# exit) while the timer refreshes the map: the tracker's refresh after it neither hangs nor
+# loses the unload, and each allocation is the inner library's (tests/workloads/dlchurn.c,
+# nested).
+cat > inner.c <<'C'
+#include <stdlib.h>
+__attribute__((noinline)) void *inner_alloc(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+C
+cat > outer.c <<'C'
+#include <dlfcn.h>
+#include <stdlib.h>
+static void inner_round(size_t n)
+{
+	void *h = dlopen("./libinner.so", RTLD_NOW), *(*f)(size_t);
+	if (!h || !(f = (void *(*)(size_t))dlsym(h, "inner_alloc")))
+		abort();
+	free(f(n));
+	dlclose(h);
+}
+__attribute__((constructor)) static void loaded(void) { inner_round(3333); }
+__attribute__((destructor)) static void unloaded(void) { inner_round(4444); }
+C
+cc -shared -fPIC -g -O1 -o libinner.so inner.c && cc -shared -fPIC -g -O1 -o libouter.so outer.c ||
+	framework_failure_ "cc libinner, libouter"
+for syms in "" --no-symbols; do
+	mp run -q -f $syms -o n.bin "$WORKLOADS/dlchurn" ./libouter.so ./libinner.so nested 100
+	expect_rc 0 "run dlchurn nested $syms"
+	if [ -z "$syms" ]; then
+		"$MEMPROF" parse --stacks n.bin > p || fail_ "parse dlchurn nested"
+		for want in 3333:101 4444:101 5555:100 6666:1; do
+			expect_count ${want#*:} "^ALLOC .*size=${want%:*} .*frames=\\[\"inner_alloc\"," p
+		done
+	else
+		"$MEMPROF" stats --json -o - n.bin > s.json || fail_ "stats dlchurn nested $syms"
+		python3 - s.json <<'PY' || fail_ "dlchurn nested $syms: libinner.so's allocations"
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = sum(e["num_allocations"] for e in d["top_modules_by_allocation_count"] if "libinner.so" in e["module"])
+if got != 303:
+    sys.exit("libinner.so: %d allocations, expected 303\n%s" % (got, json.dumps(d["top_modules_by_allocation_count"])))
+PY
+	fi
 done
 exit 0

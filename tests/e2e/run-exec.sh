@@ -4,7 +4,7 @@
 userlib=$WORKLOADS/.libs/libdlwork.so
 
 # Without --follow-fork: the capture ends at the exec, with a note; env sees a clean environment.
-LD_PRELOAD=$userlib "$MEMPROF" run -o e.bin "$WORKLOADS/execs" env > out 2> err; rc=$?
+run env LD_PRELOAD="$userlib" "$MEMPROF" run -o e.bin "$WORKLOADS/execs" env
 expect_rc 0 "run execs env"
 grep -qx "LD_PRELOAD=$userlib" out || fail_ "the user's LD_PRELOAD did not reach the exec'd program: $(grep LD_PRELOAD out)"
 grep -qE '^MEMPROF_(SOCKET|OUTPUT|FORCE|FOLLOW_FORK|INTERVAL_MS|MAX_DEPTH)=' out && fail_ "the tracker's variables leaked to the exec'd program"

@@ -19,24 +19,25 @@ expect_one_line_err
 [ "$(cat err)" = "memprof: 'f' exists (use -f to overwrite it)" ] || fail_ "without -f: $(cat err)"
 
 # Nobody reads it: memprof waits, saying so, and SIGINT ends the wait at once.
-"$MEMPROF" run -f -o f "$WORKLOADS/allocs" > out 2> err &
+keep_bg "$MEMPROF" run -f -o f "$WORKLOADS/allocs"
 pid=$!
-for i in $(seq 200); do grep -q "FIFO" err && break; sleep 0.05; done
+wait_until 60 grep -q "FIFO" err
 [ "$(cat err)" = "memprof: 'f' is a FIFO: waiting for a process to read it" ] || fail_ "waiting: $(cat err)"
 kill -INT $pid
 gone_within $pid 20 || fail_ "memprof did not end within 20 s of SIGINT"
-wait $pid; rc=$?
+reap $pid
 expect_rc 1 "interrupted while waiting"
 [ "$(tail -1 err)" = "memprof: no process opened 'f' for reading; gave up waiting" ] || fail_ "interrupted: $(cat err)"
 [ ! -s out ] || fail_ "the program ran: $(cat out)"
 [ -p f ] || fail_ "the FIFO was removed"
 
 # A reader that comes later gets the whole capture.
-"$MEMPROF" run -f -o f "$WORKLOADS/allocs" > out 2> err &
+keep_bg "$MEMPROF" run -f -o f "$WORKLOADS/allocs"
 pid=$!
-for i in $(seq 200); do grep -q "FIFO" err && break; sleep 0.05; done
+wait_until 60 grep -q "FIFO" err
 cat f > c.bin
-wait $pid || fail_ "memprof run with a reader: $(cat err)"
+reap $pid
+expect_rc 0 "memprof run with a reader"
 "$MEMPROF" parse c.bin > p || fail_ "parse what went through the FIFO"
 grep -q "^TRAILER .* end=exit exit_code=0 " p || fail_ "its trailer: $(grep ^TRAILER p)"
 expect_count 1 '^ALLOC .*size=17 ' p
@@ -58,16 +59,16 @@ while p.poll(0):
 open("full", "w").close()
 time.sleep(600)' &
 reader=$!
-"$MEMPROF" run --keep-addresses -f -o f "$PY" -c '
+keep_bg "$MEMPROF" run --keep-addresses -f -o f "$PY" -c '
 import random
 while True:
-    x = bytearray(random.randrange(1, 100000))' > out 2> err &
+    x = bytearray(random.randrange(1, 100000))'
 pid=$!
-for i in $(seq 1200); do [ -e full ] && break; sleep 0.05; done
+wait_until 60 [ -e full ]
 [ -e full ] || framework_failure_ "the pipe never filled: $(cat err)"
 kill -TERM $pid
 gone_within $pid 20 || fail_ "memprof did not end within 20 s of SIGTERM, its output full"
-wait $pid; rc=$?
+reap $pid
 kill $reader
 expect_rc 143 "SIGTERM with the output full"
 expect_err "memprof: warning: gave up writing 'f', which took no more data when memprof was told to stop; the capture is incomplete"

@@ -41,11 +41,9 @@ expect_count 0 '^(ALLOC|FREE) .*block=' c
 # interval, in its own directory; N children, each with its 5 allocations.
 forks_run() {
 	mkdir "$T/$1" && cd "$T/$1" || fail_ "mkdir $1"
-	timeout "$3" "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o m.bin "$WORKLOADS/forks" "$1" "$2" \
-		> out 2> err
-	rc=$?
+	run timeout "$3" "$MEMPROF" run -q --follow-fork --memory-interval-ms 1 -o m.bin "$WORKLOADS/forks" "$1" "$2"
 	[ "$rc" -ne 124 ] || { pkill -KILL -f "$WORKLOADS/forks $1 $2"; fail_ "forks $1: $2 children under --follow-fork: still running after $3 s ($(ls | wc -l) files)"; }
-	[ "$rc" -eq 0 ] || fail_ "forks $1: exit $rc: $(head -c 300 err)"
+	expect_rc 0 "forks $1"
 	grep -qx "forked $2 children" out || fail_ "forks $1: $(head -c 200 out)"
 	[ "$(ls m.bin.* | wc -l)" -eq "$2" ] || fail_ "forks $1: $(ls m.bin.* | wc -l) child captures, expected $2"
 	for f in m.bin.*; do

@@ -238,16 +238,16 @@ cc -g -O1 -fno-builtin -pthread -I"$WORKLOAD_SRC" -o blocker blocker.c || framew
 cc -g -O1 -fno-builtin -pthread -o jumper jumper.c || framework_failure_ "cc jumper"
 
 # 1. Untracked it is well defined: it ends, and prints how many times it allocated.
-timeout 60 ./blocker 20 40000 > out 2> err || framework_failure_ "blocker, untracked: status $?"
+run timeout 60 ./blocker 20 40000
+[ "$rc" -eq 0 ] || framework_failure_ "blocker, untracked: status $rc"
 for mode in run direct; do
 	rm -f b.bin
 	if [ $mode = run ]; then
-		timeout 120 "$MEMPROF" run -q -f -o b.bin ./blocker 50 40000 > out 2> err
+		run timeout 120 "$MEMPROF" run -q -f -o b.bin ./blocker 50 40000
 	else
-		timeout 120 env MEMPROF_OUTPUT="$T/b.bin" LD_PRELOAD="$TRACKER_LIB" ./blocker 50 40000 > out 2> err
+		run timeout 120 env MEMPROF_OUTPUT="$T/b.bin" LD_PRELOAD="$TRACKER_LIB" ./blocker 50 40000
 	fi
-	rc=$?
-	[ $rc -eq 0 ] || fail_ "blocker, $mode: status $rc (124: it hung): $(head -c 600 err)"
+	expect_rc 0 "blocker, $mode (124: it hung)"
 	calls=$(cat out)
 	[ -n "$calls" ] || fail_ "blocker, $mode: no output"
 	"$MEMPROF" parse b.bin > p || fail_ "blocker, $mode: parse: $(head -3 p)"
@@ -255,20 +255,20 @@ for mode in run direct; do
 done
 
 # The same where the handler mostly interrupts its thread holding the trace tree's lock.
-timeout 60 ./blocker 20 2000 11 > out 2> err || framework_failure_ "blocker, new stacks, untracked: status $?"
-timeout 120 "$MEMPROF" run -q -f -o t.bin ./blocker 100 2000 11 > out 2> err
-rc=$?
-[ $rc -eq 0 ] || fail_ "blocker, new stacks: status $rc (124: it hung): $(head -c 600 err)"
+run timeout 60 ./blocker 20 2000 11
+[ "$rc" -eq 0 ] || framework_failure_ "blocker, new stacks, untracked: status $rc"
+run timeout 120 "$MEMPROF" run -q -f -o t.bin ./blocker 100 2000 11
+expect_rc 0 "blocker, new stacks (124: it hung)"
 calls=$(cat out)
 "$MEMPROF" parse t.bin > p || fail_ "blocker, new stacks: parse: $(head -3 p)"
 counts p "$calls" 200000 0 0 > bad || fail_ "blocker, new stacks: $(cat bad)"
 
 # 2.
-timeout 60 ./jumper 100 300000 > out 2> err || framework_failure_ "jumper, untracked: status $?"
+run timeout 60 ./jumper 100 300000
+[ "$rc" -eq 0 ] || framework_failure_ "jumper, untracked: status $rc"
 grep -q " jumps 0 " out || framework_failure_ "jumper, untracked, the handler jumped: $(cat out)"
-timeout 120 "$MEMPROF" run -q -f -o j.bin ./jumper 100 300000 > out 2> err
-rc=$?
-[ $rc -eq 0 ] || fail_ "jumper: status $rc (124: it hung): $(head -c 600 err)"
+run timeout 120 "$MEMPROF" run -q -f -o j.bin ./jumper 100 300000
+expect_rc 0 "jumper (124: it hung)"
 read -r _ calls _ jumps _ < out
 [ "$jumps" -ge 100 ] || skip_ "the handler jumped out of the tracker only $jumps times in $calls calls"
 "$MEMPROF" parse j.bin > p || fail_ "jumper: parse: $(head -3 p)"

@@ -6,17 +6,19 @@
 
 killed() { # the environment of the run
 	: > rep
-	env "$@" "$MEMPROF" run -q -f -o k.bin "$WORKLOADS/dies" kill 4 > rep 2> err & mpid=$!
+	keep_bg -o rep env "$@" "$MEMPROF" run -q -f -o k.bin "$WORKLOADS/dies" kill 4
+	mpid=$!
 	# Not a time: the kill comes once the threads have made 4000 allocations, then at random.
-	for i in $(seq 600); do [ "$(wc -l < rep)" -ge 4000 ] && break; sleep 0.05; done
+	wait_until 60 eval '[ "$(wc -l < rep)" -ge 4000 ]'
 	[ "$(wc -l < rep)" -ge 4000 ] || fail_ "$*: the program did not get going: $(cat err)"
 	sleep "0.0$((RANDOM % 10))"
 	child=$(pgrep -P $mpid) || fail_ "$*: no child of memprof"
 	kill -KILL "$child"
-	wait $mpid; rc=$?
-	[ "$rc" -eq 137 ] || fail_ "$*: memprof exited $rc, expected 137: $(cat err)"
-	"$MEMPROF" parse --stacks k.bin > p 2> perr || fail_ "$*: parse failed: $(cat perr)"
-	[ ! -s perr ] || fail_ "$*: parse warned: $(cat perr)"
+	reap $mpid
+	expect_rc 137 "$*: memprof run"
+	keep -o p -e perr "$MEMPROF" parse --stacks k.bin
+	expect_rc 0 "$*: parse"
+	expect_no_err "$*: parse"
 	[ "$(field exit_signal "$(grep ^TRAILER p)")" = 9 ] || fail_ "$*: trailer $(grep ^TRAILER p)"
 	# The last count each thread reported, and what the capture holds for it.
 	# (Whole lines only: a SIGKILL may cut a write short where it crosses a page of the file.)

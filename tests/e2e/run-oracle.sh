@@ -16,7 +16,8 @@ frees=$(field frees "$("$MEMPROF" parse o.bin | grep ^TRAILER)")
 checked=0
 
 if command -v valgrind > /dev/null; then
-	valgrind "$WORKLOADS/oracle" 20000 2> vg.txt || fail_ "valgrind failed"
+	keep -o vg.out -e vg.txt valgrind "$WORKLOADS/oracle" 20000
+	expect_rc 0 "valgrind"
 	usage=$(grep 'total heap usage' vg.txt)
 	use=$(grep 'in use at exit' vg.txt)
 	[ -n "$usage" ] && [ -n "$use" ] || fail_ "no heap summary from valgrind: $(cat vg.txt)"

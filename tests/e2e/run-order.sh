@@ -8,10 +8,11 @@
 order() { # threads, then the environment of the run
 	threads=$1
 	shift
-	env "$@" "$MEMPROF" run -q -f -o s.bin "$WORKLOADS/swaps" "$threads" $((200000 / threads)) > out 2> err ||
-		fail_ "$*: memprof failed: $(cat err)"
-	"$MEMPROF" parse --stacks s.bin > p 2> perr || fail_ "$*: parse failed: $(cat perr)"
-	[ ! -s perr ] || fail_ "$*: parse warned: $(cat perr)"
+	run env "$@" "$MEMPROF" run -q -f -o s.bin "$WORKLOADS/swaps" "$threads" $((200000 / threads))
+	expect_rc 0 "$*: memprof run"
+	keep -o p -e perr "$MEMPROF" parse --stacks s.bin
+	expect_rc 0 "$*: parse"
+	expect_no_err "$*: parse"
 	# Blocks by serial number: every swap_alloc block freed exactly once.
 	awk '/^ALLOC .*frames=\["swap_alloc",/ { for (i = 1; i <= NF; i++) if ($i ~ /^block=/) live[$i] = 1; n++ }
 	     /^FREE / { for (i = 1; i <= NF; i++) if ($i ~ /^block=/) { if ($i in live) { delete live[$i]; f++ } } }

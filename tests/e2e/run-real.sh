@@ -5,10 +5,10 @@
 checked=0
 real() { # name, expected status, minimum allocations, program...
 	local name=$1 want=$2 min=$3; shift 3
-	"$@" > plain.out 2> plain.err; st=$?
-	[ "$st" -eq "$want" ] || framework_failure_ "$name: exits $st without memprof"
-	"$MEMPROF" run -q -f -o r.bin "$@" > tracked.out 2> tracked.err; rc=$?
-	[ "$rc" -eq "$want" ] || fail_ "$name: memprof exited $rc, expected $want: $(head -3 tracked.err)"
+	keep -n plain "$@"
+	[ "$rc" -eq "$want" ] || framework_failure_ "$name: exits $rc without memprof"
+	keep -n tracked "$MEMPROF" run -q -f -o r.bin "$@"
+	expect_rc "$want" "$name: memprof run"
 	cmp -s plain.out tracked.out || fail_ "$name: stdout differs under memprof"
 	cmp -s plain.err tracked.err || fail_ "$name: stderr differs under memprof: $(head -3 tracked.err)"
 	n=$("$MEMPROF" parse r.bin | grep -c '^ALLOC')

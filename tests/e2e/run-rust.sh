@@ -21,7 +21,8 @@ fn main() {
     println!("{} {}", made, leak.len());
 }
 RS
-rustc -g -C opt-level=1 -o keep keep.rs 2> rustc.err || framework_failure_ "rustc: $(cat rustc.err)"
+keep -n rustc rustc -g -C opt-level=1 -o keep keep.rs
+[ "$rc" -eq 0 ] || framework_failure_ "rustc: $(cat rustc.err)"
 mp run -f -o k.bin ./keep
 expect_rc 0 "memprof run"
 [ "$(cat out)" = "1500 4321" ] || fail_ "the program's output: $(cat out)"

@@ -50,7 +50,8 @@ cc -o refuse refuse.c || framework_failure_ "cc"
 
 # allocs' known counts, through the rings whatever they are made of.
 check_allocs() { # capture, what
-	"$MEMPROF" stats --json -o - "$1" > s.json 2> err.txt || fail_ "$2: $(cat err.txt)"
+	keep -o s.json -e err.txt "$MEMPROF" stats --json -o - "$1"
+	expect_rc 0 "$2: stats"
 	python3 - "$2" s.json <<'PY' || fail_ "$2: counts"
 import json, sys
 d = json.load(open(sys.argv[2]))
@@ -61,24 +62,24 @@ PY
 }
 # Without memfd_create: an unnamed file in /dev/shm (or TMPDIR, /tmp) holds the rings.
 for call in memfd_create membarrier pidfd_open; do
-	./refuse $call "$MEMPROF" run -f -o $call.bin "$WORKLOADS/allocs" > out 2> err; rc=$?
-	[ "$rc" -eq 0 ] || fail_ "without $call: status $rc: $(cat err)"
+	run ./refuse $call "$MEMPROF" run -f -o $call.bin "$WORKLOADS/allocs"
+	expect_rc 0 "without $call"
 	grep -v "^memprof: \(tracking\|wrote\|next\|note\)" err && fail_ "without $call: $(cat err)"
 	check_allocs $call.bin "without $call"
 done
 # ...and so does a tracker preloaded by hand, writing its own capture.
-./refuse memfd_create env MEMPROF_OUTPUT=direct.bin LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/allocs" > out 2> err ||
-	fail_ "preloaded without memfd_create: status $?: $(cat err)"
-[ ! -s err ] || fail_ "preloaded without memfd_create: $(cat err)"
+run ./refuse memfd_create env MEMPROF_OUTPUT=direct.bin LD_PRELOAD="$TRACKER_LIB" "$WORKLOADS/allocs"
+expect_rc 0 "preloaded without memfd_create"
+expect_no_err "preloaded without memfd_create"
 check_allocs direct.bin "preloaded without memfd_create"
 
 # Without /proc (a chroot that does not mount it; here a mount namespace that hides it, where
 # we may make one): the program's path comes from the name exec was given, so its frames are
 # named; the RSS is not sampled, and the tracker says so once.
 if unshare -m true 2> /dev/null; then
-	unshare -m sh -c 'mount -t tmpfs none /proc && exec "$@"' sh \
-		"$MEMPROF" run -f -o noproc.bin "$WORKLOADS/allocs" > out 2> err; rc=$?
-	[ "$rc" -eq 0 ] || fail_ "without /proc: status $rc: $(cat err)"
+	run unshare -m sh -c 'mount -t tmpfs none /proc && exec "$@"' sh \
+		"$MEMPROF" run -f -o noproc.bin "$WORKLOADS/allocs"
+	expect_rc 0 "without /proc"
 	[ "$(grep -c "^memprof: cannot open '/proc/self/statm' (No such file or directory); the resident set size is not sampled$" err)" = 1 ] ||
 		fail_ "without /proc: $(cat err)"
 	check_allocs noproc.bin "without /proc"
@@ -132,18 +133,21 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-	mkdir -p -m 1777 "$T/shared" && chmod 711 "$T" || framework_failure_ "mkdir"
 	cc -g -O1 -fno-builtin -o locker locker.c -lpthread || framework_failure_ "cc locker"
 	chmod 755 locker
+	# (Copies nobody may run: see share in init.sh.)
+	share memprof "$MEMPROF"
+	share tracker "$TRACKER_LIB"
 	asnobody() { prlimit --memlock=8388608:8388608 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		--inh-caps=-all --bounding-set=-all "$@"; }
+		--inh-caps=-all --bounding-set=-all env MEMPROF_LIBDIR="$SHARED_BIN" "$@"; }
 	asnobody ./locker current 40 > out || framework_failure_ "locker runs untracked: $(cat out)"
-	asnobody "$MEMPROF" run -f -o "$T/shared/lock.bin" ./locker current 40 > out 2> err; rc=$?
-	[ "$rc" -eq 0 ] && [ "$(cat out)" = "$(printf 'threads 40\nfailed 0')" ] || fail_ "mlockall under memprof: status $rc, '$(cat out)': $(cat err)"
+	run asnobody "$memprof" run -f -o "$T/shared/lock.bin" ./locker current 40
+	expect_rc 0 "mlockall under memprof"
+	[ "$(cat out)" = "$(printf 'threads 40\nfailed 0')" ] || fail_ "mlockall under memprof: '$(cat out)': $(cat err)"
 	"$MEMPROF" parse --stacks "$T/shared/lock.bin" > p || fail_ "mlockall: parse"
 	expect_count 40000 '^ALLOC .*frames=\["locker_work"' p
-	asnobody "$MEMPROF" run -f -o "$T/shared/lockf.bin" ./locker future 12 > out 2> err; rc=$?
-	[ "$rc" -eq 0 ] || fail_ "mlockall(MCL_FUTURE) under memprof: status $rc: $(cat err)"
+	run asnobody "$memprof" run -f -o "$T/shared/lockf.bin" ./locker future 12
+	expect_rc 0 "mlockall(MCL_FUTURE) under memprof"
 	"$MEMPROF" parse --stacks "$T/shared/lockf.bin" > p || fail_ "mlockall(MCL_FUTURE): parse"
 	made=$(sed -n 's/^threads //p' out)
 	failed=$(sed -n 's/^failed //p' out)
@@ -156,9 +160,9 @@ fi
 # What memprof itself needs: a one-line error naming the call, status 1, nothing left behind.
 mkdir sockets || framework_failure_ "mkdir"
 for call in eventfd2 timerfd_create epoll_create1; do
-	TMPDIR=$PWD/sockets ./refuse $call "$MEMPROF" run -o $call.bin "$WORKLOADS/allocs" > out 2> err; rc=$?
-	[ "$rc" -eq 1 ] || fail_ "without $call: status $rc, expected 1"
-	[ "$(wc -l < err)" -eq 1 ] || fail_ "without $call: $(cat err)"
+	run env TMPDIR="$PWD/sockets" ./refuse $call "$MEMPROF" run -o $call.bin "$WORKLOADS/allocs"
+	expect_rc 1 "without $call"
+	expect_one_line_err "without $call"
 	grep -q "^memprof: cannot set up [a-z ]*: cannot make .*($call): Operation not permitted$" err ||
 		fail_ "without $call: $(cat err)"
 	[ ! -e $call.bin ] || fail_ "without $call: an empty capture was left"

@@ -31,7 +31,8 @@ norm() { grep -vE '^(Capture|PID|Start time|Duration):|\(oracle\):' | sed -E 's/
 for cmd in stats summary "summary --leaks" tree "tree --leaks" "tree --temporary-allocations"; do
 	for f in num addr; do
 		# shellcheck disable=SC2086
-		"$MEMPROF" $cmd $f.bin > $f.out 2> err || { cat err >&2; fail_ "$cmd $f.bin"; }
+		keep -o $f.out "$MEMPROF" $cmd $f.bin
+		expect_rc 0 "$cmd $f.bin"
 	done
 	norm < num.out > a.txt
 	norm < addr.out > b.txt

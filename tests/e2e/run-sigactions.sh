@@ -156,12 +156,12 @@ cc -g -O1 -fno-builtin -pthread -I"$WORKLOAD_SRC" -o sigs sigs.c || framework_fa
 cc -shared -fPIC -o libearly.so early.c && cc -o early-main early-main.c -L. -learly -Wl,-rpath,"$T" ||
 	framework_failure_ "cc early"
 
-./sigs > want 2> err || framework_failure_ "sigs, untracked: status $?"
+keep -o want ./sigs
+[ "$rc" -eq 0 ] || framework_failure_ "sigs, untracked: status $rc"
 grep -q ' ok$' want || framework_failure_ "sigs, untracked: $(cat want)"
 for i in 1 2 3; do
-	timeout 120 "$MEMPROF" run -q -f -o s.bin ./sigs > out 2> err
-	rc=$?
-	[ $rc -eq 0 ] || fail_ "sigs: status $rc (124: it hung): $(head -c 600 err)"
+	run timeout 120 "$MEMPROF" run -q -f -o s.bin ./sigs
+	expect_rc 0 "sigs, run $i (124: it hung)"
 	cmp -s want out || fail_ "sigs, run $i: $(cat out)"
 done
 "$MEMPROF" parse s.bin > p || fail_ "parse"
@@ -169,6 +169,7 @@ done
 
 ./early-main > out || framework_failure_ "early-main, untracked"
 grep -qx 'reads its own 1, the kernel has it 1' out || framework_failure_ "early-main: $(cat out)"
-"$MEMPROF" run -q -f -o e.bin ./early-main > out 2> err || fail_ "early-main: status $?: $(cat err)"
+mp run -q -f -o e.bin ./early-main
+expect_rc 0 "early-main"
 grep -qx 'reads its own 1, the kernel has it 0' out || fail_ "early-main: $(cat out)"
 exit 0

@@ -110,8 +110,8 @@ calls() {
 tracked() {
 	local name=$1; shift
 	rm -f "$name.bin"
-	timeout 600 strace -f -qq -o "$name.trace" "$MEMPROF" run -q -f -o "$name.bin" "$@" > "$name.out" 2> "$name.err" ||
-		fail_ "$name: memprof run under strace: status $?: $(head -c 400 "$name.err")"
+	keep -n "$name" timeout 600 strace -f -qq -o "$name.trace" "$MEMPROF" run -q -f -o "$name.bin" "$@"
+	expect_rc 0 "$name: memprof run under strace"
 	"$MEMPROF" parse "$name.bin" > "$name.p" || fail_ "$name: parse"
 	tids=$(sed -n 's/^THREAD .* tid=\([0-9]*\) .*/\1/p' "$name.p" | sort -u)
 	[ -n "$tids" ] || fail_ "$name: no THREAD record"
@@ -122,8 +122,8 @@ tracked() {
 # untracked NAME ARGS...: the program's own system calls, in $sys.
 untracked() {
 	local name=$1; shift
-	timeout 600 strace -f -qq -o "$name.trace" "$@" > "$name.out" 2> "$name.err" ||
-		framework_failure_ "$name: untracked under strace: status $?"
+	keep -n "$name" timeout 600 strace -f -qq -o "$name.trace" "$@"
+	[ "$rc" -eq 0 ] || framework_failure_ "$name: untracked under strace: status $rc"
 	sys=$(calls "$name.trace")
 }
 # guard NAME SHORT LONG PROGRAM...: the steady state's extra calls per 1,000 events.

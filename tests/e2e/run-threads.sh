@@ -50,12 +50,11 @@ print(sum(t["num_allocations"] for t in w), sum(t["num_frees"] for t in w))'
 for how in run direct; do
 	rm -f k.bin
 	if [ $how = run ]; then
-		timeout 120 "$MEMPROF" run -q -o k.bin "$WORKLOADS/threads" cancel 60 > out 2> err
+		run timeout 120 "$MEMPROF" run -q -o k.bin "$WORKLOADS/threads" cancel 60
 	else
-		timeout 120 env MEMPROF_OUTPUT="$T/k.bin" LD_PRELOAD="$TRACKER_LIB" \
-			"$WORKLOADS/threads" cancel 60 > out 2> err
+		run timeout 120 env MEMPROF_OUTPUT="$T/k.bin" LD_PRELOAD="$TRACKER_LIB" \
+			"$WORKLOADS/threads" cancel 60
 	fi
-	rc=$?
 	[ $rc -ne 124 ] || { pkill -KILL -f "$WORKLOADS/threads cancel"; fail_ "$how: cancelled threads: still running after 120 s"; }
 	expect_rc 0 "$how: threads cancel"
 	pairs=$(sed -n 's/^cancelled 240 threads after \([0-9]*\) pairs$/\1/p' out)

@@ -3,14 +3,14 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 
 head -c 300000 /dev/urandom > in.bin
-"$MEMPROF" run -q -o io.bin "$WORKLOADS/io" 42 < in.bin > out.bin 2> err.txt; rc=$?
-[ "$rc" -eq 42 ] || fail_ "exit status $rc, expected 42"
+keep -o out.bin -e err.txt "$MEMPROF" run -q -o io.bin "$WORKLOADS/io" 42 < in.bin
+expect_rc 42 "io 42"
 cmp -s in.bin out.bin || fail_ "stdout differs from stdin"
 [ "$(cat err.txt)" = "to stderr" ] || fail_ "stderr is not the program's alone: $(cat err.txt)"
 
 # Without -q memprof's lines go to stderr only, before and after the program's.
-echo hello | "$MEMPROF" run -f -o io.bin "$WORKLOADS/io" > out.txt 2> err.txt; rc=$?
-[ "$rc" -eq 0 ] || fail_ "exit status $rc"
+keep -o out.txt -e err.txt "$MEMPROF" run -f -o io.bin "$WORKLOADS/io" <<< hello
+expect_rc 0 "io"
 [ "$(cat out.txt)" = hello ] || fail_ "stdout: $(cat out.txt)"
 head -1 err.txt | grep -q "^memprof: tracking '$WORKLOADS/io' into 'io.bin'" || fail_ "first line: $(head -1 err.txt)"
 grep -qx "to stderr" err.txt || fail_ "the program's stderr is missing"
@@ -32,13 +32,13 @@ trap - PIPE
 
 # The status is the program's, but for a capture memprof could not write (a full disk): a run
 # that succeeded then fails, saying why; a program's own failure stays its own.
-"$MEMPROF" run -f -o /dev/full "$WORKLOADS/io" 0 < /dev/null > out.txt 2> err.txt; rc=$?
-[ "$rc" -eq 1 ] || fail_ "a capture on a full disk: status $rc, expected 1"
+keep -o out.txt -e err.txt "$MEMPROF" run -f -o /dev/full "$WORKLOADS/io" 0 < /dev/null
+expect_rc 1 "a capture on a full disk"
 grep -q "^memprof: warning: cannot [a-z]* '/dev/full': No space left on device; the capture .*\(incomplete\|lost\)$" err.txt ||
 	fail_ "a capture on a full disk: $(cat err.txt)"
 ! grep -q "^memprof: wrote" err.txt || fail_ "a capture on a full disk: $(cat err.txt)"
-"$MEMPROF" run -q -f -o /dev/full "$WORKLOADS/io" 42 < /dev/null > out.txt 2> err.txt; rc=$?
-[ "$rc" -eq 42 ] || fail_ "a capture on a full disk, the program failing: status $rc, expected 42"
+keep -o out.txt -e err.txt "$MEMPROF" run -q -f -o /dev/full "$WORKLOADS/io" 42 < /dev/null
+expect_rc 42 "a capture on a full disk, the program failing"
 
 # Started with its standard streams closed (a daemon's way), memprof keeps
 # its files off them: its messages do not land in the capture or a report,
@@ -67,8 +67,8 @@ for closed in "<&- >&- 2>&-" "2>&-" ">&- 2>&-"; do
 	rm -f closed.bin
 	eval "\"\$MEMPROF\" run -o closed.bin ./fdcheck $closed"; rc=$?
 	[ "$rc" = "$want" ] || fail_ "streams closed ($closed): the program exited $rc, $want untracked"
-	"$MEMPROF" stats --json -o - closed.bin > closed.json 2> err.txt ||
-		fail_ "streams closed ($closed): the capture does not read: $(cat err.txt)"
+	keep -o closed.json -e err.txt "$MEMPROF" stats --json -o - closed.bin
+	expect_rc 0 "streams closed ($closed): the capture does not read"
 	grep -q '"total_num_allocations": *1,' closed.json || fail_ "streams closed ($closed): $(head -c 300 closed.json)"
 	"$MEMPROF" flamegraph -f -o open.html closed.bin 2> /dev/null || fail_ "flamegraph ($closed)"
 	eval "\"\$MEMPROF\" flamegraph -f -o closed.html closed.bin $closed" || fail_ "flamegraph ($closed)"

@@ -8,9 +8,10 @@ stacks() { # capture -> the allocations' kinds, sizes and frames, in order (no s
 }
 same() { # name, program...
 	local name=$1; shift
-	"$MEMPROF" run -q -f -o walker.bin "$@" > /dev/null 2>&1 || fail_ "$name: run failed"
-	MEMPROF_UNWIND=libunwind "$MEMPROF" run -q -f -o libunwind.bin "$@" > /dev/null 2>&1 ||
-		fail_ "$name: run with libunwind failed"
+	keep -n walker "$MEMPROF" run -q -f -o walker.bin "$@"
+	expect_rc 0 "$name: run"
+	keep -n libunwind env MEMPROF_UNWIND=libunwind "$MEMPROF" run -q -f -o libunwind.bin "$@"
+	expect_rc 0 "$name: run with libunwind"
 	stacks walker.bin > a
 	stacks libunwind.bin > b
 	[ -s a ] || fail_ "$name: no allocations"

@@ -2,7 +2,7 @@
 # A capture made by attaching: every report says "since attach", and frees of
 # blocks allocated before the attach are counted as unknown.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 mkcap attach.mprof <<'CAP'
 HEADER format=1.0 pid=700 main_tid=700 mode=attach start_time=2026-11-22T09:00:00.000000Z flags=symbolized argv=["/usr/sbin/srv"]

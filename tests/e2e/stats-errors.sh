@@ -2,7 +2,7 @@
 # stats on bad input: one-line errors and exit 1; a cut or damaged capture
 # is reported up to the damage with a one-line warning; usage errors exit 2.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 bad_inputs stats
 bad_inputs stats --json

@@ -2,7 +2,7 @@
 # Names from a capture are untrusted: escape sequences never reach the
 # terminal, and the JSON stays valid and holds the exact names.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 mkcap evil.mprof <<'CAP'
 HEADER format=1.0 pid=1 main_tid=1 mode=run flags=symbolized argv=["/bin/evil\x1b[2J","a'b"]

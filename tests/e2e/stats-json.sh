@@ -2,7 +2,7 @@
 # stats --json: the file's name and place, no overwriting without -f, and
 # every value (read back with python3).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
 mkdir sub

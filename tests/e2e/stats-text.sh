@@ -1,7 +1,7 @@
 #!/bin/bash
 # stats on a hand-built capture: every figure, exactly (see tests/data/README).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 mp stats app.mprof

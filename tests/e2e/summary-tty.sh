@@ -2,7 +2,7 @@
 # summary on a terminal: colours (never with NO_COLOR, never in a pipe), the
 # default number of rows fits the terminal, the table fits its width.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 # Thirty functions with a long source path.
 file=/src/a/rather/long/path/to/the/sources/of/many.c

@@ -5,7 +5,7 @@
 # (DIR/<the program's directory>/<its debuglink>), at collection time and
 # at report time, for a program that is there and for one that is gone.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/debuginfod-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-debuginfod.sh"
 
 kept=$(site make_kept "$WORKLOAD_SRC/allocs.c")
 expect_named() {

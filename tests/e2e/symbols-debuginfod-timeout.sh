@@ -4,7 +4,7 @@
 # warning says the servers are not asked again, and the rest of the run,
 # and its reports, go on without them.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/debuginfod-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-debuginfod.sh"
 
 stripped_prog prog dbg/prog.debug
 start_mute_server

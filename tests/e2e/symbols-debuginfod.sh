@@ -5,7 +5,7 @@
 # a capture without symbols is reported, even with the program gone;
 # without it, one line says which module has no names and how to get them.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/debuginfod-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-debuginfod.sh"
 
 stripped_prog prog srv/prog.debug
 kept=$(site make_kept "$WORKLOAD_SRC/allocs.c")

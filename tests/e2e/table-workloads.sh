@@ -3,7 +3,7 @@
 # per (thread, allocator, site) with the exact sizes and counts, and the page
 # in headless Chromium (rows drawn, every column sorted both ways, filter).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/html-lib.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-html.sh"
 src=$WORKLOAD_SRC/allocs.c
 
 mp run -q -o a.bin "$WORKLOADS/allocs"

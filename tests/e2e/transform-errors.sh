@@ -3,7 +3,7 @@
 # errors, exit 1 (failure) or 2 (usage), nothing left behind; a cut capture
 # is exported up to the damage with a warning.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 for f in pprof speedscope folded csv; do
 	bad_inputs transform "$f"
@@ -55,7 +55,7 @@ if [ -w /dev/full ]; then
 fi
 # A write error on standard output too.
 if [ -w /dev/full ]; then
-	"$MEMPROF" transform -o - folded app.mprof > /dev/full 2> err; rc=$?
+	keep -o /dev/full "$MEMPROF" transform -o - folded app.mprof
 	expect_rc 1 "-o - to a full disk"
 	expect_err "memprof: cannot write to standard output: No space left on device"
 	expect_one_line_err

@@ -4,7 +4,7 @@
 # --split-threads; the speedscope file passes the format's schema check and
 # every format sums to the view's totals (tests/data/README).
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 check_speedscope() { python3 "$MEMPROF_SRCDIR/tests/e2e/speedscope_check.py" "$@"; }

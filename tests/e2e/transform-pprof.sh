@@ -4,12 +4,12 @@
 # top function), its functions with files and lines, its mappings with
 # build-ids, inlined frames as lines of one location, and threads as labels.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 command -v go >/dev/null || skip_ "go is not installed (apt-get install golang-go)"
 go tool pprof -h >/dev/null 2>&1 || skip_ "'go tool pprof' does not run"
 export PPROF_TMPDIR=$T HOME=$T GOCACHE=$T/gocache GOFLAGS=-mod=mod
-pprof() { go tool pprof "$@" 2> pprof.err || { cat pprof.err >&2; fail_ "go tool pprof $* failed"; }; }
+pprof() { keep -o - -e pprof.err go tool pprof "$@"; expect_rc 0 "go tool pprof $*"; }
 # sums FILE: the sums of the four value columns of pprof -raw's samples.
 sums() {
 	pprof -raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
@@ -44,7 +44,15 @@ pprof -raw memprof-pprof-app.pb.gz > raw
 grep -q '^alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]$' raw ||
 	fail_ "sample types: $(grep count raw)"
 grep -q 'M=1 build_index /src/app.c:30 s=0$' raw || fail_ "no build_index at /src/app.c:30"
-grep -q 'M=3 libparse.so.1+0x2000 :0 s=0$' raw || fail_ "no unsymbolized frame in its mapping"
+# Each sample ends at its allocation site, as memprof stats names it: strdup,
+# libc's, is left out (and libc's mapping, unused, from pprof's list).
+grep -q 'M=2 libparse.so.1+0x2000 :0 s=0$' raw || fail_ "no unsymbolized frame in its mapping"
+grep -q ' strdup ' raw && fail_ "libc's strdup is a sample's leaf: $(grep strdup raw)"
+# --raw-leaf: the innermost frame as recorded.
+mp transform --raw-leaf -o raw-leaf.pb.gz pprof app.mprof
+pprof -raw raw-leaf.pb.gz | grep -q 'M=2 strdup :0 s=0$' || fail_ "--raw-leaf: no strdup"
+[ "$(sums raw-leaf.pb.gz)" = "8 4198764 7 4198700" ] || fail_ "--raw-leaf sums: $(sums raw-leaf.pb.gz)"
+pprof -raw memprof-pprof-app.pb.gz > raw
 grep -q '^1: 0x555555555000/0x555555559000/0x0 /usr/bin/app  \[FN\]\[FL\]\[LN\]\[IN\]$' raw ||
 	fail_ "mapping 1: $(grep '^1: ' raw)"
 grep -q 'allocator:\[mmap\]' raw || fail_ "no allocator label"

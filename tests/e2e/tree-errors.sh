@@ -2,7 +2,7 @@
 # tree on bad input and bad options: one-line errors, exit 1 or 2; a cut
 # capture works with a warning.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 bad_inputs tree
 bad_inputs tree --leaks

@@ -2,7 +2,7 @@
 # tree: the call tree of the biggest stacks, exactly; folding below -b,
 # --leaks, temporary allocations, --no-mmap, and collapsed chains.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 mp tree app.mprof

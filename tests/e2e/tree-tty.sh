@@ -1,7 +1,7 @@
 #!/bin/bash
 # tree colours sizes, functions and files on a terminal only, never with NO_COLOR.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
-. "${MEMPROF_SRCDIR}/tests/e2e/reports.sh"
+. "${MEMPROF_SRCDIR}/tests/e2e/lib-reports.sh"
 
 app_capture
 mp tree app.mprof

@@ -306,6 +306,7 @@ static void header(struct mp_writer *w)
 		    : !strncmp(v, "machine#", 8) ? num(v + 8) : 0;
 	h.pointer_size = getnum("pointer_size", 8);
 	h.forked_from = getnum("forked_from", 0);
+	h.sampling_interval = getnum("sampling_interval", 0);
 	if ((v = get("family")))
 		h.family = strtoull(v, NULL, 16);
 	h.hostname = (char *)get("hostname");

@@ -24,17 +24,28 @@
 
 FIXTURE struct mp_analysis A;
 FIXTURE uint64_t nstrings; /* STRING ids given so far */
+/* The header's executable path in the next begin(); NULL: none. */
+FIXTURE const char *fixture_exe;
 
-FIXTURE void begin_opts(const struct mp_analysis_opts *o)
+/* A capture of pid 100, run, with these header flags and sampling interval (0: exact). */
+FIXTURE void begin_header(const struct mp_analysis_opts *o, uint64_t flags, uint64_t sampling_interval)
 {
 	struct mp_header h = { 0 };
+	h.exe = (char *)fixture_exe;
 	h.major = 1;
 	h.pid = 100;
 	h.main_tid = 100;
 	h.mode = MP_MODE_RUN;
+	h.flags = flags;
+	h.sampling_interval = sampling_interval;
 	nstrings = 0;
 	mp_analysis_init(&A, o);
 	mp_analysis_header(&A, &h);
+}
+
+FIXTURE void begin_opts(const struct mp_analysis_opts *o)
+{
+	begin_header(o, 0, 0);
 }
 
 FIXTURE void begin(unsigned flags, uint64_t threshold)
@@ -139,6 +150,52 @@ FIXTURE const char *locname(uint32_t loc)
 	strbuf_reset(&sb);
 	mp_location_format(&A, loc, MP_LOC_STYLE_AT, &sb);
 	return sb.buf;
+}
+
+enum { CXX_MAPS = 1, CXX_STDCXX };
+
+/*
+ * A C++ program (executable /src/maps) in which main:15 and main:17 call
+ * fill(), whose vector grows through inlined std:: code and operator new:
+ * stacks 3 (64 B) and 6 (128 B), each 5 frames, fill's 3 from one ip.
+ */
+FIXTURE void cxx_program(unsigned flags)
+{
+	uint64_t s_main, s_src, s_fill, s_alloc, s_alloc_h, s_grow, s_tcc, s_new;
+	fixture_exe = "/src/maps";
+	begin(flags, 1);
+	fixture_exe = NULL;
+	s_main = string("main");
+	s_src = string("/src/maps.cpp");
+	s_fill = string("fill(int, char const*)");
+	s_alloc = string("std::__new_allocator<int>::allocate(unsigned long, void const*)");
+	s_alloc_h = string("/usr/include/c++/12/bits/new_allocator.h");
+	s_grow = string("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"
+			"(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, "
+			"int const&)");
+	s_tcc = string("/usr/include/c++/12/bits/vector.tcc");
+	s_new = string("operator new(unsigned long)");
+	{
+		struct mp_frame f15[] = { { s_main, s_src, 15, 1 } }, f17[] = { { s_main, s_src, 17, 1 } };
+		struct mp_frame f_fill[] = { { s_alloc, s_alloc_h, 137, 3 }, { s_grow, s_tcc, 440, 5 },
+					     { s_fill, s_src, 8, 7 } };
+		struct mp_frame f_new[] = { { s_new, 0, 0, 0 } };
+		module(CXX_MAPS, 0x400000, "/src/maps", 0x1000, 0x10000);
+		module(CXX_STDCXX, 0x7f0000000000, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 0, 0x100000);
+		symbol(0x401000, CXX_MAPS, 0x1000, 1, f15);
+		symbol(0x401010, CXX_MAPS, 0x1010, 1, f17);
+		symbol(0x401100, CXX_MAPS, 0x1100, 3, f_fill);
+		symbol(0x7f0000001000, CXX_STDCXX, 0x1000, 1, f_new);
+	}
+	trace(0, 0x401000);               /* 1 main:15 */
+	trace(1, 0x401100);               /* 2 fill */
+	trace(2, 0x7f0000001000);         /* 3 operator new */
+	trace(0, 0x401010);               /* 4 main:17 */
+	trace(4, 0x401100);               /* 5 fill */
+	trace(5, 0x7f0000001000);         /* 6 operator new */
+	ev_alloc(0, MALLOC, 0x10, 64, 3);
+	ev_alloc(0, MALLOC, 0x20, 128, 6);
+	mp_analysis_finish(&A);
 }
 
 #endif

@@ -6,14 +6,17 @@ UNIT_TESTS += \
 	%reldir%/test-capture \
 	%reldir%/test-collect-paths \
 	%reldir%/test-diff \
+	%reldir%/test-estimate \
 	%reldir%/test-export \
 	%reldir%/test-fields \
+	%reldir%/test-fold \
 	%reldir%/test-format3 \
 	%reldir%/test-hash \
 	%reldir%/test-inject \
 	%reldir%/test-live \
 	%reldir%/test-options \
 	%reldir%/test-procids \
+	%reldir%/test-present \
 	%reldir%/test-procmaps \
 	%reldir%/test-python \
 	%reldir%/test-rangemap \
@@ -27,7 +30,7 @@ UNIT_TESTS += \
 	%reldir%/test-symbols
 # end of UNIT_TESTS
 UNIT_LDADD = $(MP_LIBS) $(CMOCKA_LIBS)
-UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
+UNIT_CFLAGS = $(MP_CFLAGS) $(CMOCKA_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_test_aggregate_SOURCES = %reldir%/test-aggregate.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_aggregate_LDADD = $(UNIT_LDADD)
 tests_unit_test_aggregate_CFLAGS = $(UNIT_CFLAGS)
@@ -49,12 +52,18 @@ tests_unit_test_collect_paths_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_diff_SOURCES = %reldir%/test-diff.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_diff_LDADD = $(UNIT_LDADD)
 tests_unit_test_diff_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_estimate_SOURCES = %reldir%/test-estimate.c %reldir%/analysis-fixture.h %reldir%/records.h
+tests_unit_test_estimate_LDADD = $(UNIT_LDADD)
+tests_unit_test_estimate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_export_SOURCES = %reldir%/test-export.c %reldir%/analysis-fixture.h %reldir%/records.h
 tests_unit_test_export_LDADD = $(UNIT_LDADD)
 tests_unit_test_export_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_fields_SOURCES = %reldir%/test-fields.c %reldir%/files.h
 tests_unit_test_fields_LDADD = $(UNIT_LDADD)
 tests_unit_test_fields_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_fold_SOURCES = %reldir%/test-fold.c
+tests_unit_test_fold_LDADD = $(UNIT_LDADD)
+tests_unit_test_fold_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_format3_SOURCES = %reldir%/test-format3.c %reldir%/files.h
 tests_unit_test_format3_LDADD = $(UNIT_LDADD)
 tests_unit_test_format3_CFLAGS = $(UNIT_CFLAGS)
@@ -77,6 +86,9 @@ tests_unit_test_procids_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_procmaps_SOURCES = %reldir%/test-procmaps.c
 tests_unit_test_procmaps_LDADD = $(UNIT_LDADD) -ldl
 tests_unit_test_procmaps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_present_SOURCES = %reldir%/test-present.c %reldir%/analysis-fixture.h %reldir%/records.h
+tests_unit_test_present_LDADD = $(UNIT_LDADD)
+tests_unit_test_present_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_python_SOURCES = %reldir%/test-python.c
 tests_unit_test_python_LDADD = $(UNIT_LDADD)
 tests_unit_test_python_CFLAGS = $(UNIT_CFLAGS)

@@ -171,22 +171,20 @@ static void take(struct snapshot *s)
 	s->n_ticks = A.n_ticks;
 }
 
-static void begin_aggregated(unsigned flags)
+static void begin_aggregated_points(unsigned flags, size_t max_points)
 {
 	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
-	struct mp_header h = { 0 };
 	o.flags = flags;
-	h.major = 1;
-	h.pid = 100;
-	h.main_tid = 100;
-	h.mode = MP_MODE_RUN;
-	h.flags = MP_HF_AGGREGATED;
-	nstrings = 0;
-	mp_analysis_init(&A, &o);
-	mp_analysis_header(&A, &h);
+	o.max_memory_records = max_points;
+	begin_header(&o, MP_HF_AGGREGATED, 0);
 	assert_true(A.aggregated);
 	trace(0, 0x1000);
 	trace(1, 0x2000);
+}
+
+static void begin_aggregated(unsigned flags)
+{
+	begin_aggregated_points(flags, 0);
 }
 
 static void round_trip(bool mid_pass)
@@ -270,6 +268,42 @@ static void test_merged_threads(void **state)
 	strbuf_release(&emitted);
 }
 
+/*
+ * Read with fewer points asked for than the capture has (--max-memory-records, an HTML
+ * report's bound), the series is merged as the full capture's would be: it once kept every
+ * AGG_SAMPLE (found by tests/fuzz/analysis.fuzz, whose invariant checks the bound).
+ */
+static void test_fewer_points(void **state)
+{
+	struct mp_analysis_opts o = MP_ANALYSIS_OPTS_INIT;
+	struct snapshot full, back;
+	(void)state;
+	begin(MP_ANALYSIS_SPLIT_THREADS, 1);
+	program();
+	mp_analysis_finish(&A);
+	assert_int_equal(A.nsamples, 3);
+	strbuf_reset(&emitted);
+	mp_aggregate_emit(&A, collect, NULL);
+	end(NULL);
+	o.flags = MP_ANALYSIS_SPLIT_THREADS;
+	o.max_memory_records = 2;
+	begin_opts(&o);
+	program();
+	mp_analysis_finish(&A);
+	take(&full);
+	assert_int_equal(full.nsamples, 1); /* 3 ticks, merged twice */
+	end(NULL);
+
+	begin_aggregated_points(MP_ANALYSIS_SPLIT_THREADS, 2);
+	read_back((const uint8_t *)emitted.buf, emitted.len);
+	mp_analysis_finish(&A);
+	take(&back);
+	assert_int_equal(back.nsamples, full.nsamples);
+	assert_memory_equal(full.samples, back.samples, full.nsamples * sizeof(*full.samples));
+	assert_int_equal(A.ticks_per_sample, 4);
+	end(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_decode_edges),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_round_trip_mid_pass),
+		cmocka_unit_test(test_fewer_points),
 		cmocka_unit_test(test_merged_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,7 +85,7 @@ static void test_changes(void **state)
 {
 	struct mp_diff d;
 	struct mp_diff_names names = { "base.bin", "new.bin", &base, &A };
-	struct mp_term term = { false, false, 80, 24 };
+	struct mp_term term = { false, false, 80, 24, 0, false };
 	(void)state;
 	make_base(100, false, 3);
 	/* a grows by 50, b's block is freed at the end (a leak fixed), c allocates 5 more. */

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/process/inject-private.h"
 #include "lib/process/inject.h"
 #include "lib/process/procmaps.h"
 
@@ -218,6 +219,43 @@ static void test_inject_getpid(void **state)
 	strbuf_release(&err);
 }
 
+/*
+ * The gdb method's failures, told from gdb's output: a gdb that cannot set the registers
+ * of the thread it stopped (gdb 13.1 on a CPU with AMX says so at its first call) is said
+ * in one line with what to do, on every machine; other outputs keep their reasons.
+ */
+static void test_gdb_explain(void **state)
+{
+	struct strbuf err = STRBUF_INIT, want = STRBUF_INIT;
+	struct mp_inject_opts o = { .pid = getpid(), .library = "/x/lib.so", .entry = "f", .arg = "" };
+	(void)state;
+
+	mp_inject_gdb_explain(&o, "Breakpoint 1 at 0x7f0: file malloc.c, line 3288.\nmemprof-gdb: waiting\n"
+			      "Thread 2 \"churn-1\" hit Breakpoint 1, __GI___libc_malloc (bytes=64)\n"
+			      "memprof-gdb: safe point\n/tmp/memprof-gdb-mQ5I56:55: Error in sourced command file:\n"
+			      "Couldn't write extended state status: Bad address.\n", 0, 5000, &err);
+	strbuf_addf(&want, "gdb cannot call functions in process %d on this machine: it cannot set the thread's "
+		    "registers (gdb said \"Couldn't write extended state status: Bad address.\": a limitation of gdb "
+		    "with this kernel and CPU, seen with AMX); use --method ptrace, the default", (int)o.pid);
+	assert_string_equal(err.buf, want.buf);
+	assert_null(strchr(err.buf, '\n'));
+
+	strbuf_reset(&err);
+	strbuf_reset(&want);
+	mp_inject_gdb_explain(&o, "memprof-gdb: waiting\nmemprof-gdb: no safe point\n", 1, 3000, &err);
+	strbuf_addf(&want, "cannot attach to %d: no safe point within 3000 ms (no thread entered malloc, calloc, "
+		    "realloc or free); retry while the program allocates, or use --method ptrace", (int)o.pid);
+	assert_string_equal(err.buf, want.buf);
+
+	strbuf_reset(&err);
+	strbuf_reset(&want);
+	mp_inject_gdb_explain(&o, "memprof-gdb: safe point\nsomething else went wrong\n", 0, 5000, &err);
+	strbuf_addf(&want, "gdb failed to inject into %d; rerun with verbose output to see why", (int)o.pid);
+	assert_string_equal(err.buf, want.buf);
+	strbuf_release(&err);
+	strbuf_release(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_inject_getpid),
+		cmocka_unit_test(test_gdb_explain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
 }

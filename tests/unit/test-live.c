@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include "lib/live/screen.h"
 #include "lib/format/format.h"
 #include "lib/report/render-text.h"
+#include "lib/util/hash.h"
 #include "tests/unit/records.h"
 
 static struct mp_live L;
@@ -31,9 +33,12 @@ static void feed(const struct mp_record *r)
 	mp_live_record(&L, r);
 }
 
+static uint64_t sampling_interval; /* of the next stream (0: exact) */
+
 static bool open_stream(pid_t pid, const char *const *argv, size_t argc)
 {
 	struct mp_header h = { 0 };
+	h.sampling_interval = sampling_interval;
 	struct mp_record r = { .type = MP_REC_HEADER };
 	h.major = 1;
 	h.pid = (uint64_t)pid;
@@ -364,6 +369,42 @@ static void test_screen(void **state)
 	mp_live_screen_release(&S);
 }
 
+/*
+ * A sampled stream: the figures are estimates, and the line says so. At the
+ * interval 1000 the 5000 B block is itself; the 100 B one weighs
+ * w = 1/(1 - e^-0.101): round(100 w) bytes and floor(w) blocks, plus one
+ * when the hash of its key (its thread's allocations before it: 1, thread
+ * index 0) falls below w's fraction (estimate.c).
+ */
+static void test_screen_sampled(void **state)
+{
+	static const char *const argv[] = { "/bin/svc" };
+	struct mp_live_view v = { 0 };
+	double w = -1 / expm1(-0.101);
+	uint64_t bytes = 5000 + (uint64_t)llround(100 * w);
+	uint64_t blocks = 1 + (uint64_t)floor(w) +
+			  ((double)(mp_hash_u64(1 ^ 0x5851f42d4c957f2dull) >> 11) * 0x1p-53 < w - floor(w));
+	struct strbuf want = STRBUF_INIT, size = STRBUF_INIT;
+	(void)state;
+	mp_live_screen_init(&S);
+	sampling_interval = 1000;
+	assert_true(open_stream(100, argv, 1));
+	sampling_interval = 0;
+	alloc(0, 0x1000, 5000, 0);
+	alloc(0, 0x3000, 100, 0);
+	tick(1000000, 10 << 20);
+	mp_live_update(&L);
+	render(150, 10, &v);
+	mp_live_format_size(&size, bytes);
+	strbuf_addf(&want, "estimated heap %s in %llu blocks   peak %s   RSS 10.0 MiB   %llu allocations, "
+			   "0 frees   sampled, one per 0.98 KiB", size.buf, (unsigned long long)blocks,
+		    size.buf, (unsigned long long)blocks);
+	assert_string_equal(S.text[1].buf, want.buf);
+	strbuf_release(&want);
+	strbuf_release(&size);
+	mp_live_screen_release(&S);
+}
+
 static void test_screen_scrolled_and_small(void **state)
 {
 	struct mp_live_view v = { .top = 2, .paused = true, .note = "stopping" };
@@ -464,6 +505,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rows_follow_the_stream, setup, teardown),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test_setup_teardown(test_screen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_screen_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_screen_scrolled_and_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_screen_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_screen_hostile_names, setup, teardown),

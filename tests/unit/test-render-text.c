@@ -107,7 +107,7 @@ static void test_table(void **state)
 	static const enum mp_color colors[] = { MP_COLOR_MAGENTA, MP_COLOR_RESET, MP_COLOR_CYAN };
 	const char *segs[] = { "fn", " at ", "/a/long/file.c" };
 	struct mp_table t;
-	struct mp_term term = { true, true, 80, 24 };
+	struct mp_term term = { true, true, 80, 24, 0, false };
 	(void)state;
 	mp_table_init(&t, 2, headers, align, 0);
 	mp_table_row(&t);

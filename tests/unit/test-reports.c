@@ -138,7 +138,7 @@ static void recursive_program(void)
 static void test_summary(void **state)
 {
 	struct mp_summary s;
-	struct mp_term term = { false, false, 80, 24 };
+	struct mp_term term = { false, false, 80, 24, 0, false };
 	(void)state;
 	recursive_program();
 	mp_summary_build(&s, &A, MP_VIEW_PEAK);
@@ -162,22 +162,81 @@ static void test_summary(void **state)
 
 static void test_tree(void **state)
 {
-	struct mp_term term = { false, false, 80, 24 };
+	struct mp_term term = { false, false, 80, 24, 0, false };
+	struct mp_tree_opts o = { false };
 	(void)state;
 	recursive_program();
 	strbuf_reset(&sb);
-	mp_tree_render(&A, MP_VIEW_PEAK, 10, &term, &sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 10, &o, &term, &sb);
 	assert_string_equal(sb.buf, "150 B (100.00 %) <ROOT>\n"
 				    "\u2514\u2500\u2500 150 B (100.00 %) main \u2192 f  /src/r.c:10\n"
 				    "    \u2514\u2500\u2500 100 B (66.67 %) f  /src/r.c:12\n");
 	strbuf_reset(&sb);
-	mp_tree_render(&A, MP_VIEW_PEAK, 1, &term, &sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 1, &o, &term, &sb);
 	assert_string_equal(sb.buf, "150 B (100.00 %) <ROOT>\n"
 				    "\u251c\u2500\u2500 100 B (66.67 %) main \u2192 f \u2192 f  /src/r.c:12\n"
 				    "\u2514\u2500\u2500 50 B (33.33 %) 1 allocation from 1 location below the threshold\n");
 	strbuf_reset(&sb);
-	mp_tree_render(&A, MP_VIEW_TEMPORARY, 10, &term, &sb);
+	mp_tree_render(&A, MP_VIEW_TEMPORARY, 10, &o, &term, &sb);
 	assert_string_equal(sb.buf, "0 B (0.00 %) <ROOT>\n");
+}
+
+/* Every line of sb at most width columns. */
+static void assert_fits(const char *text, size_t width)
+{
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (mp_text_width(line, len) > width)
+			fail_msg("%zu columns: %.*s", mp_text_width(line, len), (int)len, line);
+		line += len + (nl != NULL);
+	}
+}
+
+static void test_tree_siblings(void **state)
+{
+	struct mp_term term = { false, false, 80, 24, 0, false };
+	struct mp_tree_opts o = { false };
+	(void)state;
+	cxx_program(0);
+	/*
+	 * Two calls of fill() from main: the line of each call tells them
+	 * apart; fill, the program's own code, is never folded, nor is a lone
+	 * frame; C++ names are shortened.
+	 */
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 10, &o, &term, &sb);
+	assert_string_equal(sb.buf, "192 B (100.00 %) <ROOT>\n"
+		"\u251c\u2500\u2500 128 B (66.67 %) main:17 \u2192 fill(int, char const*):8 \u2192 "
+		"std::vector<\u2026>::_M_realloc_insert<\u2026>(__gnu_cxx::__normal_iterator<\u2026>, int const&):440 "
+		"\u2192 std::__new_allocator<\u2026>::allocate(unsigned long, void const*):137 \u2192 "
+		"operator new(unsigned long)  (libstdc++.so.6)\n"
+		"\u2514\u2500\u2500 64 B (33.33 %) main:15 \u2192 fill(int, char const*):8 \u2192 "
+		"std::vector<\u2026>::_M_realloc_insert<\u2026>(__gnu_cxx::__normal_iterator<\u2026>, int const&):440 "
+		"\u2192 std::__new_allocator<\u2026>::allocate(unsigned long, void const*):137 \u2192 "
+		"operator new(unsigned long)  (libstdc++.so.6)\n");
+	/* Fitted to 120 columns: the plumbing folded first, the program's fill kept. */
+	term.limit = 120;
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 10, &o, &term, &sb);
+	assert_fits(sb.buf, 120);
+	assert_non_null(strstr(sb.buf, "\u2500\u2500 128 B (66.67 %) main:17 \u2192 fill(int, char const*):8 \u2192 "
+				     "\u2026 2 more \u2026 \u2192 operator new(unsigned long)  (libstdc++.so.6)\n"));
+	/* Narrower: what cannot be folded is cut. */
+	term.limit = 100;
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 10, &o, &term, &sb);
+	assert_fits(sb.buf, 100);
+	assert_non_null(strstr(sb.buf, "\u2192 operator new(unsigned long)  \u2026\n"));
+	/* Whole names and paths: nothing elided, nothing cut. */
+	term.limit = 0;
+	term.full_names = true;
+	o.whole_paths = true;
+	strbuf_reset(&sb);
+	mp_tree_render(&A, MP_VIEW_PEAK, 1, &o, &term, &sb);
+	assert_non_null(strstr(sb.buf, "main \u2192 fill(int, char const*) \u2192 void std::vector<int, "
+				     "std::allocator<int> >::_M_realloc_insert<int const&>"));
+	assert_null(strstr(sb.buf, "\u2026"));
 }
 
 static void test_stats_signal(void **state)
@@ -185,7 +244,7 @@ static void test_stats_signal(void **state)
 	struct mp_record r = { .type = MP_REC_TRAILER };
 	struct mp_trailer t = { 0 };
 	struct mp_stats_opts o = { 3, "x.bin" };
-	struct mp_term term = { false, false, 80, 24 };
+	struct mp_term term = { false, false, 80, 24, 0, false };
 	(void)state;
 	begin(0, 1);
 	trace(0, 0x401000);
@@ -264,6 +323,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_wording, end),
 		cmocka_unit_test_teardown(test_summary, end),
 		cmocka_unit_test_teardown(test_tree, end),
+		cmocka_unit_test_teardown(test_tree_siblings, end),
 		cmocka_unit_test_teardown(test_stats_signal, end),
 		cmocka_unit_test(test_progress),
 	};

@@ -149,6 +149,48 @@ static void put(void *ctx, const char *name, const char *value)
 }
 
 /* What memprof encodes is what the tracker reads; defaults are left out. */
+/*
+ * What mp_settings_check() accepts is what mp_settings_set() keeps: a value
+ * out of bounds or of the wrong kind is refused with the bounds, where the
+ * environment would take the default.
+ */
+static void test_check(void **state)
+{
+	static const struct {
+		const char *entry;
+		int want;
+		uint32_t lo, hi;
+	} cases[] = {
+		{ "MEMPROF_INTERVAL_MS=1", 0, 1, 3600000 },
+		{ "MEMPROF_INTERVAL_MS=3600000", 0, 1, 3600000 },
+		{ "MEMPROF_INTERVAL_MS=0", -2, 1, 3600000 },
+		{ "MEMPROF_INTERVAL_MS=3600001", -2, 1, 3600000 },
+		{ "MEMPROF_INTERVAL_MS=5ms", -2, 1, 3600000 },
+		{ "MEMPROF_INTERVAL_MS=", -2, 1, 3600000 },
+		{ "MEMPROF_MAX_DEPTH=1024", 0, 1, 1024 },
+		{ "MEMPROF_MAX_DEPTH=1025", -2, 1, 1024 },
+		{ "MEMPROF_FOLLOW_FORK=1", 0, 0, 1 },
+		{ "MEMPROF_FOLLOW_FORK=2", -2, 0, 1 },
+		{ "MEMPROF_PYTHON_FRAMES=0", 0, 0, 1 },
+		{ "MEMPROF_CLOCK=tsc", 0, 0, 2 },
+		{ "MEMPROF_CLOCK=sundial", -2, 0, 2 },
+		{ "MEMPROF_NOTHING=1", -1, 7, 7 },
+		{ "MEMPROF_INTERVAL_MS", -1, 7, 7 },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t lo = 7, hi = 7;
+		struct mp_config c;
+		int r = mp_settings_check(cases[i].entry, strlen(cases[i].entry), &lo, &hi);
+		if (r != cases[i].want || lo != cases[i].lo || hi != cases[i].hi)
+			fail_msg("%s: %d [%u, %u]", cases[i].entry, r, lo, hi);
+		/* Accepted: set as it is, not to the default (the defaults differ from these). */
+		mp_settings_defaults(&c);
+		if (r == 0 && strstr(cases[i].entry, "INTERVAL_MS=1"))
+			assert_int_equal((set(&c, cases[i].entry), c.interval_ms), 1);
+	}
+}
+
 static void test_round_trip(void **state)
 {
 	struct mp_config c, back;
@@ -191,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,13 +8,18 @@ WORKLOADS = \
 	%reldir%/cxx \
 	%reldir%/deep \
 	%reldir%/dies \
+	%reldir%/dlchurn \
 	%reldir%/dlopens \
 	%reldir%/execs \
 	%reldir%/family \
 	%reldir%/forks \
+	%reldir%/inproc \
+	%reldir%/inproc-linked \
 	%reldir%/io \
+	%reldir%/maps \
 	%reldir%/oracle \
 	%reldir%/phases \
+	%reldir%/sampled \
 	%reldir%/swaps \
 	%reldir%/threads \
 	%reldir%/versions
@@ -34,16 +39,33 @@ tests_workloads_crash_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_cxx_SOURCES = %reldir%/cxx.cc
 tests_workloads_cxx_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_maps_SOURCES = %reldir%/maps.cc
+tests_workloads_maps_CXXFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dies_LDADD = -lpthread
+tests_workloads_dlchurn_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dlchurn_LDADD = -ldl -lpthread
 tests_workloads_dlopens_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_dlopens_LDADD = -ldl
 tests_workloads_execs_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_forks_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_forks_LDADD = -lpthread
+tests_workloads_inproc_CFLAGS = $(WORKLOAD_CFLAGS) -I$(top_srcdir)
+tests_workloads_inproc_LDADD = -ldl -lpthread
+# The same, linked with the tracker (-lmemprof, as memprof.pc says).
+tests_workloads_inproc_linked_SOURCES = %reldir%/inproc.c
+tests_workloads_inproc_linked_CFLAGS = $(WORKLOAD_CFLAGS) -I$(top_srcdir)
+tests_workloads_inproc_linked_LDFLAGS = -L$(top_builddir)/.libs -Wl,-rpath,$(abs_top_builddir)/.libs
+tests_workloads_inproc_linked_LDADD = -lmemprof -ldl -lpthread
+tests_workloads_inproc_linked_DEPENDENCIES = libmemprof.la
+# (Linked as a user's program is, without libtool, which warns of linking a module.)
+tests_workloads_inproc_linked_LINK = $(CCLD) $(tests_workloads_inproc_linked_CFLAGS) $(CFLAGS) \
+	$(tests_workloads_inproc_linked_LDFLAGS) $(LDFLAGS) -o $@
 tests_workloads_io_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_oracle_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_phases_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sampled_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sampled_LDADD = -lpthread
 tests_workloads_swaps_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_swaps_LDADD = -lpthread
 tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS)

@@ -22,10 +22,7 @@ eval "$(trap -p EXIT | sed "s/' EXIT\$/; mp_kill_pids' EXIT/")"
 # inject ARGS...: run the driver; output in ./out and ./err, status in $rc.
 inject() { run "$INJECT_TOOL" "$@"; }
 
-wait_for() { # wait_for CMD...: up to 10 s for CMD to succeed
-	for _ in $(seq 200); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
+wait_for() { wait_until 60 "$@"; } # wait_for CMD...: up to 60 s for CMD to succeed
 # spawn NAME CMD...: start CMD in the background with its output in NAME.out and wait
 # for its "ready"; HPID is its pid.
 spawn() {
@@ -47,7 +44,7 @@ start_target() {
 	rm -f fifo
 	mkfifo fifo || framework_failure_ "mkfifo"
 	exec 3<>fifo
-	"$INJECT_TARGET" run fifo "$EXPECTED" 25 "$1" >target.out 2>target.err 3>&- &
+	keep_bg -n target "$INJECT_TARGET" run fifo "$EXPECTED" 25 "$1" 3>&-
 	TPID=$!
 	MP_PIDS="$MP_PIDS $TPID"
 	wait_for grep -q ready target.out || framework_failure_ "the target did not start"

@@ -35,6 +35,19 @@ wait_screen() {
 	sed 's/^/  screen: /' "$T/$name.screen" >&2
 	fail_ "the view '$name' never showed what '$*' wants"
 }
+# title_is NAME TEXT: the window's title (line 1 of the last captured screen) is TEXT, or,
+# where the window is too narrow for it, TEXT cut with a mark (… or ~) before the state on the
+# right: so a test does not depend on how long the paths it names are.
+title_is() {
+	local l cut mark
+	l=$(line "$1" 1)
+	case $l in "$2  "*) return 0 ;; esac
+	for mark in "…" "~"; do
+		cut=${l%%"$mark  "*}
+		[ "$cut" != "$l" ] && [ ${#cut} -lt ${#2} ] && [ "${2:0:${#cut}}" = "$cut" ] && return 0
+	done
+	return 1
+}
 # has NAME PATTERN: the last captured screen has a line matching the extended regex.
 has() { grep -qE -- "$2" "$T/$1.screen"; }
 # row_is NAME N PATTERN: table row N (from 1; screen line N + 4) matches the extended regex.
@@ -43,7 +56,7 @@ row_is() { line "$1" $(($2 + 4)) | grep -qE -- "$3"; }
 keys() { local name=$1; shift; tm send-keys -t "$name" "$@"; }
 # view_rc NAME: wait for the command of window NAME to end; its status in $rc.
 view_rc() {
-	for i in $(seq 600); do [ -s "$T/$1.rc" ] && break; sleep 0.1; done
+	wait_until 60 [ -s "$T/$1.rc" ]
 	[ -s "$T/$1.rc" ] || { screen "$1" | sed 's/^/  screen: /' >&2; fail_ "the view '$1' did not end"; }
 	rc=$(cat "$T/$1.rc")
 }
