@@ -10,5 +10,5 @@ lib_libmp_a_SOURCES += \
 	%reldir%/format.h \
 	%reldir%/readahead.c \
 	%reldir%/reader.c %reldir%/reader-blocks.c %reldir%/reader.h %reldir%/reader-private.h \
-	%reldir%/writer.c %reldir%/writer-blocks.c %reldir%/writer.h %reldir%/writer-private.h
+	%reldir%/writer.c %reldir%/writer-blocks.c %reldir%/writer-events.c %reldir%/writer.h %reldir%/writer-private.h
 # end of lib_libmp_a_SOURCES for lib/format

@@ -21,8 +21,6 @@
 #include "lib/util/usage.h"
 #include "lib/util/xalloc.h"
 
-#define BLOCK_RAW (1u << 20)
-
 static void writer_init(struct mp_writer *w, int fd, const char *name, unsigned flags)
 {
 	memset(w, 0, sizeof(*w));
@@ -111,18 +109,16 @@ int mp_writer_open(struct mp_writer *w, const char *path, unsigned flags)
 	return 0;
 }
 
-/* Before adding len bytes of records: a block never grows past BLOCK_RAW but by one record. */
-static void block_room(struct mp_writer *w, size_t len)
+void mp_writer_block_room(struct mp_writer *w, size_t len)
 {
 	size_t have = mp_fields_total(&w->fields);
-	if (have && have + len > BLOCK_RAW)
+	if (have && have + len > MP_WRITER_BLOCK_RAW)
 		mp_writer_block(w);
 }
 
-/* Scratch room for encoding records of at most len bytes, to be committed. */
-static uint8_t *reserve(struct mp_writer *w, size_t len)
+uint8_t *mp_writer_reserve(struct mp_writer *w, size_t len)
 {
-	block_room(w, len);
+	mp_writer_block_room(w, len);
 	mp_writer_raw_room(w, len);
 	return w->raw;
 }
@@ -138,12 +134,11 @@ static void add_records(struct mp_writer *w, const uint8_t *records, size_t len)
 		return;
 	}
 	/* An oversized record goes out at once rather than into a huge block. */
-	if (mp_fields_total(&w->fields) > BLOCK_RAW)
+	if (mp_fields_total(&w->fields) > MP_WRITER_BLOCK_RAW)
 		mp_writer_block(w);
 }
 
-/* The record(s) encoded in w->raw up to end join the block. */
-static void commit(struct mp_writer *w, const uint8_t *end)
+void mp_writer_commit(struct mp_writer *w, const uint8_t *end)
 {
 	w->n_records++;
 	add_records(w, w->raw, (size_t)(end - w->raw));
@@ -153,7 +148,7 @@ void mp_writer_raw(struct mp_writer *w, const void *records, size_t len)
 {
 	if (!len)
 		return; /* callers pass what lies between records, often nothing */
-	block_room(w, len);
+	mp_writer_block_room(w, len);
 	add_records(w, records, len);
 }
 
@@ -169,8 +164,7 @@ int mp_writer_close(struct mp_writer *w)
 	for (int i = 0; i < MP_FS_COUNT; i++)
 		ZSTD_freeCCtx(w->scctx[i]);
 	mp_fields_release(&w->fields);
-	mp_idxset_release(&w->class_set);
-	free(w->classes);
+	free(w->class_slots);
 	mp_intmap_release(&w->serials);
 	free(w->raw);
 	free(w->out);
@@ -221,12 +215,12 @@ static void rb_fb(struct rbuf *b, unsigned id, const void *d, size_t n)
 /* Append tag, length and the payload in b, then free b. */
 static void put_sized(struct mp_writer *w, unsigned tag, struct rbuf *b)
 {
-	uint8_t *p = reserve(w, 1 + MP_VARINT_MAX + b->len);
+	uint8_t *p = mp_writer_reserve(w, 1 + MP_VARINT_MAX + b->len);
 	*p++ = (uint8_t)tag;
 	p = mp_put_uvarint(p, b->len);
 	if (b->len)
 		memcpy(p, b->p, b->len);
-	commit(w, p + b->len);
+	mp_writer_commit(w, p + b->len);
 	free(b->p);
 }
 
@@ -397,7 +391,7 @@ static void trailer_payload(struct rbuf *b_, const struct mp_trailer *t)
 	*b_ = b;
 }
 
-static void writer_grow_threads(struct mp_writer *w, uint32_t thread)
+void mp_writer_grow_threads(struct mp_writer *w, uint32_t thread)
 {
 	if (thread >= w->nthreads) {
 		size_t n = w->nthreads;
@@ -416,267 +410,28 @@ void mp_writer_thread(struct mp_writer *w, uint32_t index, uint64_t tid, const c
 	rb_u(&b, tid);
 	rb_bytes(&b, name ? name : "", name ? strlen(name) : 0);
 	/* A (re)declared index starts from zero deltas, as a reader resets it. */
-	writer_grow_threads(w, index);
+	mp_writer_grow_threads(w, index);
 	memset(&w->threads[index], 0, sizeof(w->threads[index]));
 	put_sized(w, MP_TAG_THREAD, &b);
-}
-
-/* Heap blocks are named by serial number when the writer was asked to (not mappings). */
-static bool by_serial(const struct mp_writer *w, unsigned kind)
-{
-	return (w->flags & MP_WRITER_SERIALS) && kind < 16 && !mp_kind_is_mapping(kind);
-}
-
-/*
- * Events are encoded straight into the field streams, the layout
- * lib/format/fields.c splits records into: the hot ones (ALLOC_SEQ, FREE_SEQ and
- * thread switches) field by field, those with addresses as whole records
- * that are split.
- */
-static void put_tag(struct mp_fields *f, unsigned tag)
-{
-	*mp_fields_room(f, MP_FS_TAGS, 1) = (uint8_t)tag;
-	f->len[MP_FS_TAGS]++;
-}
-
-static void put_uvarint(struct mp_fields *f, int stream, uint64_t v)
-{
-	uint8_t *o = mp_fields_room(f, stream, MP_VARINT_MAX);
-	f->len[stream] += (size_t)(mp_put_uvarint8(o, v) - o);
-}
-
-/* The most a hot event and the switch before it add to a block. */
-#define HOT_EVENT_MAX (MP_ENC_MAX_EVENT + 1 + MP_VARINT_MAX)
-
-/* The switch to the event's thread, when needed; the thread's delta state. */
-static struct mp_enc_thread *stream_switch(struct mp_writer *w, uint32_t thread)
-{
-	/*
-	 * Summing the streams for every event costs more than the event: after
-	 * a sum, the block has room for at least (BLOCK_RAW - sum) / HOT_EVENT_MAX
-	 * more hot events, counted on the tag stream.
-	 */
-	if (w->fields.len[MP_FS_TAGS] >= w->hot_check) {
-		size_t have;
-		block_room(w, HOT_EVENT_MAX);
-		have = mp_fields_total(&w->fields);
-		w->hot_check = w->fields.len[MP_FS_TAGS] + (BLOCK_RAW - have) / HOT_EVENT_MAX / 2;
-	}
-	if (thread >= w->nthreads)
-		writer_grow_threads(w, thread);
-	if (thread != w->cur_thread) {
-		put_tag(&w->fields, MP_TAG_THREAD_SWITCH);
-		put_uvarint(&w->fields, MP_FS_OTHER, thread);
-		w->cur_thread = thread;
-		w->n_records++;
-	}
-	return &w->threads[thread];
-}
-
-/* Allocation classes (format 3.0): the first ALLOC_SEQ of each defines it, ALLOC_REF names it. */
-struct class_probe {
-	const struct mp_class *classes;
-	const struct mp_class *want;
-};
-
-static bool class_eq(const void *ctx, uint32_t idx)
-{
-	const struct class_probe *p = ctx;
-	const struct mp_class *c = &p->classes[idx];
-	return c->size == p->want->size && c->stack == p->want->stack && c->kind == p->want->kind;
-}
-
-static uint64_t class_hash(const struct mp_class *c)
-{
-	return mp_hash_combine(mp_hash_u64(c->size ^ ((uint64_t)c->kind << 58)), c->stack);
-}
-
-/*
- * Once every class is defined, a program whose allocations are mostly of
- * other classes (random sizes, as alloc-heavy's) would pay a lookup, most
- * often a cache miss, for nothing: after a window of CLASS_WINDOW lookups
- * with fewer than a quarter found, only one allocation in CLASS_STRIDE is
- * looked up, until a window finds them again.
- */
-#define CLASS_WINDOW 4096
-#define CLASS_STRIDE 16
-
-static bool class_lookup_due(struct mp_writer *w)
-{
-	if (w->nclasses < MP_MAX_CLASSES)
-		return true;
-	if (w->class_skipped + 1 < w->class_stride) {
-		w->class_skipped++;
-		return false;
-	}
-	w->class_skipped = 0;
-	if (++w->class_lookups == CLASS_WINDOW) {
-		w->class_stride = w->class_hits * 4 < w->class_lookups ? CLASS_STRIDE : 1;
-		w->class_lookups = w->class_hits = 0;
-	}
-	return true;
-}
-
-uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t size,
-			     uint64_t stack)
-{
-	struct mp_enc_thread *t = stream_switch(w, thread);
-	struct mp_class want = { size, stack, kind };
-	struct class_probe probe = { w->classes, &want };
-	uint64_t h = 0;
-	uint32_t k = UINT32_MAX;
-	if (class_lookup_due(w)) {
-		h = class_hash(&want);
-		k = mp_idxset_find(&w->class_set, h, class_eq, &probe);
-		w->class_hits += k != UINT32_MAX && w->nclasses == MP_MAX_CLASSES;
-	}
-	if (k != UINT32_MAX) {
-		if (k < MP_REF_IN_TAG) {
-			put_tag(&w->fields, MP_TAG_ALLOC_REF + k);
-		} else {
-			put_tag(&w->fields, MP_TAG_ALLOC_REF_N);
-			put_uvarint(&w->fields, MP_FS_TAGS, k - MP_REF_IN_TAG);
-		}
-	} else {
-		uint64_t delta = mp_zigzag((int64_t)(stack - t->last_stack));
-		put_tag(&w->fields, MP_TAG_ALLOC_SEQ + kind);
-		if (w->fields.vplanes) {
-			mp_fields_put_vplanes(&w->fields, MP_FS_SIZES, size);
-			mp_fields_put_vplanes(&w->fields, MP_FS_STACKS, delta);
-		} else {
-			put_uvarint(&w->fields, MP_FS_SIZES, size);
-			put_uvarint(&w->fields, MP_FS_STACKS, delta);
-		}
-		if (w->nclasses < MP_MAX_CLASSES) {
-			ALLOC_GROW(w->classes, w->nclasses + 1, w->classes_alloc);
-			w->classes[w->nclasses] = want;
-			mp_idxset_add(&w->class_set, h, (uint32_t)w->nclasses++);
-		}
-	}
-	t->last_stack = stack;
-	w->n_records++;
-	w->n_allocs++;
-	w->bytes_allocated += size;
-	return w->n_seq++;
-}
-
-/* v's bytes, little-endian, into the byte planes from stream base; returns how many (at least 1). */
-static unsigned put_planes(struct mp_fields *f, int base, uint64_t v)
-{
-	unsigned n = 0;
-	do {
-		int st = base + (n < 2 ? (int)n : 2);
-		*mp_fields_room(f, st, 1) = (uint8_t)v;
-		f->len[st]++;
-		v >>= 8;
-		n++;
-	} while (v);
-	return n;
-}
-
-void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial)
-{
-	uint64_t age = w->n_seq - 1 - serial, q, v;
-	int64_t delta = (int64_t)(serial - w->last_freed);
-	bool near;
-	stream_switch(w, thread);
-	w->last_freed = serial;
-	w->n_records++;
-	w->n_frees++;
-	if (kind != MP_KIND_FREE && kind != MP_KIND_REALLOC) {
-		put_tag(&w->fields, MP_TAG_FREE_SEQ + kind);
-		put_uvarint(&w->fields, MP_FS_AGES, age);
-		return;
-	}
-	/*
-	 * By the smaller number: the age, or how far it is from the block
-	 * freed last (q = zigzag(delta) - 1: delta is never 0), which is small
-	 * when blocks allocated together are freed together.
-	 */
-	q = delta ? mp_zigzag(delta) - 1 : UINT64_MAX;
-	near = q < age;
-	v = near ? q : age;
-	if (kind == MP_KIND_FREE && v < 4) {
-		put_tag(&w->fields, (near ? MP_TAG_FREE_NEAR_LIT : MP_TAG_FREE_AGE_LIT) + (unsigned)v);
-	} else {
-		unsigned tag = kind == MP_KIND_FREE ? (near ? MP_TAG_FREE_NEAR_N : MP_TAG_FREE_AGE_N)
-						  : (near ? MP_TAG_REALLOC_NEAR_N : MP_TAG_REALLOC_AGE_N);
-		size_t at = w->fields.len[MP_FS_TAGS];
-		unsigned n;
-		put_tag(&w->fields, tag);
-		n = put_planes(&w->fields, near ? MP_FS_NEAR0 : MP_FS_AGE0, v);
-		if (n < 4) {
-			w->fields.p[MP_FS_TAGS][at] = (uint8_t)(tag + n - 1);
-		} else {
-			w->fields.p[MP_FS_TAGS][at] = (uint8_t)(tag + 3);
-			put_tag(&w->fields, n); /* the count: a one-byte varint */
-		}
-	}
-}
-
-void mp_writer_alloc(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
-		     uint64_t size, uint64_t stack)
-{
-	uint8_t *p;
-	struct mp_enc_thread *t;
-	if (by_serial(w, kind)) {
-		/*
-		 * A block at an address still live lost its free (events were lost):
-		 * it stays live in the capture, as in one that kept addresses and
-		 * saw no free, and the address now names the new block.
-		 */
-		mp_intmap_put(&w->serials, addr, mp_writer_alloc_seq(w, thread, kind, size, stack));
-		return;
-	}
-	t = stream_switch(w, thread);
-	p = reserve(w, 2 * MP_ENC_MAX_EVENT); /* room for the extended form, a sized record */
-	commit(w, mp_enc_alloc(p, t, kind, addr, size, stack));
-	w->n_allocs++;
-	w->bytes_allocated += size;
-}
-
-void mp_writer_free(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr)
-{
-	uint8_t *p;
-	struct mp_enc_thread *t;
-	uint64_t serial;
-	/* A block this writer did not number (allocated before tracking began) keeps its address. */
-	if (by_serial(w, kind) && mp_intmap_take(&w->serials, addr, &serial)) {
-		mp_writer_free_seq(w, thread, kind, serial);
-		return;
-	}
-	t = stream_switch(w, thread);
-	p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	commit(w, mp_enc_free(p, t, kind, addr, 0, 0));
-	w->n_frees++;
-}
-
-void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
-			  uint64_t size)
-{
-	struct mp_enc_thread *t = stream_switch(w, thread);
-	uint8_t *p = reserve(w, 2 * MP_ENC_MAX_EVENT);
-	commit(w, mp_enc_free(p, t, kind, addr, 1, size));
-	w->n_frees++;
 }
 
 uint64_t mp_writer_trace(struct mp_writer *w, uint64_t parent, uint64_t ip)
 {
 	uint64_t index = w->n_traces + 1;
-	uint8_t *p = reserve(w, MP_ENC_MAX_EVENT);
+	uint8_t *p = mp_writer_reserve(w, MP_ENC_MAX_EVENT);
 	if (parent >= index)
 		BUG("trace parent %llu is not an earlier node", (unsigned long long)parent);
-	commit(w, mp_enc_trace(p, index, parent, ip, &w->last_ip));
+	mp_writer_commit(w, mp_enc_trace(p, index, parent, ip, &w->last_ip));
 	w->n_traces = index;
 	return index;
 }
 
 void mp_writer_tick(struct mp_writer *w, uint64_t time_us, uint64_t rss)
 {
-	uint8_t *p = reserve(w, MP_ENC_MAX_EVENT);
+	uint8_t *p = mp_writer_reserve(w, MP_ENC_MAX_EVENT);
 	if (time_us < w->last_tick_us)
 		time_us = w->last_tick_us;
-	commit(w, mp_enc_tick(p, time_us - w->last_tick_us, rss));
+	mp_writer_commit(w, mp_enc_tick(p, time_us - w->last_tick_us, rss));
 	w->last_tick_us = time_us;
 }
 
@@ -785,6 +540,6 @@ uint8_t *mp_encode_marker(uint8_t *buf, unsigned tag, const struct mp_marker *m)
 void mp_writer_marker(struct mp_writer *w, unsigned tag, const struct mp_marker *m)
 {
 	size_t room = 16 * MP_VARINT_MAX * 2 + ((m->has & MP_HAS_TEXT) ? m->text_len : 0);
-	uint8_t *p = reserve(w, room);
-	commit(w, mp_encode_marker(p, tag, m));
+	uint8_t *p = mp_writer_reserve(w, room);
+	mp_writer_commit(w, mp_encode_marker(p, tag, m));
 }

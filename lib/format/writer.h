@@ -34,6 +34,11 @@ enum mp_writer_flags {
 
 #define MP_WRITER_STALL_MS 2000
 
+struct mp_class_slot {
+	uint64_t size, stack;
+	uint32_t kind, idx1;
+};
+
 struct mp_writer {
 	int fd;
 	char *path;
@@ -46,9 +51,13 @@ struct mp_writer {
 	struct mp_intmap serials;     /* MP_WRITER_SERIALS: live heap address -> serial */
 	uint64_t n_seq;               /* serial numbers given */
 	uint64_t last_freed;          /* the serial freed by number last */
-	struct mp_class *classes;     /* allocation classes (kind, size, stack) defined so far */
-	size_t nclasses, classes_alloc;
-	struct mp_idxset class_set;   /* class -> its number */
+	/*
+	 * The allocation classes (kind, size, stack) defined so far, by open
+	 * addressing: each slot holds its class and its number + 1 (0: empty),
+	 * so that a lookup touches one place, mostly not in the cache.
+	 */
+	struct mp_class_slot *class_slots;
+	size_t class_cap, nclasses;   /* (class_cap: a power of two, or 0) */
 	/* Once every class is defined: lookups and hits in this window, and the lookup stride. */
 	uint32_t class_lookups, class_hits, class_stride, class_skipped;
 	size_t hot_check;             /* when the tag stream is this long, check the block's size */
@@ -123,6 +132,29 @@ uint64_t mp_writer_alloc_seq(struct mp_writer *w, uint32_t thread, unsigned kind
 void mp_writer_free_seq(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t serial);
 void mp_writer_free_range(struct mp_writer *w, uint32_t thread, unsigned kind, uint64_t addr,
 			  uint64_t size);
+
+/* What mp_writer_events() took from a tracker's stream, added to the caller's counts. */
+struct mp_writer_fed {
+	uint64_t records, allocs, frees, bytes;
+};
+/*
+ * A tracker's event records (buf, len bytes of its stream after the header,
+ * which d decodes) written into w as mp_decode() and then mp_writer_alloc()
+ * or mp_writer_free() would write them, d's state kept as mp_decode()
+ * keeps it, without a struct mp_record each: the collector's hot path, for
+ * a writer of MP_WRITER_SERIALS. Returns the bytes it took: it stops at the
+ * first record that is no allocation or free of a heap kind below 16 nor a
+ * THREAD_SWITCH to a known thread, at one it would have to check more
+ * closely (mp_decode() then decodes it, or says what is wrong with it),
+ * and a few dozen bytes before the end of buf.
+ */
+size_t mp_writer_events(struct mp_writer *w, struct mp_decoder *d, const uint8_t *buf, size_t len,
+			struct mp_writer_fed *fed);
+/* Whether mp_writer_events() may take a record with this tag (what it writes comes after what is in w). */
+static inline bool mp_writer_events_tag(uint8_t tag)
+{
+	return (unsigned)(tag - MP_TAG_ALLOC) < 0x20 || tag == MP_TAG_THREAD_SWITCH;
+}
 /* Append a trace-tree node and return its index (1, 2, ...). */
 uint64_t mp_writer_trace(struct mp_writer *w, uint64_t parent, uint64_t ip);
 void mp_writer_tick(struct mp_writer *w, uint64_t time_us, uint64_t rss);

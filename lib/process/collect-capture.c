@@ -127,6 +127,17 @@ void mp_collect_end_capture(struct mp_collector *c, struct stream *s)
 	}
 }
 
+size_t mp_collect_events(struct stream *s, size_t pos, size_t len)
+{
+	struct mp_writer_fed fed = { 0 };
+	size_t took = mp_writer_events(&s->w, &s->dec, s->in + pos, len, &fed);
+	s->info.records += fed.records;
+	s->info.allocs += fed.allocs;
+	s->info.frees += fed.frees;
+	s->info.bytes += fed.bytes;
+	return took;
+}
+
 void mp_collect_tell_finished(struct stream *s)
 {
 	uint8_t buf[MP_REPLY_HEAD + MP_REPLY_TEXT_MAX];

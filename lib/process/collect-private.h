@@ -130,6 +130,12 @@ void mp_collect_flush_replies(struct stream *s);
 void mp_collect_end_capture(struct mp_collector *c, struct stream *s);
 /* Tell s's tracker, which ended its stream, that its capture is finished (its trailer written). */
 void mp_collect_tell_finished(struct stream *s);
+/*
+ * The event records at s->in + pos (len bytes) written into the capture
+ * (mp_writer_events()) and counted; returns the bytes taken, 0 when the first
+ * is one mp_decode() must decode.
+ */
+size_t mp_collect_events(struct stream *s, size_t pos, size_t len);
 void mp_collect_snapshot(struct mp_collector *c, struct stream *s, uint64_t number);
 void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp_trailer *t, bool final);
 /* Write the SYMBOL record of ip into s's capture; false when no module contains it (yet). */

@@ -264,6 +264,15 @@ static void process(struct mp_collector *c, struct stream *s, size_t budget)
 			s->in_more = true;
 			break;
 		}
+		/* Events straight into the capture, when nothing observes them: most of what comes. */
+		if (!s->obs && !s->agg && mp_writer_events_tag(s->in[pos])) {
+			size_t left = budget - (pos - start), took;
+			mp_writer_raw(&s->w, s->in + chunk, pos - chunk); /* (the records before them first) */
+			took = mp_collect_events(s, pos, s->in_len - pos < left ? s->in_len - pos : left);
+			chunk = pos += took;
+			if (took)
+				continue;
+		}
 		n = mp_decode(&s->dec, s->in + pos, s->in_len - pos, &rec);
 		if (n == 0)
 			break;

@@ -59,16 +59,13 @@ struct mp_drain {
 	bool joined;
 };
 
-static int queue_out(void *ctx, const uint8_t *p, size_t n)
+/* Room for n more bytes in the queue. */
+static void queue_room(struct mp_drain *d, size_t n)
 {
-	struct mp_drain *d = ctx;
-	if (d->qlen + n > d->qcap) {
-		d->qcap = (d->qlen + n) * 2 + (64u << 10);
+	if (d->qcap - d->qlen < n) {
+		d->qcap = (d->qlen + n) * 2;
 		d->q = xrealloc(d->q, d->qcap);
 	}
-	memcpy(d->q + d->qlen, p, n);
-	d->qlen += n;
-	return 0;
 }
 
 /* How much of the mapping the file holds now: rings beyond it are not readable yet. */
@@ -91,21 +88,40 @@ static void doze(struct mp_drain *d, unsigned us)
 	__atomic_store_n(&h->reader_state, MP_READER_ACTIVE, __ATOMIC_RELAXED);
 }
 
+/*
+ * The room a round starts with: one that fills it stops, and the next
+ * starts with twice as much (a round merges at most what the rings hold).
+ */
+#define ROUND_ROOM (256u << 10)
+
+/* A round; returns the records it merged. */
 static long round_locked(struct mp_drain *d, bool final)
 {
-	long r;
+	uint64_t before = d->m.records;
+	size_t room = ROUND_ROOM;
 	for (;;) {
-		r = mp_merge_round(&d->m, final, queue_out, d);
+		struct mp_merge_buf b;
+		long r;
+		queue_room(d, room);
+		b.p = d->q + d->qlen;
+		b.end = d->q + d->qcap;
+		r = mp_merge_round_buf(&d->m, final, &b);
+		d->qlen = (size_t)(b.p - d->q);
+		if (r == -1) {
+			room = d->qcap - d->qlen + ROUND_ROOM; /* (queue_room() doubles what it has) */
+			continue;
+		}
 		if (r != -2)
-			return r;
+			break;
 		/* A new ring beyond what we knew the file held: the tracker grew it first. */
 		{
-			uint64_t before = d->m.mapped;
+			uint64_t mapped = d->m.mapped;
 			update_mapped(d);
-			if (d->m.mapped == before)
-				return 0; /* not yet visible: next round */
+			if (d->m.mapped == mapped)
+				break; /* not yet visible: next round */
 		}
 	}
+	return (long)(d->m.records - before);
 }
 
 /* Tell the collector there is something to take (a full counter means it will look anyway). */

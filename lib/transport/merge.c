@@ -85,13 +85,10 @@ struct peeked {
 	uint32_t off, len;      /* where its bytes start in the ring, and how many */
 };
 
-/*
- * The record at *pos (before head) whose key is base plus its delta: skips
- * a lap's end first (moving *pos). Returns 1 with *pk set, 0 when *pos reached
- * head, -1 when the ring is corrupt (the program may have written over it).
- */
-static int peek_at(const struct mp_merge *m, const uint8_t *data, uint64_t *pos, uint64_t head,
-		   uint64_t base, struct peeked *pk)
+/* peek_at() past a lap's end or for a length or key of more than one byte (out of line: rare). */
+static __attribute__((noinline)) int peek_slow(const struct mp_merge *m, const uint8_t *data,
+					       uint64_t *pos, uint64_t head, uint64_t base,
+					       struct peeked *pk)
 {
 	uint64_t mask = m->h->ring_size - 1, len, delta, lap_end;
 	const uint8_t *p, *end;
@@ -104,17 +101,6 @@ static int peek_at(const struct mp_merge *m, const uint8_t *data, uint64_t *pos,
 	lap_end = (*pos | mask) + 1;
 	p = data + (*pos & mask);
 	end = p + ((lap_end < head ? lap_end : head) - *pos);
-	if (__builtin_expect(end - p >= 2 && p[0] < 0x80 && p[1] < 0x80, 1)) {
-		/* Most records: a length and a key delta of one byte each. */
-		len = p[0];
-		if (len < 2 || len > (uint64_t)(end - p - 1))
-			return -1;
-		pk->key = base + p[1];
-		pk->off = (uint32_t)(*pos & mask) + 2;
-		pk->len = (uint32_t)(len - 1);
-		pk->size = 1 + len;
-		return 1;
-	}
 	a = get_varint(p, end, &len);
 	if (!a || len == 0 || len > (uint64_t)(end - p - a))
 		return -1;
@@ -128,8 +114,36 @@ static int peek_at(const struct mp_merge *m, const uint8_t *data, uint64_t *pos,
 	return 1;
 }
 
+/*
+ * The record at *pos (before head) whose key is base plus its delta: skips
+ * a lap's end first (moving *pos). Returns 1 with *pk set, 0 when *pos reached
+ * head, -1 when the ring is corrupt (the program may have written over it).
+ * Inline for most records, whose length and key delta take a byte each.
+ */
+static inline __attribute__((always_inline)) int peek_at(const struct mp_merge *m, const uint8_t *data,
+							 uint64_t *pos, uint64_t head, uint64_t base,
+							 struct peeked *pk)
+{
+	uint64_t mask = m->h->ring_size - 1, at = *pos, avail;
+	const uint8_t *p = data + (at & mask);
+	if (__builtin_expect(at >= head, 0))
+		return at == head ? 0 : -1;
+	/* Up to the lap's end or head, whichever comes first (a record never wraps). */
+	avail = mask + 1 - (at & mask);
+	if (head - at < avail)
+		avail = head - at;
+	if (__builtin_expect(avail >= 3 && p[0] >= 2 && p[0] < 0x80 && p[1] < 0x80 && p[0] < avail, 1)) {
+		pk->key = base + p[1];
+		pk->off = (uint32_t)(at & mask) + 2;
+		pk->len = (uint32_t)p[0] - 1;
+		pk->size = 1 + (uint64_t)p[0];
+		return 1;
+	}
+	return peek_slow(m, data, pos, head, base, pk);
+}
+
 /* Peek the ring's next record to merge into its next_* fields. */
-static int peek(struct mp_merge *m, struct mp_rring *rr, const uint8_t *data)
+static inline __attribute__((always_inline)) int peek(struct mp_merge *m, struct mp_rring *rr, const uint8_t *data)
 {
 	struct peeked pk;
 	int r = peek_at(m, data, &rr->pos, rr->head, rr->pos_key, &pk);
@@ -308,7 +322,122 @@ static bool stale(struct mp_merge *m, struct mp_rring *rr, uint64_t head, uint32
 	return rr->stale;
 }
 
-long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *ctx)
+/* How a run of one ring's records into a buffer ended (run_to_buf()). */
+enum run_end { RUN_FULL, RUN_RIVAL, RUN_BOUND, RUN_EMPTY, RUN_BROKEN };
+
+/*
+ * The collector's merge (mp_merge_round_buf()): the records of ring i, the
+ * oldest, copied into b for as long as they come before the rival's next
+ * record (the oldest of the other rings': UINT32_MAX when there is none)
+ * and before bound. The ring's state is kept in locals meanwhile: every
+ * store into b could change it, as far as the compiler knows, and
+ * reloading it for each record cost more than the rest.
+ */
+static __attribute__((noinline)) enum run_end run_to_buf(struct mp_merge *m, uint32_t i, uint64_t bound,
+							  uint32_t rival, struct mp_merge_buf *b,
+							  long *merged)
+{
+	struct mp_rring *rr = &m->r[i];
+	const uint8_t *data = mp_shm_data(m->base, m->h, i);
+	const uint64_t mask = m->h->ring_size - 1, head = rr->head;
+	uint64_t pos = rr->pos, key = rr->next_key, prev = rr->pos_key, size = rr->next_size;
+	uint64_t until = bound, release_at = rr->tail + (mask + 1) / 4, first = UINT64_MAX;
+	/* Keys come out in order, round after round, unless a clock or a thread lied: those that do not are late. */
+	const uint64_t last = m->last_key;
+	uint32_t off = rr->next_off, len = rr->next_len;
+	uint8_t *o = b->p, *const end = b->end;
+	enum run_end how;
+	long n = 0, late = 0;
+	/* Ring i comes first while its key is below the rival's (or equal, and i the lower ring). */
+	if (rival != UINT32_MAX)
+		first = m->r[rival].next_key + (i < rival);
+	if (first < until)
+		until = first;
+	for (;;) {
+		const uint8_t *p = data + off, *q;
+		unsigned rl;
+		if (__builtin_expect((size_t)(end - o) < (size_t)len + 1 + 10 + MP_MERGE_SLACK, 0)) {
+			how = RUN_FULL;
+			break;
+		}
+		if (__builtin_expect(i != m->cur, 0) && is_event(p[0])) {
+			uint64_t v = i;
+			*o++ = MP_TAG_THREAD_SWITCH;
+			while (v >= 0x80) {
+				*o++ = (uint8_t)(v | 0x80);
+				v >>= 7;
+			}
+			*o++ = (uint8_t)v;
+			m->cur = i;
+		}
+		/* Most records are short: one copy of 16 bytes, the slack taking what lies past the record. */
+		if (__builtin_expect(len <= 16 && off + 16 <= mask + 1, 1))
+			memcpy(o, p, 16);
+		else
+			memcpy(o, p, len);
+		o += len;
+		n++;
+		late += key < last;
+		prev = key;
+		pos += size;
+		if (pos >= release_at) {
+			rr->pos = pos;
+			release(m, i);
+			release_at = rr->tail + (mask + 1) / 4;
+		}
+		/* The next record: peek_at()'s fast path on the locals. */
+		if (pos >= head) {
+			how = pos == head ? RUN_EMPTY : RUN_BROKEN;
+			break;
+		}
+		q = data + (pos & mask);
+		rl = q[0];
+		/* (The bounds before q[1]: a corrupt length could put it past the ring.) */
+		if (__builtin_expect(rl >= 2 && rl < 0x80 && (pos & mask) + 1 + rl <= mask + 1 &&
+				     pos + 1 + rl <= head && q[1] < 0x80, 1)) {
+			key = prev + q[1];
+			off = (uint32_t)(pos & mask) + 2;
+			len = rl - 1;
+			size = 1 + rl;
+		} else {
+			struct peeked pk;
+			int r = peek_slow(m, data, &pos, head, prev, &pk);
+			if (r <= 0) {
+				how = r == 0 ? RUN_EMPTY : RUN_BROKEN;
+				break;
+			}
+			key = pk.key;
+			off = pk.off;
+			len = pk.len;
+			size = pk.size;
+		}
+		if (__builtin_expect(key >= until, 0)) {
+			how = key >= first ? RUN_RIVAL : RUN_BOUND;
+			break;
+		}
+	}
+	rr->pos = pos;
+	rr->pos_key = prev;
+	rr->next_key = key;
+	rr->next_size = size;
+	rr->next_off = off;
+	rr->next_len = len;
+	if (n && prev > last)
+		m->last_key = prev;
+	m->late += (uint64_t)late;
+	b->p = o;
+	*merged += n;
+	return how;
+}
+
+/*
+ * A round (mp_merge_round()), its records handed to out one by one, or,
+ * when b is not NULL, copied into b: inline, so that each is compiled for
+ * one of the two.
+ */
+static inline __attribute__((always_inline)) long round_core(struct mp_merge *m, bool final,
+							    mp_merge_out_fn out, void *ctx,
+							    struct mp_merge_buf *b)
 {
 	const struct mp_shm_header *h = m->h;
 	uint64_t bound = UINT64_MAX, mask = h->ring_size - 1;
@@ -375,46 +504,94 @@ long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *c
 			sift_up(m, m->nheap - 1);
 		}
 	}
-	/* Merge, oldest first, what is older than every bound. */
+	/*
+	 * Merge, oldest first, what is older than every bound: from the oldest
+	 * ring, a run of records up to the first that another ring's oldest
+	 * precedes (mostly, one thread allocates at a time: long runs).
+	 */
 	while (m->nheap) {
-		uint32_t i = m->heap[0];
+		uint32_t i = m->heap[0], rival = UINT32_MAX;
 		struct mp_rring *rr = &m->r[i];
 		const uint8_t *data = mp_shm_data(m->base, h, i);
 		uint64_t key = rr->next_key;
 		int r;
 		if (key >= bound)
 			break;
-		if (emit(m, i, data + rr->next_off, rr->next_len, out, ctx) < 0) {
-			release(m, i);
-			return -1;
+		if (m->nheap > 1) {
+			rival = m->heap[1];
+			if (m->nheap > 2 && heap_less(m, m->heap[2], rival))
+				rival = m->heap[2];
 		}
-		merged++;
-		m->records++;
-		/* Keys come out in order, round after round, unless a clock or a thread lied. */
-		if (key < m->last_key)
-			m->late++;
-		else
-			m->last_key = key;
-		rr->pos += rr->next_size;
-		rr->pos_key = key;
-		r = peek(m, rr, data);
-		if (r > 0) {
-			/* (Mostly the same ring again: its next record is still the oldest.) */
-			if (m->nheap > 1 && (heap_less(m, m->heap[1], i) ||
-					     (m->nheap > 2 && heap_less(m, m->heap[2], i))))
+		if (b) {
+			enum run_end how = run_to_buf(m, i, bound, rival, b, &merged);
+			switch (how) {
+			case RUN_FULL:
+				release(m, i);
+				m->records += (uint64_t)merged;
+				return -1;
+			case RUN_RIVAL:
 				sift_down(m, 0);
-		} else {
-			heap_pop(m);
-			release(m, i);
-			if (r < 0)
-				broken(m, rr);
+				continue;
+			case RUN_BOUND:
+				goto done;
+			case RUN_EMPTY:
+			case RUN_BROKEN:
+				heap_pop(m);
+				release(m, i);
+				if (how == RUN_BROKEN)
+					broken(m, rr);
+				continue;
+			}
 		}
-		if (rr->pos - rr->tail >= (mask + 1) / 4)
-			release(m, i);
+		for (;;) {
+			if (emit(m, i, data + rr->next_off, rr->next_len, out, ctx) < 0) {
+				release(m, i);
+				m->records += (uint64_t)merged;
+				return -1;
+			}
+			merged++;
+			/* Keys come out in order, round after round, unless a clock or a thread lied. */
+			if (key < m->last_key)
+				m->late++;
+			else
+				m->last_key = key;
+			rr->pos += rr->next_size;
+			rr->pos_key = key;
+			r = peek(m, rr, data);
+			if (r <= 0) {
+				heap_pop(m);
+				release(m, i);
+				if (r < 0)
+					broken(m, rr);
+				break;
+			}
+			if (rr->pos - rr->tail >= (mask + 1) / 4)
+				release(m, i);
+			key = rr->next_key;
+			if (rival != UINT32_MAX && !heap_less(m, i, rival)) {
+				sift_down(m, 0);
+				break;
+			}
+			/* Still the oldest: when too new, so is every other ring's. */
+			if (key >= bound)
+				goto done;
+		}
 	}
+done:
+	m->records += (uint64_t)merged;
 	for (uint32_t i = 0; i < m->nrings; i++)
 		release(m, i);
 	return merged;
+}
+
+long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *ctx)
+{
+	return round_core(m, final, out, ctx, NULL);
+}
+
+long mp_merge_round_buf(struct mp_merge *m, bool final, struct mp_merge_buf *b)
+{
+	return round_core(m, final, NULL, NULL, b);
 }
 
 bool mp_merge_pending(const struct mp_merge *m)

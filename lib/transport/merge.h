@@ -99,6 +99,22 @@ uint32_t mp_merge_rings(const struct mp_merge *m);
  * (mp_shm_needed(m->h, mp_merge_rings(m)) bytes) and call again.
  */
 long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *ctx);
+/*
+ * Where mp_merge_round_buf() copies records: from p, advanced past them,
+ * up to end. It may write up to MP_MERGE_SLACK bytes past the records it
+ * copies (a short record is copied in one 16-byte move), never past end.
+ */
+struct mp_merge_buf {
+	uint8_t *p, *end;
+};
+#define MP_MERGE_SLACK 16
+/*
+ * As mp_merge_round(), the records copied into b instead of handed out one
+ * by one (the collector's drain: most records are a few bytes, and a call
+ * for each cost more than the rest of the merge); -1 when the next record
+ * does not fit in b: call again with more room.
+ */
+long mp_merge_round_buf(struct mp_merge *m, bool final, struct mp_merge_buf *b);
 /* Whether any ring holds records not yet merged. */
 bool mp_merge_pending(const struct mp_merge *m);
 

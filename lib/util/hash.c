@@ -52,104 +52,24 @@ void mp_intmap_init(struct mp_intmap *m)
 	m->shift = 64;
 }
 
-/*
- * Fibonacci hashing: one multiplication, and the top bits mix every bit of
- * the key (addresses, instruction pointers, serial numbers alike). The
- * collector does two lookups per allocation, so the hash must be cheap.
- */
-static inline size_t home(const struct mp_intmap *m, uint64_t key)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> m->shift);
-}
-
 void mp_intmap_release(struct mp_intmap *m)
 {
 	free(m->e);
 	mp_intmap_init(m);
 }
 
-static void intmap_grow(struct mp_intmap *m)
+void mp_intmap_grow(struct mp_intmap *m)
 {
 	struct mp_intmap_entry *old = m->e;
 	size_t oldcap = m->cap;
 	m->cap = oldcap ? oldcap * 2 : 16;
 	m->shift = oldcap ? m->shift - 1 : 60;
-	m->e = xcalloc(m->cap, sizeof(*m->e));
+	m->e = xcalloc_table(m->cap, sizeof(*m->e));
 	m->n = 0;
 	for (size_t i = 0; i < oldcap; i++)
 		if (old[i].val)
 			mp_intmap_put(m, old[i].key, old[i].val - 1);
 	free(old);
-}
-
-bool mp_intmap_put(struct mp_intmap *m, uint64_t key, uint64_t val)
-{
-	size_t mask, i;
-	/* At most half full: short probe sequences, and short clusters to shift on delete. */
-	if ((m->n + 1) * 2 > m->cap)
-		intmap_grow(m);
-	mask = m->cap - 1;
-	for (i = home(m, key);; i = (i + 1) & mask) {
-		if (!m->e[i].val) {
-			m->e[i].key = key;
-			m->e[i].val = val + 1;
-			m->n++;
-			return true;
-		}
-		if (m->e[i].key == key) {
-			m->e[i].val = val + 1;
-			return false;
-		}
-	}
-}
-
-bool mp_intmap_get(const struct mp_intmap *m, uint64_t key, uint64_t *val)
-{
-	size_t mask, i;
-	if (!m->cap)
-		return false;
-	mask = m->cap - 1;
-	for (i = home(m, key); m->e[i].val; i = (i + 1) & mask) {
-		if (m->e[i].key == key) {
-			*val = m->e[i].val - 1;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool mp_intmap_del(struct mp_intmap *m, uint64_t key)
-{
-	uint64_t val;
-	return mp_intmap_take(m, key, &val);
-}
-
-bool mp_intmap_take(struct mp_intmap *m, uint64_t key, uint64_t *val)
-{
-	size_t mask, i, j;
-	if (!m->cap)
-		return false;
-	mask = m->cap - 1;
-	for (i = home(m, key); m->e[i].val; i = (i + 1) & mask)
-		if (m->e[i].key == key)
-			break;
-	if (!m->e[i].val)
-		return false;
-	*val = m->e[i].val - 1;
-	/*
-	 * Backward-shift deletion: move later entries of the cluster into the
-	 * hole when their home slot allows it, so lookups never need tombstones.
-	 */
-	for (j = (i + 1) & mask; m->e[j].val; j = (j + 1) & mask) {
-		size_t h = home(m, m->e[j].key);
-		if (((j - h) & mask) >= ((j - i) & mask)) {
-			m->e[i] = m->e[j];
-			i = j;
-		}
-	}
-	m->e[i].val = 0;
-	m->n--;
-	return true;
 }
 
 /* ---- mp_idxset ---------------------------------------------------------- */
@@ -191,18 +111,4 @@ void mp_idxset_add(struct mp_idxset *s, uint64_t hash, uint32_t idx)
 		free(old);
 	}
 	idxset_insert(s, (uint32_t)hash, idx + 1);
-}
-
-uint32_t mp_idxset_find(const struct mp_idxset *s, uint64_t hash, mp_idxset_eq_fn eq,
-			const void *ctx)
-{
-	size_t mask, i;
-	uint32_t h = (uint32_t)hash;
-	if (!s->cap)
-		return UINT32_MAX;
-	mask = s->cap - 1;
-	for (i = h & mask; s->e[i].idx1; i = (i + 1) & mask)
-		if (s->e[i].hash == h && eq(ctx, s->e[i].idx1 - 1))
-			return s->e[i].idx1 - 1;
-	return UINT32_MAX;
 }

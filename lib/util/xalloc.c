@@ -3,9 +3,11 @@
 #include "lib/util/xalloc.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lib/util/usage.h"
 
@@ -27,6 +29,24 @@ void *xcalloc(size_t nmemb, size_t size)
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 	if (!p)
 		oom(nmemb * size);
+	return p;
+}
+
+/* Past this size, a table looked up at random is asked huge pages. */
+#define HUGE_TABLE (2u << 20)
+
+void *xcalloc_table(size_t nmemb, size_t size)
+{
+	void *p = xcalloc(nmemb, size);
+#ifdef MADV_HUGEPAGE
+	size_t n = nmemb * size;
+	if (n >= HUGE_TABLE) {
+		/* The whole pages inside; a kernel without transparent huge pages says no, which is fine. */
+		uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+		if (e > a)
+			(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+#endif
 	return p;
 }
 

@@ -7,6 +7,11 @@
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
+/*
+ * As xcalloc(), for a big table looked up at random: its pages are asked to
+ * be huge ones (madvise(MADV_HUGEPAGE)), which spares a TLB miss per lookup.
+ */
+void *xcalloc_table(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 /* realloc to nmemb * size bytes, dying on multiplication overflow. */
 void *xreallocarray(void *p, size_t nmemb, size_t size);

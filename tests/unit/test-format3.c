@@ -677,6 +677,98 @@ static void test_hot_path_agrees(void **state)
 	free(path);
 }
 
+/* A tracker's event record, and what the writer is told of it as the collector would (path one). */
+static void write_record(struct mp_writer *w, const struct mp_record *r, const uint8_t *raw, size_t n)
+{
+	if (r->type == MP_REC_ALLOC)
+		mp_writer_alloc(w, r->thread, r->u.ev.kind, r->u.ev.addr, r->u.ev.size, r->u.ev.stack);
+	else if (r->type == MP_REC_FREE)
+		mp_writer_free(w, r->thread, r->u.ev.kind, r->u.ev.addr);
+	else if (r->type == MP_REC_TRACE)
+		mp_writer_raw(w, raw, n);
+}
+
+/*
+ * mp_writer_events() writes a tracker's events into the capture exactly as
+ * decoding each (mp_decode()) and passing it to mp_writer_alloc() or
+ * mp_writer_free() does, byte for byte: 20 threads, heap kinds and mappings
+ * (which it leaves to mp_decode()), unaligned addresses, sizes of 1 to 9
+ * bytes, frees of blocks never allocated, its input cut at random places.
+ */
+static void test_events_path_agrees(void **state)
+{
+	char *path[2] = { tmp_path(), tmp_path() };
+	struct mp_header h = { .pid = 1 };
+	struct mp_enc_thread th[20] = { { 0 } };
+	size_t cap = 64u << 20, len = 0, flen[2], pos = 0;
+	uint8_t *in = malloc(cap), *file[2];
+	uint64_t rng = 7, last_ip = 0, live[1024] = { 0 }, events = 0;
+	uint32_t cur = 0;
+	struct mp_writer_fed fed = { 0 };
+	(void)state;
+	for (uint64_t i = 1; i <= 300; i++)
+		len = (size_t)(mp_enc_trace(in + len, i, i / 2, 0x400000 + 16 * i, &last_ip) - in);
+	for (uint64_t i = 0; i < 400000; i++) {
+		uint32_t t = (uint32_t)((rng >> 40) % 20);
+		unsigned kinds[] = { MP_KIND_MALLOC, MP_KIND_CALLOC, MP_KIND_MMAP, MP_KIND_POSIX_MEMALIGN };
+		size_t k;
+		uint64_t size;
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		if (t != cur && (rng >> 20) % 8 == 0) {
+			len = (size_t)(mp_enc_thread_switch(in + len, t) - in);
+			cur = t;
+		}
+		k = (rng >> 33) % 1024;
+		if (live[k] || (rng >> 12) % 64 == 0) /* (or a block this capture never saw) */
+			len = (size_t)(mp_enc_free(in + len, &th[cur], (rng >> 24) % 4 ? MP_KIND_FREE : MP_KIND_REALLOC,
+						   live[k] ? live[k] : 0x7000000 + 16 * i, 0, 0) - in);
+		live[k] = 0x100000 + 16 * i + ((rng >> 50) % 8 == 0 ? (rng >> 44) % 16 : 0);
+		size = (rng >> 56) == 0 ? ~0ull >> (rng >> 10) % 8 : 1 + (rng >> 45) % 70000;
+		len = (size_t)(mp_enc_alloc(in + len, &th[cur], kinds[(rng >> 30) % 64 == 0 ? 2 : (rng >> 28) % 2 * 3],
+					    live[k], size, 1 + (rng >> 14) % 300) - in);
+		assert_true(len + 256 < cap);
+	}
+	for (int way = 0; way < 2; way++) {
+		struct mp_writer w;
+		struct mp_decoder d;
+		struct mp_record r;
+		decoder_at(&d, 0);
+		assert_int_equal(mp_writer_open(&w, path[way], MP_WRITER_SERIALS), 0);
+		mp_writer_header(&w, &h);
+		for (pos = 0; pos < len;) {
+			ssize_t n;
+			if (way == 1 && mp_writer_events_tag(in[pos])) {
+				/* (Cut where the collector's budget would.) */
+				size_t room = len - pos, cut = 1 + (size_t)((rng = rng * 6364136223846793005ull + 1) >> 40) % 5000;
+				size_t took = mp_writer_events(&w, &d, in + pos, cut < room ? cut : room, &fed);
+				pos += took;
+				if (took)
+					continue;
+			}
+			n = mp_decode(&d, in + pos, len - pos, &r);
+			if (n <= 0)
+				fail_msg("decoding the events: %zd, %s", n, d.err.buf);
+			events += way == 0 && r.type != MP_REC_TRACE;
+			write_record(&w, &r, in + pos, (size_t)n);
+			pos += (size_t)n;
+		}
+		assert_int_equal(mp_writer_close(&w), 0);
+		mp_decoder_release(&d);
+		file[way] = read_file(path[way], &flen[way]);
+	}
+	assert_int_equal(flen[0], flen[1]);
+	assert_memory_equal(file[0], file[1], flen[0]);
+	/* Most of them the fast way (events: the event records of the first way). */
+	assert_true(fed.records > events * 9 / 10);
+	assert_true(fed.allocs > 350000 && fed.frees > 300000);
+	for (int way = 0; way < 2; way++) {
+		free(file[way]);
+		unlink(path[way]);
+		free(path[way]);
+	}
+	free(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -691,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_symbol_bad_string),
 		cmocka_unit_test(test_streams_continue),
 		cmocka_unit_test(test_hot_path_agrees),
+		cmocka_unit_test(test_events_path_agrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
