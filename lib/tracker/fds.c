@@ -104,6 +104,32 @@ static int is_open(int fd)
 	return syscall(SYS_fcntl, fd, F_GETFD) >= 0;
 }
 
+/* Whether this process has one thread (/proc/self/stat's 20th field); 0 when unknown. */
+static int single_threaded(void)
+{
+	char buf[1024];
+	long n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+	const char *p = NULL;
+	if (fd < 0)
+		return 0;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* After the command's closing parenthesis (the command may hold any byte). */
+	for (long i = 0; i < n; i++)
+		if (buf[i] == ')')
+			p = buf + i + 1;
+	if (!p)
+		return 0;
+	for (; *p && field < 20; p++)
+		if (*p == ' ')
+			field++;
+	return p[0] == '1' && p[1] == ' ';
+}
+
 void mp_fd_open_high(void (*init)(void))
 {
 	int base = fd_base(), devnull, held[MP_FD_TOP], nheld = 0;
@@ -114,13 +140,22 @@ void mp_fd_open_high(void (*init)(void))
 		syscall(SYS_close, devnull);
 		devnull = -1;
 	}
-	/* Every free number below the base taken for now: what init opens gets one above. */
-	for (int fd = 0; devnull >= 0 && fd < base; fd++)
-		if (!is_open(fd)) {
-			long h = syscall(SYS_fcntl, devnull, F_DUPFD_CLOEXEC, fd);
-			if (h >= 0)
-				held[nheld++] = (int)h;
+	/*
+	 * Every free number below the base taken for now: what init opens gets
+	 * one above. F_DUPFD gives the lowest free number from `from` up: one
+	 * system call per free number (a process starts with some 950 of them).
+	 */
+	for (int from = 0; devnull >= 0 && nheld < MP_FD_TOP;) {
+		long h = syscall(SYS_fcntl, devnull, F_DUPFD_CLOEXEC, from);
+		if (h < 0)
+			break;
+		if (h >= base) {
+			syscall(SYS_close, h);
+			break;
 		}
+		held[nheld++] = (int)h;
+		from = (int)h + 1;
+	}
 	for (int i = 0; i < 128; i++)
 		if (is_open(base + i))
 			before[i / 64] |= 1ull << (i % 64);
@@ -134,10 +169,24 @@ void mp_fd_open_high(void (*init)(void))
 		if (!(before[i / 64] & (1ull << (i % 64))) && fstat(base + i, &st) == 0 && S_ISFIFO(st.st_mode))
 			keep(base + i, NULL);
 	}
-	/* The placeholders, unless the program put something of its own there meanwhile (dup2). */
-	for (int i = 0; i < nheld; i++)
-		if (same_file(held[i], null_st.st_dev, null_st.st_ino))
-			syscall(SYS_close, held[i]);
+	/*
+	 * The placeholders, unless the program put something of its own there
+	 * meanwhile (dup2): only another thread of it can, so a process of one
+	 * thread (the tracker's start in a new program) closes each run of
+	 * consecutive numbers with one close_range(2).
+	 */
+	for (int i = 0; i < nheld;) {
+		int k = i + 1;
+		while (k < nheld && held[k] == held[k - 1] + 1)
+			k++;
+		if (!single_threaded() || k - i < 2 ||
+		    syscall(SYS_close_range, (unsigned)held[i], (unsigned)held[k - 1], 0) < 0) {
+			for (int j = i; j < k; j++)
+				if (same_file(held[j], null_st.st_dev, null_st.st_ino))
+					syscall(SYS_close, held[j]);
+		}
+		i = k;
+	}
 	if (devnull >= 0)
 		syscall(SYS_close, devnull);
 }

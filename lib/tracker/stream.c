@@ -319,7 +319,16 @@ static int reader_alive(struct mp_shm_header *h, uint64_t waited_ns)
 		return 0;
 	if (mp_st.sink_fd >= 0 && mp_stream_reader_gone())
 		return 0; /* the collector closed its end */
-	/* A collector that never mapped the rings after this long is not coming. */
+	/*
+	 * A collector that lives and keeps the socket open is coming, however
+	 * long it takes to map the rings (a loaded machine, a collector behind
+	 * on hundreds of new processes, one stopped for a while): the program
+	 * waits, as it does for a full ring, and nothing is lost. Only one
+	 * whose pid is unknown here (another pid namespace) and that never
+	 * mapped the rings after this long is taken for gone.
+	 */
+	if (mp_st.collector_pid > 0 && mp_st.sink_fd >= 0)
+		return 1;
 	return pid > 0 || waited_ns < 10000000000ull;
 }
 

@@ -99,6 +99,7 @@ E2E_TESTS = \
 	%reldir%/run-serials.sh \
 	%reldir%/run-sigactions.sh \
 	%reldir%/run-signals.sh \
+	%reldir%/run-stall.sh \
 	%reldir%/run-syscalls.sh \
 	%reldir%/run-threads.sh \
 	%reldir%/run-transparent.sh \

@@ -17,6 +17,9 @@
  *   mapping          mmap 3 pages, munmap the middle page, then the two others
  *   copy             strdup("seventeen bytes!") kept                (17 bytes)
  *   zero_realloc     malloc(64) then realloc(p, 0), which frees it
+ *
+ * "allocs pairs N": only N x malloc(48) in pairs, each freed at once
+ * (enough events to fill a ring many times over).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -92,8 +95,21 @@ __attribute__((noinline)) static void zero_realloc(void)
 	sink = realloc(p, 0);
 }
 
-int main(void)
+__attribute__((noinline)) static void pairs(long n)
 {
+	for (long i = 0; i < n; i++) {
+		sink = malloc(48); /* SITE:pairs */
+		BARRIER();
+		free(sink);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "pairs")) {
+		pairs(atol(argv[2]));
+		return write(1, "pairs done\n", 11) == 11 ? 0 : 1;
+	}
 	for (int i = 0; i < 10; i++)
 		kept[i] = make_kept(1000 + i);
 	churn();
