@@ -356,26 +356,23 @@ void mp_stats_text(const struct mp_analysis *a, const struct mp_stats_opts *o,
 	if (!a->nthreads)
 		strbuf_addstr(out, "\t(no threads)\n");
 	snprintf(num, sizeof(num), "Top %zu", o->num_largest);
-	strbuf_reset(&tmp);
-	strbuf_addstr(&tmp, " largest allocating locations (by size)");
-	strbuf_addstr(&tmp, est(a));
-	section(out, t, num, tmp.buf);
-	text_top_sites(a, o, MP_SORT_BYTES, t, out);
-	strbuf_reset(&tmp);
-	strbuf_addstr(&tmp, " largest allocating locations (by number of allocations)");
-	strbuf_addstr(&tmp, est(a));
-	section(out, t, num, tmp.buf);
-	text_top_sites(a, o, MP_SORT_COUNT, t, out);
-	strbuf_reset(&tmp);
-	strbuf_addstr(&tmp, " allocating modules (by size)");
-	strbuf_addstr(&tmp, est(a));
-	section(out, t, num, tmp.buf);
-	text_top_modules(a, o, MP_SORT_BYTES, t, out);
-	strbuf_reset(&tmp);
-	strbuf_addstr(&tmp, " allocating modules (by number of allocations)");
-	strbuf_addstr(&tmp, est(a));
-	section(out, t, num, tmp.buf);
-	text_top_modules(a, o, MP_SORT_COUNT, t, out);
+	for (int k = 0; k < 4; k++) {
+		static const char *const what[4] = {
+			" largest allocating locations (by size)",
+			" largest allocating locations (by number of allocations)",
+			" allocating modules (by size)",
+			" allocating modules (by number of allocations)",
+		};
+		enum mp_sort_key by = k % 2 ? MP_SORT_COUNT : MP_SORT_BYTES;
+		strbuf_reset(&tmp);
+		strbuf_addstr(&tmp, what[k]);
+		strbuf_addstr(&tmp, est(a));
+		section(out, t, num, tmp.buf);
+		if (k < 2)
+			text_top_sites(a, o, by, t, out);
+		else
+			text_top_modules(a, o, by, t, out);
+	}
 	strbuf_release(&tmp);
 }
 
