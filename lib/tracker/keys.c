@@ -102,7 +102,7 @@ uint64_t mp_keys_slow(struct mp_wring *w)
 		take_ownership(w);
 		__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		key = mp_shm_key_owner(h, w->index);
+		key = mp_keys_owner(w);
 		if (key)
 			return key;
 	}

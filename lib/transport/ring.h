@@ -263,25 +263,6 @@ static inline uint64_t mp_shm_key_owner(struct mp_shm_header *h, uint32_t index)
 }
 
 /*
- * Start a record: the busy flag, then the key. The flag is set before the
- * key is read so that a reader that sees it clear knows any record not yet
- * published will have a newer key (mp_merge_round()). 0 when the writer
- * must take the key the slow way (enum mp_keys), its busy flag set.
- */
-static inline uint64_t mp_wring_begin(struct mp_wring *w, int clock)
-{
-	__atomic_store_n(&w->ctl->busy, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (__builtin_expect(clock == MP_CLOCK_TSC, 1))
-		return mp_tsc();
-	if (__builtin_expect(w->keys == MP_KEYS_SOLO, 1))
-		return mp_shm_key_owner(w->h, w->index);
-	if (w->keys == MP_KEYS_SHARED)
-		return mp_shm_key_shared(w->h);
-	return 0;
-}
-
-/*
  * A ring busy for this long without publishing anything has a writer that
  * left its record (a signal handler that interrupted it never returned, or
  * one blocked in a handler): the collector merges the other rings past it,
