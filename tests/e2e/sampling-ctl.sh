@@ -37,8 +37,15 @@ expect_rc 0 "stop"
 # once in ten million runs).
 grep -qE '^([1-8]x16 )?30x5000 $' <<<"$(sizes c.bin)" || fail_ "capture 1 holds $(sizes c.bin)"
 "$MEMPROF" stats --json -o - c.bin > c.json 2>/dev/null || fail_ "stats c.bin"
-python3 -c 'import json; d = json.load(open("c.json"))
-assert d["estimated"] and d["leaked_bytes"] == 0, (d["estimated"], d["leaked_bytes"])' || fail_ "capture 1's estimates"
+python3 -c 'import json; d = json.load(open("c.json")); assert d["estimated"]' || fail_ "capture 1 is not estimated"
+# Every commanded block was freed. (Not "leaked_bytes == 0": at the stop the reader waits in
+# fopen() of its FIFO, whose FILE, about 470 bytes allocated in the capture, is sampled one
+# time in nine and then estimated as a leak of about 4.3 kB.)
+"$MEMPROF" parse --stacks c.bin | awk '
+	/^ALLOC .*frames=\["command_alloc"/ { split($4, b, "="); live[b[2]] = 1 }
+	/^FREE / { split($4, b, "="); delete live[b[2]] }
+	END { n = 0; for (k in live) n++; if (n) { print n " commanded blocks never freed"; exit 1 } }' > bad ||
+	fail_ "capture 1: $(cat bad)"
 
 # A start without it: as the tracker was told at its start (every event).
 ctl "$TARGET_PID" start
