@@ -6,6 +6,7 @@
 #include "lib/format/writer.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <zstd.h>
@@ -56,9 +57,53 @@ static const int stream_level[MP_FS_COUNT] = {
 #define OTHER_HASH_LOG 17
 #define OTHER_CHAIN_LOG 16
 
+/*
+ * The field streams' contexts of closed writers, kept for the next writer
+ * (a family under --follow-fork writes a capture per process). A new set
+ * clears its tables, about 3 MB (1.9 ms a process here, against 0.06 ms
+ * for a kept set); a kept one, reset, keeps its parameters and dictionary
+ * and compresses the next stream as a new one would. At most POOL_MAX a
+ * stream, which covers the captures a build writes at a time.
+ */
+#define POOL_MAX 4
+static struct {
+	ZSTD_CCtx *c[POOL_MAX];
+	int n;
+} pool[MP_FS_COUNT];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ZSTD_CCtx *pool_take(int i)
+{
+	ZSTD_CCtx *c = NULL;
+	pthread_mutex_lock(&pool_lock);
+	if (pool[i].n)
+		c = pool[i].c[--pool[i].n];
+	pthread_mutex_unlock(&pool_lock);
+	return c;
+}
+
+void mp_writer_put_cctx(int i, void *cctx)
+{
+	ZSTD_CCtx *c = cctx;
+	if (!c)
+		return;
+	/* (The session only: the parameters and the dictionary stay.) */
+	if (!ZSTD_isError(ZSTD_CCtx_reset(c, ZSTD_reset_session_only))) {
+		pthread_mutex_lock(&pool_lock);
+		if (pool[i].n < POOL_MAX) {
+			pool[i].c[pool[i].n++] = c;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	ZSTD_freeCCtx(c);
+}
+
 static ZSTD_CCtx *stream_cctx(struct mp_writer *w, int i)
 {
 	ZSTD_CCtx *c = w->scctx[i];
+	if (!c && (c = pool_take(i)) != NULL)
+		w->scctx[i] = c;
 	if (!c) {
 		c = ZSTD_createCCtx();
 		if (!c)

@@ -15,6 +15,8 @@
 void mp_writer_write(struct mp_writer *w, const void *buf, size_t len);
 /* Room for len bytes of scratch in w->raw. */
 void mp_writer_raw_room(struct mp_writer *w, size_t len);
+/* Field stream i's zstd context of a writer closed: kept for the next writer, or freed. */
+void mp_writer_put_cctx(int i, void *cctx);
 /* Write the records buffered so far as a block, now. Returns 0 or -1. */
 int mp_writer_block(struct mp_writer *w);
 

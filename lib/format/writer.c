@@ -162,7 +162,7 @@ int mp_writer_close(struct mp_writer *w)
 	if (w->cctx)
 		ZSTD_freeCCtx(w->cctx);
 	for (int i = 0; i < MP_FS_COUNT; i++)
-		ZSTD_freeCCtx(w->scctx[i]);
+		mp_writer_put_cctx(i, w->scctx[i]);
 	mp_fields_release(&w->fields);
 	free(w->class_slots);
 	mp_intmap_release(&w->serials);
