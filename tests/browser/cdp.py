@@ -39,6 +39,13 @@ class Failure(Exception):
     pass
 
 
+def navigated(e):
+    """Whether a failed call failed because the page's document went (a navigation)."""
+    m = str(e).lower()
+    return ("navigated or closed" in m or "execution context was destroyed" in m or
+            "cannot find context" in m)
+
+
 def find_chromium():
     for c in (os.environ.get("CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium"):
         if c and os.access(c, os.X_OK):
@@ -369,14 +376,22 @@ class Page:
                 raise Failure("no frame shows %s" % url)
             time.sleep(0.05)
 
-    def evaluate(self, expr, timeout=None, frame=None):
+    def evaluate(self, expr, timeout=None, frame=None, navigates=False):
         """The value of a JavaScript expression (promises are awaited) in the page or
-        in a child frame (an id from frame()); page exceptions fail."""
+        in a child frame (an id from frame()); page exceptions fail. navigates: the
+        expression may make the page load another document (a reload from an event
+        handler): the document can go before the reply comes, which is then no
+        failure (None)."""
         params = {"expression": expr, "returnByValue": True, "awaitPromise": True, "userGesture": True}
-        if frame is None:
-            res = self.b.send("Runtime.evaluate", params, self.session, timeout)
-        else:
-            res = self._evaluate_in(frame, params, timeout)
+        try:
+            if frame is None:
+                res = self.b.send("Runtime.evaluate", params, self.session, timeout)
+            else:
+                res = self._evaluate_in(frame, params, timeout)
+        except Failure as e:
+            if navigates and navigated(e):
+                return None
+            raise
         if "exceptionDetails" in res:
             d = res["exceptionDetails"]
             raise Failure("evaluate %r: %s" % (expr[:80], d.get("exception", {}).get("description", d.get("text"))))
@@ -403,7 +418,13 @@ class Page:
         """Polls until the expression is truthy; returns its value."""
         deadline = time.monotonic() + (timeout or self.b.timeout)
         while True:
-            v = self.evaluate(expr, frame=frame)
+            try:
+                v = self.evaluate(expr, frame=frame)
+            except Failure as e:
+                # (A document on its way out, as after a reload: the next one is waited for.)
+                if not navigated(e) or time.monotonic() > deadline:
+                    raise
+                v = None
             if v:
                 return v
             if time.monotonic() > deadline:

@@ -42,8 +42,9 @@ def at_peak(d, fn):
 
 
 def choose(page, select, value):
+    # (The table's selector reloads the page from its handler.)
     page.evaluate("(function(s){s.value=%s;s.dispatchEvent(new Event('change'));})(document.getElementById(%s))"
-                  % (json.dumps(value), json.dumps(select)))
+                  % (json.dumps(value), json.dumps(select)), navigates=True)
 
 
 def flamegraph(browser, a):
