@@ -5,7 +5,13 @@
  * the address takes, in table order, the closest start, a stronger binding,
  * and at an equal start the shorter or stronger one. Symbols without a size
  * stand in when nothing holds the address, by rules that depend on table
- * order and sections: those cases are left to libdw.
+ * order and sections: those cases are left to libdw. A label libdw cannot
+ * take, one outside the address's section (libdw's same_section(): the
+ * loaded sections of the main file, by address), is no such case: C++
+ * libraries have thousands of addresses (static constructors at the start of
+ * .text) with only _init's label, in .init, below them, and libdw reads
+ * the whole table of 45,000 symbols for each (17 s for one `ar` that loads
+ * libLLVM through its plugin).
  */
 #include <config.h>
 #include "lib/symbols/symindex.h"
@@ -36,6 +42,14 @@ struct mp_symindex {
 	uint64_t *first_labels; /* the same among the first-searched ones */
 	size_t nfirst_labels;
 	bool locals_after;    /* the locals are searched when no global answers */
+	struct section *sec;  /* the main file's loaded sections, by start */
+	size_t nsec;
+};
+
+/* A loaded section: [start, end), biased; clean: no other loaded section meets it. */
+struct section {
+	uint64_t start, end;
+	bool clean;
 };
 
 /* The most candidates holding one address looked at here (aliases, nested ranges). */
@@ -57,6 +71,63 @@ static int by_value(const void *a, const void *b)
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct section *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The loaded (SHF_ALLOC) sections of elf, as libdw's find_section() sees
+ * them. A section is clean when no other one overlaps it or lies within it
+ * (an empty one at its start or inside): an address inside a clean section
+ * is in it for libdw, whatever the order of its search.
+ */
+static void sections(struct mp_symindex *x, Elf *elf, GElf_Addr bias)
+{
+	size_t alloc = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		ALLOC_GROW(x->sec, x->nsec + 1, alloc);
+		x->sec[x->nsec].start = sh.sh_addr + bias;
+		x->sec[x->nsec].end = sh.sh_addr + bias + sh.sh_size;
+		x->sec[x->nsec].clean = true;
+		x->nsec++;
+	}
+	if (x->nsec)
+		mp_qsort(x->sec, x->nsec, sizeof(*x->sec), by_start);
+	for (size_t i = 0; i < x->nsec; i++) {
+		struct section *a = &x->sec[i];
+		/* (Sorted by start: only the neighbours can meet a, unless one spans others.) */
+		for (size_t j = 0; j < x->nsec; j++) {
+			const struct section *b = &x->sec[j];
+			if (j != i && b->start < a->end && b->end > a->start)
+				a->clean = false;
+			if (j != i && b->start == b->end && b->start >= a->start && b->start < a->end)
+				a->clean = false;
+		}
+	}
+}
+
+/* The start of addr's section when it is a clean one (sections()); else 0. */
+static uint64_t clean_section_start(const struct mp_symindex *x, uint64_t addr)
+{
+	size_t lo = 0, hi = x->nsec;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->sec[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= x->sec[lo - 1].end || !x->sec[lo - 1].clean)
+		return 0;
+	return x->sec[lo - 1].start;
 }
 
 static int by_index(const void *a, const void *b)
@@ -114,6 +185,7 @@ struct mp_symindex *mp_symindex_build(Dwfl_Module *mod)
 		}
 	}
 	/* (labels and first_labels are in order already, as the entries are.) */
+	sections(x, elf, bias);
 	return x;
 }
 
@@ -163,6 +235,7 @@ int mp_symindex_lookup(const struct mp_symindex *x, Dwarf_Addr addr, const char 
 {
 	const struct entry *first[MAX_HOLDERS], *rest[MAX_HOLDERS];
 	size_t nfirst = 0, nrest = 0, upto = 0, lo = 0, hi = x->n;
+	uint64_t from, start;
 	*name = NULL;
 	/* The symbols at or below addr: e[0..upto). */
 	while (lo < hi) {
@@ -202,9 +275,14 @@ int mp_symindex_lookup(const struct mp_symindex *x, Dwarf_Addr addr, const char 
 	}
 	/*
 	 * Nothing holds addr: a label may stand in, if none of the symbols
-	 * searched first ends past it (the locals' ends can only add to that).
+	 * searched first ends past it (the locals' ends can only add to that),
+	 * and if it is in addr's section, when that is known.
 	 */
-	if (any_within(x->labels, x->nlabels, x->reach_first[upto - 1], addr))
+	from = x->reach_first[upto - 1];
+	start = clean_section_start(x, addr);
+	if (start > from)
+		from = start;
+	if (any_within(x->labels, x->nlabels, from, addr))
 		return 0;
 	return 1;
 }
@@ -218,5 +296,6 @@ void mp_symindex_free(struct mp_symindex *x)
 	free(x->reach_first);
 	free(x->labels);
 	free(x->first_labels);
+	free(x->sec);
 	free(x);
 }

@@ -124,6 +124,53 @@ static void test_fixtures(void **state)
 	sweep(FIXDIR "/.libs/libsymidx.so");
 }
 
+/*
+ * The first bytes of libsymidx.so's idx_other section, which no symbol
+ * holds, with labels of other sections (idx_tail, _fini) below them: libdw
+ * names nothing, and the index says so itself rather than leave it to libdw
+ * (which reads the whole table for each such address).
+ */
+static void test_other_section(void **state)
+{
+	const char *path = FIXDIR "/.libs/libsymidx.so";
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct mp_symindex *x;
+	GElf_Addr bias, at = 0;
+	size_t shstrndx;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	const char *name = "unset";
+	(void)state;
+	dwfl = dwfl_begin(&callbacks);
+	assert_non_null(dwfl);
+	mod = dwfl_report_offline(dwfl, path, path, -1);
+	assert_non_null(mod);
+	assert_int_equal(dwfl_report_end(dwfl, NULL, NULL), 0);
+	assert_non_null(x = mp_symindex_build(mod));
+	assert_non_null(elf = dwfl_module_getelf(mod, &bias));
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname;
+		if (gelf_getshdr(scn, &sh) && (sname = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(sname, "idx_other"))
+			at = sh.sh_addr + bias;
+	}
+	assert_true(at != 0);
+	for (GElf_Addr a = at; a < at + 2; a++) {
+		GElf_Off off;
+		GElf_Sym sym;
+		assert_null(dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL));
+		assert_int_equal(mp_symindex_lookup(x, a, &name), 1);
+		assert_null(name);
+	}
+	/* Its label, in its own section, is libdw's to weigh. */
+	assert_int_equal(mp_symindex_lookup(x, at + 3, &name), 0);
+	mp_symindex_free(x);
+	dwfl_end(dwfl);
+}
+
 static void test_system(void **state)
 {
 	Dl_info info;
@@ -160,6 +207,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixtures),
+		cmocka_unit_test(test_other_section),
 		cmocka_unit_test(test_system),
 	};
 	/* Stay offline: no debuginfod look-ups. */
