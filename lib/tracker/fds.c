@@ -108,18 +108,14 @@ static int is_open(int fd)
 static int single_threaded(void)
 {
 	char buf[1024];
-	long n;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+	ssize_t n = mp_read_file("/proc/self/stat", buf, sizeof(buf) - 1);
+	int field = 2;
 	const char *p = NULL;
-	if (fd < 0)
-		return 0;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
 	/* After the command's closing parenthesis (the command may hold any byte). */
-	for (long i = 0; i < n; i++)
+	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == ')')
 			p = buf + i + 1;
 	if (!p)
@@ -175,11 +171,14 @@ void mp_fd_open_high(void (*init)(void))
 	 * thread (the tracker's start in a new program) closes each run of
 	 * consecutive numbers with one close_range(2).
 	 */
-	for (int i = 0; i < nheld;) {
+	for (int i = 0, alone = -1; i < nheld;) {
 		int k = i + 1;
 		while (k < nheld && held[k] == held[k - 1] + 1)
 			k++;
-		if (!single_threaded() || k - i < 2 ||
+		/* (Asked once, when a run is there to close: no thread can start while this one is here.) */
+		if (k - i >= 2 && alone < 0)
+			alone = single_threaded();
+		if (k - i < 2 || !alone ||
 		    syscall(SYS_close_range, (unsigned)held[i], (unsigned)held[k - 1], 0) < 0) {
 			for (int j = i; j < k; j++)
 				if (same_file(held[j], null_st.st_dev, null_st.st_ino))
