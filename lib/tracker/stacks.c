@@ -74,9 +74,13 @@ static int tt_rebuild(size_t size)
 	return 0;
 }
 
+/* The tables' first sizes, in slots. */
+#define TT_FIRST (1u << 12)
+#define SMAP_FIRST (1u << 10)
+
 int mp_stacks_grow(void)
 {
-	return tt_rebuild(tt_size ? tt_size * 2 : 1u << 12);
+	return tt_rebuild(tt_size ? tt_size * 2 : TT_FIRST);
 }
 
 /*
@@ -169,7 +173,7 @@ static void smap_put(const uint64_t h[2], uint32_t node)
 {
 	struct mp_smap_table *m = mp_smap;
 	if (!m || (m->count + 1) * 2 > m->mask + 1) {
-		struct mp_smap_table *n = smap_new(m ? (m->mask + 1) * 2 : 1u << 10);
+		struct mp_smap_table *n = smap_new(m ? (m->mask + 1) * 2 : SMAP_FIRST);
 		if (!n)
 			return;
 		for (size_t i = 0; m && i <= m->mask; i++)
@@ -188,16 +192,44 @@ static void smap_put(const uint64_t h[2], uint32_t node)
 	smap_put_slot(m, h[0], (uint32_t)h[1], node);
 }
 
+/*
+ * The stack map emptied: a grown one replaced by a new one of the first size,
+ * a small one cleared. The grown one stays mapped, since a reader may be in
+ * it, with its pages given back, as smap_put() leaves a table it outgrew:
+ * what it keeps is address space, once per new stream.
+ */
+static void smap_empty(void)
+{
+	struct mp_smap_table *m = mp_smap, *n;
+	if (!m)
+		return;
+	if (m->mask + 1 > SMAP_FIRST && (n = smap_new(SMAP_FIRST)) != NULL) {
+		__atomic_store_n(&mp_smap, n, __ATOMIC_RELEASE);
+		madvise(m, sizeof(*m) + (m->mask + 1) * sizeof(m->e[0]), MADV_DONTNEED);
+		return;
+	}
+	memset(m->e, 0, (m->mask + 1) * sizeof(m->e[0]));
+	m->count = 0;
+}
+
 void mp_stacks_reset(void)
 {
-	/* A new stream numbers its nodes afresh. */
+	struct tt_entry *n;
+	/*
+	 * A new stream numbers its nodes afresh, in tables of the first size: a
+	 * forked child (a shell's subshell) would otherwise copy every page of
+	 * its parent's grown tables only to clear them, then spread its few
+	 * stacks over them (a libtool link: 10x its untracked time).
+	 */
 	mp_lock(&tree_lock);
-	if (mp_smap) {
-		memset(mp_smap->e, 0, (mp_smap->mask + 1) * sizeof(mp_smap->e[0]));
-		mp_smap->count = 0;
-	}
-	if (tt)
+	smap_empty();
+	if (tt_size > TT_FIRST && (n = mp_pages(TT_FIRST * sizeof(*tt))) != NULL) {
+		mp_pages_free(tt, tt_size * sizeof(*tt));
+		tt = n;
+		tt_size = TT_FIRST;
+	} else if (tt) {
 		memset(tt, 0, tt_size * sizeof(*tt));
+	}
 	tt_count = 0;
 	tt_used = 0;
 	last_trace_ip = 0;

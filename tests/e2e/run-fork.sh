@@ -64,4 +64,22 @@ expect_count 400 '^FORK ' p
 # behind on the parent's events, once served it only after processing the
 # whole backlog (half a second a child; 300 children took minutes).
 forks_run busy 200 60
+
+# Children of a parent whose trace tree and stack map grew past their first
+# sizes (4096 stacks, some 8000 nodes): each child starts its capture in
+# tables of the first size, and must name again the stack its parent knew.
+forks_run wide 20 60
+"$MEMPROF" parse --stacks m.bin > p || fail_ "parse wide"
+expect_count 4096 '^ALLOC .*size=8 ' p
+expect_count 20 '^FORK ' p
+k=0
+for child in $(grep ^FORK p | sed -E 's/.*child_pid=([0-9]+).*/\1/'); do
+	"$MEMPROF" parse --stacks "m.bin.$child" > c || fail_ "parse m.bin.$child"
+	expect_count 5 '^ALLOC .*size=200 .*frames=\["child_alloc","wide","main"' c
+	expect_count 6 '^ALLOC ' c
+	# Innermost first: the function at depth 0 is path_a's when bit 11 of 1000 + k is set.
+	want=$(python3 -c 'import sys; b = 1000 + int(sys.argv[1]); print(",".join("\"path_%s\"" % ("a" if b >> i & 1 else "b") for i in reversed(range(12))) + ",\"path_a\",\"wide\"")' "$k")
+	expect_count 1 "^ALLOC .*size=8 .*frames=\\[$want" c
+	k=$((k + 1))
+done
 exit 0
