@@ -101,14 +101,13 @@ static void sections(struct mp_symindex *x, Elf *elf, GElf_Addr bias)
 	}
 	if (x->nsec)
 		mp_qsort(x->sec, x->nsec, sizeof(*x->sec), by_start);
+	/* (Every pair: a module has some 30 loaded sections.) */
 	for (size_t i = 0; i < x->nsec; i++) {
 		struct section *a = &x->sec[i];
-		/* (Sorted by start: only the neighbours can meet a, unless one spans others.) */
 		for (size_t j = 0; j < x->nsec; j++) {
 			const struct section *b = &x->sec[j];
-			if (j != i && b->start < a->end && b->end > a->start)
-				a->clean = false;
-			if (j != i && b->start == b->end && b->start >= a->start && b->start < a->end)
+			/* b overlaps a, or b is empty and at a's start or inside it. */
+			if (j != i && b->start < a->end && (b->end > a->start || b->start == a->start))
 				a->clean = false;
 		}
 	}
