@@ -34,6 +34,7 @@ EXTRA_DIST += \
 	%reldir%/html_scale.py \
 	%reldir%/merge_scale.py \
 	%reldir%/sampling.py \
+	%reldir%/symcache.py \
 	%reldir%/run.py
 CLEANFILES += $(BENCH_BINARIES)
 BENCH_RUN = python3 $(srcdir)/%reldir%/run.py --builddir $(abs_top_builddir) --json bench-work/results.json

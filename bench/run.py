@@ -25,6 +25,7 @@ import types
 import compare
 import html_scale
 import merge_scale
+import symcache
 import sampling
 
 MODE_LABEL = {
@@ -296,7 +297,7 @@ def workloads(cfg):
     ]
     if cfg.only:
         names = cfg.only.split(",")
-        unknown = [n for n in names if n not in [x.name for x in w] + ["merge", "accuracy"]]
+        unknown = [n for n in names if n not in [x.name for x in w] + ["merge", "accuracy", "symcache"]]
         if unknown:
             die("unknown workload '%s' (have: %s)" % (unknown[0], ", ".join(x.name for x in w)))
         w = [x for x in w if x.name in names]
@@ -331,7 +332,12 @@ def base_env():
             continue
         env[k] = v
     env["LC_ALL"] = "C"
+    # The suite's own cache of debug files kept decompressed (bench/symcache.py): warm after the first run.
+    env["MEMPROF_CACHE_DIR"] = BASE_CACHE_DIR[0]
     return env
+
+
+BASE_CACHE_DIR = [""]
 
 
 def file_digest(path):
@@ -979,7 +985,7 @@ def main():
         wls = [types.SimpleNamespace(name=n, desc=e["desc"], modes=e["modes"]) for n, e in d["workloads"].items()]
         results = {n: (e["runs"], e["analysis"], e["notes"]) for n, e in d["workloads"].items()}
         report(d["machine"], d["reps"], d["quick"], d["elapsed_s"], wls, results, d.get("html_scale"),
-               d.get("merge"), cfg, d.get("commit", "?"), d.get("accuracy"))
+               d.get("merge"), cfg, d.get("commit", "?"), d.get("accuracy"), d.get("symcache"))
         return
     cfg.builddir = os.path.abspath(cfg.builddir)
     if cfg.html_pairs is None:
@@ -998,6 +1004,7 @@ def main():
         sys.stderr.write("bench: heaptrack, heaptrack_print or zstd not found: heaptrack left out\n")
         cfg.heaptrack = False
     os.makedirs(cfg.workdir, exist_ok=True)
+    BASE_CACHE_DIR[0] = symcache.cache_dir(cfg)
 
     info = machine_info()
     info["heaptrack"] = tool_version(["heaptrack", "--version"]) if cfg.heaptrack else "not used"
@@ -1034,13 +1041,20 @@ def main():
             merge = merge_scale.run(cfg, launch, log, cfg.quick)
         except (RuntimeError, BenchError) as e:
             die("FAILED: the merge of 64 captures: %s" % e)
+    sym = None
+    if not cfg.only or "symcache" in cfg.only.split(","):
+        try:
+            log("symcache: a short run's symbolization, with the cache of debug files cold and warm")
+            sym = symcache.run(cfg, launch, log, cfg.reps)
+        except (RuntimeError, BenchError) as e:
+            die("FAILED: the symbolization of a short run: %s" % e)
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
     commit = compare.git_commit(cfg.srcdir)
-    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge, cfg, commit, acc)
+    s = report(info, cfg.reps, cfg.quick, elapsed, wls, results, scale, merge, cfg, commit, acc, sym)
     if cfg.json:
         dump = {"machine": info, "reps": cfg.reps, "quick": cfg.quick, "elapsed_s": elapsed, "summary": s,
-                "commit": commit, "html_scale": scale, "merge": merge, "accuracy": acc,
+                "commit": commit, "html_scale": scale, "merge": merge, "accuracy": acc, "symcache": sym,
                 "workloads": {w.name: {"desc": w.desc, "modes": w.modes, "runs": results[w.name][0],
                                        "analysis": results[w.name][1], "notes": results[w.name][2]}
                               for w in wls}}
@@ -1062,10 +1076,10 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "collector_ns_per_event", "collector_ns_per_event_max", "idle_loaded", "idle_loaded_cpu",
                 "sampled_overhead_1t", "sampled_overhead_4t", "sampled_overhead_sqlite3", "sampled_overhead_python3",
                 "sampled_prog_cpu_1t", "sampled_prog_cpu_4t", "sampled_cap_mb_1t", "sampled_collector_cpu_s_1t",
-                "sampling_max_z"]
+                "sampling_max_z", "short_run_cold_s", "short_run_warm_s"]
 
 
-def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit, acc=None):
+def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit, acc=None, sym=None):
     """Print the header, the tables, the comparisons and the last line; returns the summary."""
     print("memprof benchmark: %s; nproc %s; %s; kernel %s; load average %s at the start, %s at the end; "
           "%s; %d repetitions%s; %.0f s"
@@ -1085,6 +1099,10 @@ def report(info, reps, quick, elapsed, wls, results, scale, merge, cfg, commit, 
         merge_scale.print_table(merge, print)
         s["merge64_s"] = merge[-1]["wall_s"]
         s["merge64_linearity"] = merge[-1]["s_per_mevent"] / merge[0]["s_per_mevent"]
+    if sym:
+        symcache.print_table(sym, print)
+        s["short_run_cold_s"] = sym["cold"]["wall_s"]
+        s["short_run_warm_s"] = sym["warm"]["wall_s"]
     if scale:
         rs = scale["reports"].values()
         s["html_mb_max"] = max(r["html_bytes"] for r in rs) / 1e6

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/symbols/debugcache.h"
 #include "lib/symbols/symbols.h"
 #include "lib/symbols/symindex.h"
 #include "lib/util/hash.h"
@@ -63,9 +64,11 @@ struct sym_file {
 	enum file_state state;
 	const char *problem;  /* interned warning when the file is not used */
 	bool debug_checked;
+	bool debug_asked;     /* libdw asked for its debug file: a later ask is for a dwz file */
 	bool undebugged;      /* no debug information: function names at most, no lines */
 	bool unnamed;         /* undebugged, and some ip in it had no function name */
 	char *debuginfo_path; /* for dwfl_standard_find_debuginfo */
+	struct symcache *cache;
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -106,6 +109,7 @@ struct symcache {
 	struct sym_file **undebugged; /* files without debug information, in the order met */
 	size_t nundebugged, undebugged_alloc;
 	char *debug_dirs;      /* $MEMPROF_DEBUGINFO_PATH, read once, or NULL */
+	struct mp_debugcache dcache; /* debug files kept decompressed */
 	struct dinfod dinfod;
 };
 

@@ -46,6 +46,7 @@ static void symcache_unref(struct symcache *c)
 	free(c->files);
 	free(c->undebugged);
 	free(c->debug_dirs);
+	mp_debugcache_release(&c->dcache);
 	mp_dinfod_release(&c->dinfod);
 	mp_strtab_release(&c->file_keys);
 	free(c->demangled);
@@ -67,6 +68,7 @@ struct mp_symbols *mp_symbols_new(const struct mp_symbols_opts *opts)
 		mp_strtab_init(&s->cache->file_keys);
 		if (getenv("MEMPROF_DEBUGINFO_PATH") && *getenv("MEMPROF_DEBUGINFO_PATH"))
 			s->cache->debug_dirs = xstrdup(getenv("MEMPROF_DEBUGINFO_PATH"));
+		mp_debugcache_init(&s->cache->dcache);
 	}
 	s->demangle = opts ? opts->demangle : true;
 	if (opts && opts->root && *opts->root) {
@@ -148,6 +150,8 @@ void mp_symbols_stats(struct mp_symbols *s, struct mp_symbols_stats *st)
 	st->lookups = s->lookups;
 	st->files_opened = s->cache->files_opened;
 	st->units_indexed = s->cache->units_indexed;
+	st->debug_cache_hits = s->cache->dcache.hits;
+	st->debug_cache_written = s->cache->dcache.written;
 }
 
 /* Paths with no file behind them: the vdso and other kernel-provided mappings. */
@@ -186,6 +190,7 @@ static struct sym_file *get_file(struct mp_symbols *s, const char *path, const u
 		f->build_id_len = build_id_len;
 	}
 	f->pseudo = is_pseudo_path(path);
+	f->cache = c;
 	c->files[id] = f;
 	return f;
 }
@@ -324,6 +329,8 @@ static int report_file(struct mp_symbols *s, struct sym_file *f, int fd, const c
 	}
 	elf_end(elf);
 	elf = NULL;
+	/* A file whose own DWARF is compressed: its decompressed copy. */
+	fd = mp_debugcache_swap(&s->cache->dcache, fd, "elf", NULL, 0);
 
 	f->dwfl = dwfl_begin(&f->callbacks);
 	if (!f->dwfl)
@@ -336,6 +343,13 @@ static int report_file(struct mp_symbols *s, struct sym_file *f, int fd, const c
 			close(fd);
 		fd = -1;
 		goto fail_dwfl;
+	}
+	{
+		/* For find_debuginfo(): the module's file. */
+		void **userdata = NULL;
+		dwfl_module_info(f->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (userdata)
+			*userdata = f;
 	}
 	strbuf_release(&sb);
 	return 0;
@@ -377,40 +391,102 @@ static int try_file(struct mp_symbols *s, struct sym_file *f, const char *path, 
 }
 
 /*
- * A debug file with f's recorded build-id, for a file that is not here (or
- * not the one that ran): DIR/.build-id/xx/yyyy.debug for each absolute DIR
- * of $MEMPROF_DEBUGINFO_PATH, <root>/usr/lib/debug and /usr/lib/debug, then
- * debuginfod. Returns 0 when one is used, else 1.
+ * The debug file named by f's recorded build-id in each debug directory,
+ * one per call (*at from 0; false after the last): DIR/.build-id/xx/yyyy.debug
+ * for each absolute DIR of $MEMPROF_DEBUGINFO_PATH, <root>/usr/lib/debug and
+ * /usr/lib/debug, in that order.
  */
-static int open_debug_file(struct mp_symbols *s, struct sym_file *f)
+static bool build_id_candidate(const struct symcache *c, const struct sym_file *f, size_t *at,
+			       struct strbuf *path)
 {
-	struct strbuf dirs = STRBUF_INIT, path = STRBUF_INIT;
-	const char *w = NULL;
-	char *fetched = NULL;
-	int r = 1, fd;
-
-	if (s->cache->debug_dirs)
-		strbuf_addf(&dirs, "%s:", s->cache->debug_dirs);
+	struct strbuf dirs = STRBUF_INIT;
+	bool found = false;
+	if (c->debug_dirs)
+		strbuf_addf(&dirs, "%s:", c->debug_dirs);
 	if (f->root)
 		strbuf_addf(&dirs, "%s/usr/lib/debug:", f->root);
 	strbuf_addstr(&dirs, "/usr/lib/debug");
-	for (char *dir = dirs.buf, *end; r && dir; dir = end ? end + 1 : NULL) {
-		if ((end = strchr(dir, ':')))
+	while (!found && f->build_id_len && *at <= dirs.len) {
+		char *dir = dirs.buf + *at, *end = strchr(dir, ':');
+		*at = end ? (size_t)(end - dirs.buf) + 1 : dirs.len + 1;
+		if (end)
 			*end = '\0';
 		dir += *dir == '+' || *dir == '-'; /* libdw's CRC-check markers */
 		if (*dir != '/')
 			continue;
-		strbuf_reset(&path);
-		strbuf_addf(&path, "%s/.build-id/%02x/", dir, f->build_id[0]);
-		add_hex(&path, f->build_id + 1, f->build_id_len - 1);
-		strbuf_addstr(&path, ".debug");
-		r = try_file(s, f, path.buf, &w) ? 1 : 0;
+		strbuf_reset(path);
+		strbuf_addf(path, "%s/.build-id/%02x/", dir, f->build_id[0]);
+		add_hex(path, f->build_id + 1, f->build_id_len - 1);
+		strbuf_addstr(path, ".debug");
+		found = true;
 	}
+	strbuf_release(&dirs);
+	return found;
+}
+
+/*
+ * libdw's search for a module's debug file, through the cache of debug
+ * files kept decompressed (debugcache.h): the module's copy when the cache
+ * has one; else its debug file by build-id, decompressed into the cache
+ * when it has compressed sections; else the standard search (a
+ * .gnu_debuglink, debuginfod), whose file is decompressed the same way.
+ * (The debug file the standard search finds by build-id is one libdw has
+ * already opened for itself and keeps: that is why that one is looked for
+ * here first.) A second ask for the same module is for its dwz file, which
+ * libdw also keeps open: it gets the standard search alone.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	struct sym_file *f = *userdata;
+	struct strbuf path = STRBUF_INIT;
+	int fd = -1;
+	if (!f || f->debug_asked)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc, debuginfo_file_name);
+	f->debug_asked = true;
+	fd = mp_debugcache_find(&f->cache->dcache, f->build_id, f->build_id_len, "debug",
+				debuginfo_file_name);
+	for (size_t at = 0; fd < 0 && build_id_candidate(f->cache, f, &at, &path);) {
+		int got = open(path.buf, O_RDONLY | O_CLOEXEC);
+		if (got < 0)
+			continue;
+		fd = mp_debugcache_swap(&f->cache->dcache, got, "debug", f->build_id, f->build_id_len);
+		if (fd == got) {
+			/* Nothing to decompress (or not its build-id): the standard search, as ever. */
+			close(got);
+			fd = -1;
+			break;
+		}
+		*debuginfo_file_name = strbuf_detach(&path, NULL);
+	}
+	strbuf_release(&path);
+	if (fd >= 0)
+		return fd;
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	return mp_debugcache_swap(&f->cache->dcache, fd, "debug", NULL, 0);
+}
+
+/*
+ * A debug file with f's recorded build-id, for a file that is not here (or
+ * not the one that ran): in the debug directories (build_id_candidate()),
+ * then debuginfod. Returns 0 when one is used, else 1.
+ */
+static int open_debug_file(struct mp_symbols *s, struct sym_file *f)
+{
+	struct strbuf path = STRBUF_INIT;
+	const char *w = NULL;
+	char *fetched = NULL;
+	int r = 1, fd;
+
+	for (size_t at = 0; r && build_id_candidate(s->cache, f, &at, &path);)
+		r = try_file(s, f, path.buf, &w) ? 1 : 0;
 	if (r && (fd = mp_dinfod_find_debuginfo(s, f, &fetched)) >= 0)
 		r = report_file(s, f, fd, fetched, &w) ? 1 : 0;
 	free(fetched);
 	strbuf_release(&path);
-	strbuf_release(&dirs);
 	return r;
 }
 
@@ -439,7 +515,7 @@ static void open_file(struct mp_symbols *s, struct sym_file *f)
 	strbuf_addstr(&dbg, "/usr/lib/debug");
 	f->debuginfo_path = strbuf_detach(&dbg, NULL);
 	f->callbacks.find_elf = no_find_elf;
-	f->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	f->callbacks.find_debuginfo = find_debuginfo;
 	f->callbacks.section_address = dwfl_offline_section_address;
 	f->callbacks.debuginfo_path = &f->debuginfo_path;
 

@@ -198,6 +198,8 @@ struct mp_symbols_stats {
 	size_t lookups;      /* mp_symbols_lookup() calls on this object */
 	size_t files_opened; /* files looked for by the shared cache: each (root, path, build-id) once */
 	size_t units_indexed; /* compilation units indexed by the shared cache */
+	size_t debug_cache_hits; /* files read decompressed from the cache of debug files (debugcache.h) */
+	size_t debug_cache_written; /* files decompressed into it */
 };
 void mp_symbols_stats(struct mp_symbols *s, struct mp_symbols_stats *st);
 

@@ -119,6 +119,7 @@ E2E_TESTS = \
 	%reldir%/summary-errors.sh \
 	%reldir%/summary-table.sh \
 	%reldir%/summary-tty.sh \
+	%reldir%/symbols-debug-cache.sh \
 	%reldir%/symbols-debug-dirs.sh \
 	%reldir%/symbols-debuginfod.sh \
 	%reldir%/symbols-debuginfod-timeout.sh \

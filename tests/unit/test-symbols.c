@@ -20,8 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
+#include "lib/symbols/debugcache.h"
 #include "lib/symbols/symbols.h"
 #include "lib/util/xalloc.h"
 
@@ -1071,6 +1075,241 @@ static void test_broken_files(void **state)
 	remove_tree(dir);
 }
 
+/* ---- debug files kept decompressed (debugcache.h) ---- */
+
+#define ZDEBUG_SO FIXDIR "/libsymfix-zdebug.so"
+
+static struct mp_symbols *new_symbols_cached(const char *cache, const char *size)
+{
+	struct mp_symbols *s;
+	setenv("MEMPROF_CACHE_DIR", cache, 1);
+	if (size)
+		setenv("MEMPROF_CACHE_SIZE", size, 1);
+	s = new_symbols(NULL, true);
+	unsetenv("MEMPROF_CACHE_SIZE");
+	return s;
+}
+
+static void check_cache_stats(struct mp_symbols *s, size_t hits, size_t written)
+{
+	struct mp_symbols_stats st;
+	mp_symbols_stats(s, &st);
+	assert_int_equal(st.debug_cache_hits, hits);
+	assert_int_equal(st.debug_cache_written, written);
+}
+
+/* The section of elf named name, or NULL. */
+static Elf_Scn *section_named(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (!strcmp(elf_strptr(elf, shstrndx, sh.sh_name), name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * copy (the cache's) against plain (the same file never compressed): the
+ * same sections, none compressed, each with the same bytes; the same
+ * program headers. Returns how many sections zipped had compressed.
+ */
+static int check_same_elf(const char *copy, const char *plain, const char *zipped)
+{
+	int fc = open(copy, O_RDONLY), fp = open(plain, O_RDONLY), fz = open(zipped, O_RDONLY);
+	Elf *c, *p, *z;
+	Elf_Scn *scn = NULL;
+	size_t nc, np, shstrndx;
+	int compressed = 0;
+	assert_true(fc >= 0 && fp >= 0 && fz >= 0);
+	elf_version(EV_CURRENT);
+	c = elf_begin(fc, ELF_C_READ, NULL);
+	p = elf_begin(fp, ELF_C_READ, NULL);
+	z = elf_begin(fz, ELF_C_READ, NULL);
+	assert_true(c && p && z);
+	assert_int_equal(elf_getshdrnum(c, &nc), 0);
+	assert_int_equal(elf_getshdrnum(p, &np), 0);
+	assert_int_equal(nc, np);
+	assert_int_equal(elf_getphdrnum(c, &nc), 0);
+	assert_int_equal(elf_getphdrnum(p, &np), 0);
+	assert_int_equal(nc, np);
+	for (size_t i = 0; i < nc; i++) {
+		GElf_Phdr a, b;
+		assert_non_null(gelf_getphdr(c, (int)i, &a));
+		assert_non_null(gelf_getphdr(p, (int)i, &b));
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+	assert_int_equal(elf_getshdrstrndx(p, &shstrndx), 0);
+	while ((scn = elf_nextscn(p, scn))) {
+		GElf_Shdr a, b, zh;
+		const char *name;
+		Elf_Scn *other;
+		Elf_Data *da, *db;
+		assert_non_null(gelf_getshdr(scn, &b));
+		name = elf_strptr(p, shstrndx, b.sh_name);
+		other = section_named(c, name);
+		assert_non_null(other);
+		assert_non_null(gelf_getshdr(other, &a));
+		assert_false(a.sh_flags & SHF_COMPRESSED);
+		assert_int_equal(a.sh_type, b.sh_type);
+		assert_int_equal(a.sh_flags, b.sh_flags);
+		assert_int_equal(a.sh_addr, b.sh_addr);
+		assert_int_equal(a.sh_size, b.sh_size);
+		assert_non_null(gelf_getshdr(section_named(z, name), &zh));
+		compressed += !!(zh.sh_flags & SHF_COMPRESSED);
+		if (b.sh_type == SHT_NOBITS)
+			continue;
+		da = elf_rawdata(other, NULL);
+		db = elf_rawdata(scn, NULL);
+		assert_true(da && db);
+		assert_int_equal(da->d_size, db->d_size);
+		assert_memory_equal(da->d_buf, db->d_buf, db->d_size);
+	}
+	elf_end(c);
+	elf_end(p);
+	elf_end(z);
+	close(fc);
+	close(fp);
+	close(fz);
+	return compressed;
+}
+
+/*
+ * A debug file whose DWARF is compressed (distributions ship them so): the
+ * first run writes its decompressed copy into the cache, a later one reads
+ * the copy and inflates nothing; the frames are the same either way. A copy
+ * that is not sound is written again; a cache that cannot be written, or is
+ * off, changes nothing but the time.
+ */
+static void test_debug_cache(void **state)
+{
+	struct fx *fx = fixture("symfix");
+	const struct fx_module *m = module_at(fx, probe(fx, "lib"), NULL);
+	char *dir = make_tmpdir(), path[PATH_MAX], dbg[PATH_MAX + 8], cache[PATH_MAX + 8];
+	char copy[PATH_MAX * 2], elfcopy[PATH_MAX * 2], other[PATH_MAX * 2], tmp[PATH_MAX * 2];
+	char size[32];
+	struct mp_symbols *s;
+	struct stat st;
+	int n;
+	(void)state;
+	build_id_path(path, sizeof(path), dir, "/debug", m);
+	copy_file(ZDEBUG_SO ".debug", path, SIZE_MAX);
+	snprintf(dbg, sizeof(dbg), "%s/debug", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	n = snprintf(copy, sizeof(copy), "%s/debug/", cache);
+	for (size_t i = 0; i < m->build_id_len; i++)
+		n += snprintf(copy + n, sizeof(copy) - n, "%02x", m->build_id[i]);
+	snprintf(elfcopy, sizeof(elfcopy), "%.*s.elf", n, copy);
+	snprintf(copy + n, sizeof(copy) - n, ".debug");
+	setenv("MEMPROF_DEBUGINFO_PATH", dbg, 1);
+
+	/* First: found compressed, written decompressed, the frames as ever. */
+	s = new_symbols_cached(cache, NULL);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_cache_stats(s, 0, 1);
+	mp_symbols_free(s);
+	assert_true(check_same_elf(copy, FIXDIR "/libsymfix-split.so.debug", ZDEBUG_SO ".debug") >= 3);
+	assert_int_equal(stat(copy, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+
+	/* Then: read from the cache, nothing written. */
+	s = new_symbols_cached(cache, NULL);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_cache_stats(s, 1, 0);
+	mp_symbols_free(s);
+
+	/* A copy cut short is not used, and written again. */
+	assert_int_equal(truncate(copy, st.st_size / 2), 0);
+	s = new_symbols_cached(cache, NULL);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_cache_stats(s, 0, 1);
+	mp_symbols_free(s);
+	assert_int_equal(stat(copy, &st), 0);
+
+	/* A library with its own DWARF compressed: its copy, kept apart from the debug file's. */
+	s = new_symbols_cached(cache, NULL);
+	add_as(s, 2, m, ZDEBUG_SO, 0x40000000, true);
+	check_lib_full(s, fx, 0x40000000);
+	check_cache_stats(s, 0, 1);
+	mp_symbols_free(s);
+	assert_true(check_same_elf(elfcopy, LIBSO, ZDEBUG_SO) >= 3);
+
+	/*
+	 * Past its bound, the files used least recently go (a file left half
+	 * written by a run that died, an hour ago, too); never the one just
+	 * written. The bound: the library's copy and one and a half of the
+	 * debug file's; with an old file of two and a half of them, and the new
+	 * copy, the old file goes (it was used longest ago), and only it.
+	 */
+	assert_int_equal(unlink(copy), 0);
+	snprintf(other, sizeof(other), "%s/debug/0123.debug", cache);
+	snprintf(tmp, sizeof(tmp), "%s/debug/.0123.debug.1.1.tmp", cache);
+	copy_file(LIBSO, other, SIZE_MAX);
+	assert_int_equal(truncate(other, st.st_size * 5 / 2), 0);
+	copy_file(LIBSO, tmp, 100);
+	{
+		struct timespec old[2] = { { time(NULL) - 7200, 0 }, { time(NULL) - 7200, 0 } };
+		assert_int_equal(utimensat(AT_FDCWD, other, old, 0), 0);
+		assert_int_equal(utimensat(AT_FDCWD, tmp, old, 0), 0);
+		old[0].tv_sec = old[1].tv_sec = time(NULL) - 3600;
+		assert_int_equal(utimensat(AT_FDCWD, elfcopy, old, 0), 0);
+	}
+	{
+		struct stat est;
+		assert_int_equal(stat(elfcopy, &est), 0);
+		snprintf(size, sizeof(size), "%lld", (long long)(est.st_size + st.st_size * 3 / 2));
+	}
+	s = new_symbols_cached(cache, size);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_cache_stats(s, 0, 1);
+	mp_symbols_free(s);
+	assert_int_equal(stat(copy, &st), 0);
+	assert_int_equal(access(other, F_OK), -1);
+	assert_int_equal(access(tmp, F_OK), -1);
+	assert_int_equal(access(elfcopy, F_OK), 0);
+
+	/* A bound too small for the file: read as it is, nothing kept. */
+	assert_int_equal(unlink(copy), 0);
+	s = new_symbols_cached(cache, "1k");
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_cache_stats(s, 0, 0);
+	mp_symbols_free(s);
+	assert_int_equal(access(copy, F_OK), -1);
+
+	/* Off (an empty directory name, or a size of 0), or a directory that cannot be made. */
+	for (int i = 0; i < 3; i++) {
+		s = new_symbols_cached(i == 0 ? "" : i == 1 ? cache : "/proc/memprof-no-such-dir",
+				       i == 1 ? "0" : NULL);
+		add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+		check_lib_full(s, fx, 0);
+		check_cache_stats(s, 0, 0);
+		mp_symbols_free(s);
+	}
+	assert_int_equal(access(copy, F_OK), -1);
+
+	/* A file with nothing compressed has no copy. */
+	{
+		int in = open(LIBSO, O_RDONLY), out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		uint64_t got = 0;
+		assert_true(in >= 0 && out >= 0);
+		assert_int_equal(mp_debugcache_decompress(in, out, &got), -1);
+		close(in);
+		close(out);
+	}
+	unsetenv("MEMPROF_DEBUGINFO_PATH");
+	unsetenv("MEMPROF_CACHE_DIR");
+	remove_tree(dir);
+}
+
 /* A library with bytes overwritten all over: no crash, no wrong name. */
 static void test_corrupt_file(void **state)
 {
@@ -1277,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_module_ranges),
 		cmocka_unit_test(test_broken_files),
 		cmocka_unit_test(test_corrupt_file),
+		cmocka_unit_test(test_debug_cache),
 		cmocka_unit_test(test_oracle_eu_addr2line),
 	};
 	/* Stay offline: no debuginfod look-ups for the fixtures' build-ids. */
