@@ -115,7 +115,8 @@ static __attribute__((noinline)) void *malloc_recorded(size_t size, uintptr_t sp
 	void *p;
 	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
-	p = mp_real.malloc(size);
+	/* (sampled: at a page's start, where a free finds it: sample.h) */
+	p = unlikely(mp_sample.interval) ? mp_sample_malloc(size) : mp_real.malloc(size);
 	mp_record_settle(&site);
 	if (likely(p != NULL)) {
 		mp_record_alloc_at(&site, MP_KIND_MALLOC, p, size);
@@ -148,14 +149,32 @@ MP_EXPORT void *malloc(size_t size)
 	return malloc_slow(size);
 }
 
+/*
+ * Below this, a sampled calloc is made zeroed at a page's start at once;
+ * above, calloc is asked first: glibc maps such a block by itself, at a
+ * spot (sample.h), and the kernel's pages are zero already.
+ */
+#define CALLOC_MAPPED (128u << 10)
+
 static __attribute__((noinline)) void *calloc_recorded(size_t nmemb, size_t size, uintptr_t sp)
 {
 	struct mp_site site;
 	void *p;
+	size_t n;
 	hook_enter_at(sp);
 	mp_record_site(&site, MP_SITE_DEFER);
-	p = mp_real.calloc(nmemb, size);
+	if (unlikely(mp_sample.interval) && !__builtin_mul_overflow(nmemb, size, &n) && n < CALLOC_MAPPED) {
+		p = mp_sample_malloc(n);
+		if (p)
+			memset(p, 0, n);
+	} else {
+		p = mp_real.calloc(nmemb, size);
+	}
 	mp_record_settle(&site);
+	if (p && !mp_sample_place(&p, nmemb * size, 0, 1)) {
+		hook_leave();
+		return p; /* (no memory to move it where a free finds it: not recorded) */
+	}
 	if (likely(p != NULL)) {
 		mp_record_alloc_at(&site, MP_KIND_CALLOC, p, nmemb * size);
 		mp_sample_keep(p);
@@ -260,7 +279,9 @@ static __attribute__((noinline)) void *realloc_common(unsigned kind, void *p, si
 	q = real(p, size);
 	if (alloc) {
 		mp_record_settle(&site);
-		if (q) {
+		if (q && !mp_sample_place(&q, size, size, 0))
+			alloc = 0; /* (sampled, and no memory to move it where a free finds it) */
+		else if (q) {
 			mp_record_alloc_at(&site, kind, q, size);
 			mp_sample_keep(q);
 		}
@@ -382,7 +403,7 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		return mp_real.posix_memalign(out, alignment, size);
 	hook_enter();
 	mp_record_site(&site, MP_SITE_DEFER);
-	r = mp_real.posix_memalign(out, alignment, size);
+	r = mp_real.posix_memalign(out, mp_sample_alignment(alignment), size);
 	mp_record_settle(&site);
 	if (r == 0) {
 		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
@@ -392,7 +413,8 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 	return r;
 }
 
-#define ALIGNED_HOOK(name, kind, params, args, boot, recorded)       \
+/* (recorded_args: as args, a sampled block aligned to a page at least: sample.h) */
+#define ALIGNED_HOOK(name, kind, params, args, recorded_args, boot, recorded) \
 	MP_EXPORT void *name params                                  \
 	{                                                            \
 		struct mp_site site;                                 \
@@ -406,7 +428,7 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 			return mp_real.name args;                    \
 		hook_enter();                                        \
 		mp_record_site(&site, MP_SITE_DEFER);                \
-		p = mp_real.name args;                               \
+		p = mp_real.name recorded_args;                      \
 		mp_record_settle(&site);                             \
 		if (p) {                                             \
 			mp_record_alloc_at(&site, kind, p, recorded); \
@@ -417,13 +439,14 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 	}
 
 ALIGNED_HOOK(aligned_alloc, MP_KIND_ALIGNED_ALLOC, (size_t alignment, size_t size),
-	     (alignment, size), mp_boot_alloc(size, alignment), size)
+	     (alignment, size), (mp_sample_alignment(alignment), size), mp_boot_alloc(size, alignment),
+	     size)
 ALIGNED_HOOK(memalign, MP_KIND_MEMALIGN, (size_t alignment, size_t size), (alignment, size),
-	     mp_boot_alloc(size, alignment), size)
-ALIGNED_HOOK(valloc, MP_KIND_VALLOC, (size_t size), (size), mp_boot_alloc(size, 4096), size)
+	     (mp_sample_alignment(alignment), size), mp_boot_alloc(size, alignment), size)
+ALIGNED_HOOK(valloc, MP_KIND_VALLOC, (size_t size), (size), (size), mp_boot_alloc(size, 4096), size)
 /* pvalloc's contract is the size rounded up to whole pages. */
-ALIGNED_HOOK(pvalloc, MP_KIND_PVALLOC, (size_t size), (size), mp_boot_alloc(page_round(size), 4096),
-	     page_round(size))
+ALIGNED_HOOK(pvalloc, MP_KIND_PVALLOC, (size_t size), (size), (size),
+	     mp_boot_alloc(page_round(size), 4096), page_round(size))
 
 /* ---- the mmap family ---- */
 

@@ -89,6 +89,30 @@ int mp_sample_hit(size_t size)
 	return 1;
 }
 
+/* ---- where a sampled block is ---- */
+
+void *mp_sample_malloc(size_t size)
+{
+	return mp_real.memalign(MP_SAMPLE_PAGE, size);
+}
+
+int mp_sample_place(void **p, size_t size, size_t keep, int zero)
+{
+	void *q;
+	if (!mp_sample.interval || mp_sample_spot((uint64_t)(uintptr_t)*p))
+		return 1;
+	q = mp_real.memalign(MP_SAMPLE_PAGE, size);
+	if (!q)
+		return 0;
+	if (zero)
+		memset(q, 0, size);
+	else if (keep)
+		memcpy(q, *p, keep < size ? keep : size);
+	mp_real.free(*p);
+	*p = q;
+	return 1;
+}
+
 /* ---- the set of blocks recorded ---- */
 
 /* Under it: inserting, taking out, growing, the overflow and the mappings. */

@@ -2,9 +2,10 @@
 # Sampled tracking, the ways to ask for it and what it goes with: the option's
 # values (k, M, 0) and its errors; MEMPROF_SAMPLING_INTERVAL for a tracker
 # preloaded by hand; threads freeing each other's blocks (all matched: nothing
-# is left); --aggregate; --follow-fork (each process sampled, read as one);
-# several captures of different intervals read as one, each weighed by its
-# own; Python frames; memprof ctl PID start --sampling-interval.
+# is left); every kind of allocation placed where its free is found;
+# --aggregate; --follow-fork (each process sampled, read as one); several
+# captures of different intervals read as one, each weighed by its own;
+# Python frames; memprof ctl PID start --sampling-interval.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
@@ -65,6 +66,26 @@ got = sum(e["size"] for e in d["top_allocations_by_size"] if e["function"] == "s
 assert abs(got - t["xfer_allocated"]) <= 4 * math.sqrt(var), (got, t["xfer_allocated"], math.sqrt(var))
 assert sorted(th["name"] for th in d["threads"] if th["name"].startswith("xfer")) == ["xfer-%d" % i for i in range(4)]
 PY
+
+# Every kind of allocation (malloc, calloc small and large, realloc moving and not, the
+# aligned ones): a sampled block is put where its free is found from its address
+# (lib/tracker/sample.h). The program's blocks stay as the C library promises (zeroed,
+# contents kept, aligned: the workload checks), and every free is matched; at an interval
+# of 1 byte every block is recorded, as in exact tracking.
+for iv in 1 4k 512k; do
+	MEMPROF_SAMPLING_SEED=7 mp run -q -f -o k.bin --sampling-interval $iv "$WORKLOADS/sampled" -k 300
+	expect_rc 0 "run -k 300 at $iv (the workload's checks)"
+	expect_out "kinds 300"
+	json k.bin > k.json
+	python3 - k.json $iv <<'PY' || fail_ "every kind at $iv: frees not matched"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["leaked_blocks"], d["leaked_bytes"], d["unknown_frees"]) == (0, 0, 0), d["leaked_blocks"]
+assert d["total_num_frees"] == d["total_num_allocations"], (d["total_num_frees"], d["total_num_allocations"])
+# 16 allocations a round, and main's two arrays
+assert sys.argv[2] != "1" or d["total_num_allocations"] == 16 * 300 + 2, d["total_num_allocations"]
+PY
+done
 
 # --aggregate: the estimates and their errors, written by the collector; one thread and a
 # seed make the same sample as a full capture's, whose figures they are.

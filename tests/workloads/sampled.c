@@ -25,11 +25,19 @@
  * allocated, and waits again: every free is another thread's block, and
  * nothing is left.
  *
+ *   sampled -k ROUNDS   every kind of allocation, ROUNDS times: malloc, calloc
+ *                  (100 B and 1 MiB), realloc (grown through 7 sizes, moved or not),
+ *                  reallocarray, posix_memalign (64), aligned_alloc (64), memalign
+ *                  (32), valloc, pvalloc; each block checked (zeroed, contents kept
+ *                  by realloc, aligned as asked) and freed: nothing is left. Exits
+ *                  1 on a block that is not as the C library promises.
+ *
  * The peak is reached when site_small_b's and site_large's blocks are all
  * live: site_small_a's kept, site_small_b's, site_large's and the arrays
  * that hold them (main's, callocs of 8 bytes a pointer).
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -162,6 +170,60 @@ static int transfers(unsigned threads, uint64_t rounds, uint64_t n)
 	return 0;
 }
 
+static int zeroed(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static int aligned(const void *p, size_t a)
+{
+	return p && (uintptr_t)p % a == 0;
+}
+
+/* sampled -k: every kind, checked; 0, or 1 with the kind that failed. */
+__attribute__((noinline)) static int kinds(uint64_t rounds)
+{
+	static const size_t grow[7] = { 10, 100, 1000, 5000, 70000, 300000, 2000000 };
+	for (uint64_t r = 0; r < rounds; r++) {
+		unsigned char *p = malloc(64), *c = calloc(10, 10), *big = calloc(1, 1 << 20), *q;
+		void *a = NULL, *b = aligned_alloc(64, 128), *m = memalign(32, 256), *v = valloc(4096);
+		void *pv = pvalloc(100), *ra = reallocarray(NULL, 10, 20);
+		if (!p || !zeroed(c, 100) || !zeroed(big, 1 << 20) || !ra)
+			return say("failed malloc-calloc", r), 1;
+		if (posix_memalign(&a, 64, 4096) || !aligned(a, 64) || !aligned(b, 64) || !aligned(m, 32) ||
+		    !aligned(v, 4096) || !aligned(pv, 4096))
+			return say("failed aligned", r), 1;
+		memset(p, 0x5a, 64);
+		q = NULL;
+		for (int i = 0; i < 7; i++) {
+			size_t was = i ? grow[i - 1] : 0;
+			q = realloc(q, grow[i]);
+			if (!q)
+				return say("failed realloc", r), 1;
+			for (size_t j = 0; j < was; j++)
+				if (q[j] != (unsigned char)(j * 7 + was))
+					return say("failed realloc-contents", r), 1;
+			for (size_t j = 0; j < grow[i]; j++)
+				q[j] = (unsigned char)(j * 7 + grow[i]);
+		}
+		free(p);
+		free(c);
+		free(big);
+		free(q);
+		free(a);
+		free(b);
+		free(m);
+		free(v);
+		free(pv);
+		free(ra);
+	}
+	say("kinds", rounds);
+	return 0;
+}
+
 static void say(const char *name, uint64_t v)
 {
 	char buf[64], num[24];
@@ -195,6 +257,11 @@ int main(int argc, char **argv)
 	void *large[8];
 	size_t nkept = 0;
 
+	if (arg(argc, argv, "-k", 0)) {
+		free(kept);
+		free(held);
+		return kinds(arg(argc, argv, "-k", 0));
+	}
 	if (arg(argc, argv, "-t", 0)) {
 		free(kept);
 		free(held);
