@@ -405,7 +405,7 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 	mp_record_site(&site, MP_SITE_DEFER);
 	r = mp_real.posix_memalign(out, mp_sample_alignment(alignment), size);
 	mp_record_settle(&site);
-	if (r == 0) {
+	if (r == 0 && mp_sample_place(out, size, 0, 0)) {
 		mp_record_alloc_at(&site, MP_KIND_POSIX_MEMALIGN, *out, size);
 		mp_sample_keep(*out);
 	}
@@ -430,7 +430,7 @@ MP_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		mp_record_site(&site, MP_SITE_DEFER);                \
 		p = mp_real.name recorded_args;                      \
 		mp_record_settle(&site);                             \
-		if (p) {                                             \
+		if (p && mp_sample_place(&p, recorded, 0, 0)) {      \
 			mp_record_alloc_at(&site, kind, p, recorded); \
 			mp_sample_keep(p);                           \
 		}                                                    \

@@ -96,12 +96,9 @@ void *mp_sample_malloc(size_t size)
 	return mp_real.memalign(MP_SAMPLE_PAGE, size);
 }
 
-int mp_sample_place(void **p, size_t size, size_t keep, int zero)
+int mp_sample_move(void **p, size_t size, size_t keep, int zero)
 {
-	void *q;
-	if (!mp_sample.interval || mp_sample_spot((uint64_t)(uintptr_t)*p))
-		return 1;
-	q = mp_real.memalign(MP_SAMPLE_PAGE, size);
+	void *q = mp_real.memalign(MP_SAMPLE_PAGE, size);
 	if (!q)
 		return 0;
 	if (zero)

@@ -110,14 +110,30 @@ static inline int mp_sample_spot(uint64_t addr)
  * alignment with those bytes, the old one freed. 1 when *p is at a spot, 0
  * when no memory was left to move it (*p as it was: the hook does not
  * record it). Exact tracking (the interval 0): 1, *p as it is.
+ * (mp_sample_move(): the move itself, out of line.)
  */
-int mp_sample_place(void **p, size_t size, size_t keep, int zero) MP_HIDDEN;
+int mp_sample_move(void **p, size_t size, size_t keep, int zero) MP_HIDDEN;
+static inline __attribute__((always_inline)) int mp_sample_place(void **p, size_t size, size_t keep,
+								  int zero)
+{
+	if (likely(!mp_sample.interval) || mp_sample_spot((uint64_t)(uintptr_t)*p))
+		return 1;
+	return mp_sample_move(p, size, keep, zero);
+}
+
 /* The allocation of a sampled malloc: at a page's start. */
 void *mp_sample_malloc(size_t size) MP_HIDDEN;
-/* The alignment of an aligned allocation that is sampled: at least a page's. */
+/*
+ * The alignment an aligned allocation that is sampled asks for: at least a
+ * page's. (One that is not a power of two is left as it is, for the C
+ * library to refuse or round as it does; mp_sample_place() then moves the
+ * block when it must.)
+ */
 static inline size_t mp_sample_alignment(size_t alignment)
 {
-	return mp_sample.interval && alignment < MP_SAMPLE_PAGE ? MP_SAMPLE_PAGE : alignment;
+	if (mp_sample.interval && alignment < MP_SAMPLE_PAGE && alignment && !(alignment & (alignment - 1)))
+		return MP_SAMPLE_PAGE;
+	return alignment;
 }
 
 /* The slow path of mp_sample_alloc(): the thread's count ran out (or was never drawn). */

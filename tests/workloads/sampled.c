@@ -29,7 +29,8 @@
  *                  (100 B and 1 MiB), realloc (grown through 7 sizes, moved or not),
  *                  reallocarray, posix_memalign (64), aligned_alloc (64), memalign
  *                  (32), valloc, pvalloc; each block checked (zeroed, contents kept
- *                  by realloc, aligned as asked) and freed: nothing is left. Exits
+ *                  by realloc, aligned as asked; an alignment of 24 refused) and
+ *                  freed: nothing is left. Exits
  *                  1 on a block that is not as the C library promises.
  *
  * The peak is reached when site_small_b's and site_large's blocks are all
@@ -37,6 +38,7 @@
  * that hold them (main's, callocs of 8 bytes a pointer).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -193,9 +195,13 @@ __attribute__((noinline)) static int kinds(uint64_t rounds)
 		void *pv = pvalloc(100), *ra = reallocarray(NULL, 10, 20);
 		if (!p || !zeroed(c, 100) || !zeroed(big, 1 << 20) || !ra)
 			return say("failed malloc-calloc", r), 1;
+		void *bad = NULL;
 		if (posix_memalign(&a, 64, 4096) || !aligned(a, 64) || !aligned(b, 64) || !aligned(m, 32) ||
 		    !aligned(v, 4096) || !aligned(pv, 4096))
 			return say("failed aligned", r), 1;
+		/* An alignment that is not a power of two is refused, sampled or not. */
+		if (posix_memalign(&bad, 24, 100) != EINVAL || bad)
+			return say("failed bad-alignment", r), 1;
 		memset(p, 0x5a, 64);
 		q = NULL;
 		for (int i = 0; i < 7; i++) {
