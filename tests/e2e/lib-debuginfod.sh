@@ -16,6 +16,18 @@ stripped_prog() {
 	[ -n "$BUILD_ID" ] || framework_failure_ "'$1' has no build-id"
 }
 
+# expect_kept_named CAPTURE: its tree names the allocs workload's make_kept at its
+# source line, shows no module+offset frame, and says nothing on standard error.
+expect_kept_named() {
+	local kept
+	kept=$(site make_kept "$WORKLOAD_SRC/allocs.c")
+	mp tree "$1"
+	expect_rc 0 "tree $1"
+	grep -qE "main → make_kept  .*allocs\.c:$kept\$" out || { cat out >&2; fail_ "$1: make_kept not named"; }
+	expect_not_out "+0x"
+	expect_no_err "tree $1"
+}
+
 # free_port: a TCP port of 127.0.0.1 that nothing listens on (now).
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -5,15 +5,6 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/lib-debuginfod.sh"
 
-kept=$(site make_kept "$WORKLOAD_SRC/allocs.c")
-expect_named() {
-	mp tree "$1"
-	expect_rc 0 "tree $1"
-	grep -qE "main → make_kept  .*allocs\.c:$kept\$" out || { cat out >&2; fail_ "$1: make_kept not named"; }
-	expect_not_out "+0x"
-	expect_no_err "tree $1"
-}
-
 stripped_prog zprog plain.debug
 mkdir -p "debug/.build-id/${BUILD_ID:0:2}"
 z="debug/.build-id/${BUILD_ID:0:2}/${BUILD_ID:2}.debug"
@@ -31,7 +22,7 @@ expect_no_err "the first run"
 readelf -SW "$copy" 2>/dev/null | grep -q ' \.debug_info ' || fail_ "the copy has no .debug_info"
 readelf -SW "$copy" 2>/dev/null | grep -E ' \.debug_[a-z_]+ ' | grep -q ' C ' && fail_ "the copy is still compressed"
 [ "$(readelf -n "$copy" 2>/dev/null | sed -n 's/.*Build ID: *//p')" = "$BUILD_ID" ] || fail_ "the copy's build-id"
-expect_named first.bin
+expect_kept_named first.bin
 inode=$(stat -c %i "$copy")
 
 # The second reads it (not written again), and names the same frames.
@@ -39,19 +30,19 @@ mp run -q -o second.bin ./zprog
 expect_rc 0 "the second run"
 expect_no_err "the second run"
 [ "$(stat -c %i "$copy")" = "$inode" ] || fail_ "the copy was written again"
-expect_named second.bin
+expect_kept_named second.bin
 mp transform -o first.csv csv first.bin && mp transform -o second.csv csv second.bin ||
 	fail_ "transform"
 cmp first.csv second.csv || fail_ "the two runs' reports differ"
 
 # At report time too, for a capture without symbols, with the cache or without it.
 mp run -q --no-symbols -o raw.bin "$PWD/zprog"
-expect_named raw.bin
-MEMPROF_CACHE_DIR= expect_named raw.bin
+expect_kept_named raw.bin
+MEMPROF_CACHE_DIR= expect_kept_named raw.bin
 
 # A copy cut short is not used: it is written again.
 truncate -s 1000 "$copy"
-expect_named raw.bin
+expect_kept_named raw.bin
 [ "$(stat -c %s "$copy")" -gt 1000 ] || fail_ "the cut copy was not written again"
 
 # Found by .gnu_debuglink (next to the program) rather than by build-id: the same.
@@ -63,12 +54,12 @@ MEMPROF_DEBUGINFO_PATH= MEMPROF_CACHE_DIR=$T/cache2 mp run -q -o linked.bin ./li
 expect_rc 0 "a run with a debuglink"
 expect_no_err "a run with a debuglink"
 [ -f "$T/cache2/debug/$BUILD_ID.debug" ] || fail_ "no copy of the debuglink's file"
-MEMPROF_DEBUGINFO_PATH= MEMPROF_CACHE_DIR=$T/cache2 expect_named linked.bin
+MEMPROF_DEBUGINFO_PATH= MEMPROF_CACHE_DIR=$T/cache2 expect_kept_named linked.bin
 
 # No cache that can be written (a read-only home): the same names, no complaint.
 rm -rf cache
 MEMPROF_CACHE_DIR=/proc/memprof-no-cache mp run -q -o ro.bin ./zprog
 expect_rc 0 "a run without a cache"
 expect_no_err "a run without a cache"
-expect_named ro.bin
+expect_kept_named ro.bin
 exit 0

@@ -7,15 +7,6 @@
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 . "${MEMPROF_SRCDIR}/tests/e2e/lib-debuginfod.sh"
 
-kept=$(site make_kept "$WORKLOAD_SRC/allocs.c")
-expect_named() {
-	mp tree "$1"
-	expect_rc 0 "tree $1"
-	grep -qE "main → make_kept  .*allocs\.c:$kept\$" out || { cat out >&2; fail_ "$1: make_kept not named"; }
-	expect_not_out "+0x"
-	expect_no_err "tree $1"
-}
-
 # By build-id: the directory holds .build-id/xx/yyyy.debug.
 stripped_prog byid tmp.debug
 mkdir -p "debug/.build-id/${BUILD_ID:0:2}"
@@ -25,11 +16,11 @@ expect_err "no debug information for 1 module (byid)"
 MEMPROF_DEBUGINFO_PATH=$T/nowhere:$T/debug mp run -o byid.bin ./byid
 expect_rc 0 "run with a debug directory"
 grep -q "debug information" err && fail_ "a note about debug information"
-expect_named byid.bin
+expect_kept_named byid.bin
 mp run -q --no-symbols -o raw.bin "$PWD/byid"
-MEMPROF_DEBUGINFO_PATH=$T/debug expect_named raw.bin
+MEMPROF_DEBUGINFO_PATH=$T/debug expect_kept_named raw.bin
 mv byid byid.kept
-MEMPROF_DEBUGINFO_PATH=$T/debug expect_named raw.bin
+MEMPROF_DEBUGINFO_PATH=$T/debug expect_kept_named raw.bin
 
 # By .gnu_debuglink: the directory mirrors the program's path.
 stripped_prog linked linked.debug
@@ -39,5 +30,5 @@ mv linked.debug "debug2$T/"
 MEMPROF_DEBUGINFO_PATH=$T/debug2 mp run -q -o linked.bin ./linked
 expect_rc 0 "run with a debuglink"
 expect_no_err "run with a debuglink"
-expect_named linked.bin
+expect_kept_named linked.bin
 exit 0
