@@ -37,7 +37,8 @@
 
 #if defined(__x86_64__)
 
-#define DCACHE 2048                 /* descriptors per thread, a power of two */
+#define DCACHE_MIN 2048             /* descriptors per thread at first (32 KiB), */
+#define DCACHE_MAX 16384            /* at most, doubling while misses thrash it */
 #define DWAYS 4                     /* ways per set: a set is one cache line */
 #define MAXF (1024 + 16 + 1)        /* frames kept from the previous walk */
 #define SHAPES 64                   /* stack shapes per thread, a power of two */
@@ -86,7 +87,9 @@ struct known {
 };
 
 struct mp_unwinder {
-	struct mp_cfi_desc cache[DCACHE] __attribute__((aligned(64)));
+	struct mp_cfi_desc *cache;  /* dsize descriptors, in sets of DWAYS (page-aligned) */
+	uint32_t dsize;
+	uint32_t dmisses;           /* descriptor misses since the cache last grew */
 	struct shape shapes[SHAPES];
 	uint64_t code_gen;
 	uint64_t stack_lo, stack_hi;
@@ -149,7 +152,11 @@ struct mp_unwinder *mp_unwinder_new(void)
 		return NULL;
 	u->known_size = KNOWN_MIN;
 	u->known = mp_pages(KNOWN_MIN * sizeof(*u->known));
-	if (!u->known) {
+	u->dsize = DCACHE_MIN;
+	u->cache = mp_pages(DCACHE_MIN * sizeof(*u->cache));
+	if (!u->known || !u->cache) {
+		if (u->known)
+			mp_pages_free(u->known, KNOWN_MIN * sizeof(*u->known));
 		mp_pages_free(u, sizeof(*u));
 		return NULL;
 	}
@@ -185,6 +192,7 @@ int mp_unwinder_reuse(struct mp_unwinder *u)
 
 void mp_unwinder_free(struct mp_unwinder *u)
 {
+	mp_pages_free(u->cache, u->dsize * sizeof(*u->cache));
 	mp_pages_free(u->known, u->known_size * sizeof(*u->known));
 	mp_pages_free(u, sizeof(*u));
 }
@@ -194,6 +202,42 @@ void mp_unwind_get_stats(struct mp_unwinder *u, struct mp_unwind_stats *st)
 	*st = u->stats;
 }
 
+/* The set of ip in a cache of size descriptors. */
+static inline struct mp_cfi_desc *dcache_set(struct mp_cfi_desc *cache, uint32_t size, uint64_t ip)
+{
+	/* Fold the address: cheaper than a multiplication on the walk's critical path. */
+	return &cache[((ip ^ (ip >> 11)) * DWAYS) & (size - DWAYS)];
+}
+
+/*
+ * A thread whose code is larger than its cache (cc1 returns to some 20,000
+ * places: at 2,048 descriptors, one allocation in eleven made the CFI
+ * reader look an address up again) gets a cache twice the size once it has
+ * missed twice as many times as the cache holds, up to DCACHE_MAX (256 KiB),
+ * with what the old one held. At the start of a walk, which holds no
+ * descriptor yet.
+ */
+static void dcache_grow(struct mp_unwinder *u)
+{
+	struct mp_cfi_desc *old = u->cache, *n;
+	uint32_t old_size = u->dsize, size = 2 * old_size;
+	u->dmisses = 0;
+	n = mp_pages(size * sizeof(*n));
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < old_size; i++) {
+		struct mp_cfi_desc *set = dcache_set(n, size, old[i].ip);
+		for (int w = 0; old[i].ip && w < DWAYS; w++)
+			if (!set[w].ip) {
+				set[w] = old[i];
+				break;
+			}
+	}
+	u->cache = n;
+	u->dsize = size;
+	mp_pages_free(old, old_size * sizeof(*old));
+}
+
 /*
  * The descriptor of ip, from a 4-way set-associative cache: a miss costs a
  * walk of the loaded objects and a CFI program, so two hot addresses must
@@ -201,8 +245,7 @@ void mp_unwind_get_stats(struct mp_unwinder *u, struct mp_unwind_stats *st)
  */
 static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t ip)
 {
-	/* Fold the address: cheaper than a multiplication on the walk's critical path. */
-	struct mp_cfi_desc *set = &u->cache[((ip ^ (ip >> 11)) * DWAYS) & (DCACHE - DWAYS)];
+	struct mp_cfi_desc *set = dcache_set(u->cache, u->dsize, ip);
 	struct mp_cfi_desc *d, fresh;
 	if (__builtin_expect(set[0].ip == ip, 1))
 		return &set[0];
@@ -215,6 +258,7 @@ static inline const struct mp_cfi_desc *lookup(struct mp_unwinder *u, uint64_t i
 			return &set[0];
 		}
 	u->stats.descriptor_misses++;
+	u->dmisses++;
 	memmove(&set[1], &set[0], (DWAYS - 1) * sizeof(*set));
 	d = &set[0];
 	d->ip = 0;
@@ -438,8 +482,10 @@ __attribute__((noinline)) int mp_unwind(struct mp_unwinder *u, uint64_t seed, st
 	struct frame *prev, *walk;
 	struct shape *sh;
 
+	if (__builtin_expect(u->dmisses > 2 * u->dsize, 0) && u->dsize < DCACHE_MAX)
+		dcache_grow(u);
 	if (__builtin_expect(u->code_gen != code_gen, 0)) {
-		memset(u->cache, 0, sizeof(u->cache));
+		memset(u->cache, 0, u->dsize * sizeof(*u->cache));
 		memset(u->shapes, 0, sizeof(u->shapes));
 		u->nprev = 0;
 		u->code_gen = __atomic_load_n(&code_gen, __ATOMIC_ACQUIRE);

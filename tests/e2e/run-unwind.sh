@@ -102,6 +102,26 @@ int main(void)
 C
 cc -g -O2 -o paths paths.c || framework_failure_ "cc"
 same "random paths through frames alike" ./paths
+# More places to return to than the walker's first cache of descriptors holds (2,048, in sets
+# of 4): 3,000 functions, each called from a call site of its own, each allocating from a
+# place of its own, in rounds. The cache misses until it has grown (doubled twice, as cc1's
+# does), and every stack before, during and after must be libunwind's.
+awk 'BEGIN {
+	print "#include <stdlib.h>"
+	print "void *volatile sink;"
+	for (i = 0; i < 3000; i++)
+		printf "__attribute__((noipa)) void f%d(void) { sink = malloc(%d); free(sink); __asm__ volatile(\"\" ::: \"memory\"); }\n", i, 16 + i % 64
+	print "int main(void)"
+	print "{"
+	print "\tfor (int r = 0; r < 6; r++) {"
+	for (i = 0; i < 3000; i++)
+		printf "\t\tf%d();\n", (i * 7) % 3000
+	print "\t}"
+	print "\treturn 0;"
+	print "}"
+}' > many.c
+cc -g -O1 -o many many.c || framework_failure_ "cc many"
+same "more return addresses than the first descriptor cache holds" ./many
 # The same frame at the same place with the same return address, but an
 # older frame that finds its CFA from rbp elsewhere: leaf's frame is put at
 # one address under callers of two sizes, whose pads keep the old return
