@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/util/bytes.h"
 #include "lib/util/sort.h"
 #include "lib/util/strbuf.h"
 #include "lib/util/xalloc.h"
@@ -23,38 +24,13 @@
 /* A file being written that is older than this was left by a run that died: removed. */
 #define STALE_TEMP_S 3600
 
-/* "1G", "512M", "300k", "123": bytes; -1 when not such a number. */
-static int parse_size(const char *v, uint64_t *out)
-{
-	uint64_t n = 0, mul = 1;
-	size_t len = strlen(v);
-	if (len && strchr("kK", v[len - 1]))
-		mul = 1ull << 10;
-	else if (len && v[len - 1] == 'M')
-		mul = 1ull << 20;
-	else if (len && v[len - 1] == 'G')
-		mul = 1ull << 30;
-	len -= mul != 1;
-	if (!len)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (v[i] < '0' || v[i] > '9' || n > (UINT64_MAX - 9) / 10)
-			return -1;
-		n = n * 10 + (uint64_t)(v[i] - '0');
-	}
-	if (n > UINT64_MAX / mul)
-		return -1;
-	*out = n * mul;
-	return 0;
-}
-
 void mp_debugcache_init(struct mp_debugcache *dc)
 {
 	const char *dir = getenv("MEMPROF_CACHE_DIR"), *size = getenv("MEMPROF_CACHE_SIZE");
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	memset(dc, 0, sizeof(*dc));
 	dc->max_bytes = DEFAULT_MAX_BYTES;
-	if (size && *size && parse_size(size, &dc->max_bytes) < 0)
+	if (size && *size && mp_parse_bytes(size, strlen(size), 1, &dc->max_bytes) < 0)
 		dc->max_bytes = DEFAULT_MAX_BYTES; /* (not a size: the default, as if unset) */
 	if (!dc->max_bytes)
 		return;

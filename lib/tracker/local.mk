@@ -36,6 +36,7 @@ libmemprof_la_SOURCES = \
 	lib/format/aggregate.c lib/format/aggregate.h \
 	lib/format/fold.c lib/format/fold-emit.c lib/format/fold-live.c lib/format/fold.h lib/format/fold-private.h \
 	lib/format/pyframe.h \
+	lib/util/bytes.h \
 	lib/util/publish.h \
 	lib/transport/merge.c lib/transport/merge.h \
 	lib/transport/reply.h \

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/transport/ring.h"
+#include "lib/util/bytes.h"
 
 enum kind { K_PATH, K_UINT, K_SWITCH, K_RING, K_CLOCK, K_UNWIND, K_BYTES };
 
@@ -66,32 +67,9 @@ const char *mp_settings_name(enum mp_setting k)
 	return keys[k].name;
 }
 
-/* A decimal number of len bytes: 0, or -1 when it is not one (or does not fit in 64 bits). */
-static int decimal(const char *v, size_t len, uint64_t *out)
-{
-	uint64_t r = 0;
-	if (!len)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (v[i] < '0' || v[i] > '9' || r > (UINT64_MAX - 9) / 10)
-			return -1;
-		r = r * 10 + (uint64_t)(v[i] - '0');
-	}
-	*out = r;
-	return 0;
-}
-
 int mp_settings_bytes(const char *v, size_t len, uint64_t *out)
 {
-	uint64_t mul = 1, n;
-	if (len && (v[len - 1] == 'k' || v[len - 1] == 'K'))
-		mul = 1024;
-	else if (len && v[len - 1] == 'M')
-		mul = 1024 * 1024;
-	if (decimal(v, len - (mul != 1), &n) < 0 || n > UINT64_MAX / mul)
-		return -1;
-	*out = n * mul;
-	return 0;
+	return mp_parse_bytes(v, len, 0, out);
 }
 
 /* The index of the word v (len bytes) among words[0..n), or 0 (the default) when none. */
@@ -138,13 +116,13 @@ int mp_settings_set(struct mp_config *c, const char *entry, size_t len)
 		break;
 	case K_UINT:
 	case K_RING:
-		*f = decimal(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? (unsigned)num : k->def;
+		*f = mp_parse_decimal(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? (unsigned)num : k->def;
 		/* A ring's size rounds down to a power of two. */
 		while (k->kind == K_RING && (*f & (*f - 1)))
 			*f &= *f - 1;
 		break;
 	case K_SWITCH:
-		*f = decimal(v, vlen, &num) == 0 ? num != 0 : k->def;
+		*f = mp_parse_decimal(v, vlen, &num) == 0 ? num != 0 : k->def;
 		break;
 	case K_BYTES:
 		*f = mp_settings_bytes(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? (unsigned)num
@@ -180,7 +158,7 @@ int mp_settings_check(const char *entry, size_t len, uint32_t *lo, uint32_t *hi)
 	case K_UINT:
 	case K_SWITCH:
 	case K_RING:
-		return decimal(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
+		return mp_parse_decimal(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
 	case K_BYTES:
 		return mp_settings_bytes(v, vlen, &num) == 0 && num >= k->lo && num <= k->hi ? 0 : -2;
 	case K_CLOCK:

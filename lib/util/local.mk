@@ -1,5 +1,6 @@
 # lib/util: generic helpers: errors, allocation, strings, hash maps, paths (lib/util/README.md), into libmp.a.
 lib_libmp_a_SOURCES += \
+	%reldir%/bytes.h \
 	%reldir%/hash.c %reldir%/hash.h \
 	%reldir%/machine.c %reldir%/machine.h \
 	%reldir%/paths.c %reldir%/paths.h \

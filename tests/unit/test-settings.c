@@ -18,10 +18,40 @@
 
 #include "lib/transport/ring.h"
 #include "lib/transport/settings.h"
+#include "lib/util/bytes.h"
 
 static int set(struct mp_config *c, const char *entry)
 {
 	return mp_settings_set(c, entry, strlen(entry));
+}
+
+/* Numbers of bytes (lib/util/bytes.h): the settings' (k, K, M) and the cache's (G too). */
+static void test_bytes(void **state)
+{
+	uint64_t v = 7;
+	(void)state;
+	assert_int_equal(mp_settings_bytes("123", 3, &v), 0);
+	assert_int_equal(v, 123);
+	assert_int_equal(mp_settings_bytes("4k", 2, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(mp_settings_bytes("4K", 2, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(mp_settings_bytes("3M", 2, &v), 0);
+	assert_int_equal(v, 3u << 20);
+	v = 7;
+	assert_int_equal(mp_settings_bytes("1G", 2, &v), -1);
+	assert_int_equal(mp_settings_bytes("", 0, &v), -1);
+	assert_int_equal(mp_settings_bytes("k", 1, &v), -1);
+	assert_int_equal(mp_settings_bytes("1m", 2, &v), -1);
+	assert_int_equal(mp_settings_bytes("-1", 2, &v), -1);
+	assert_int_equal(mp_settings_bytes("18446744073709551616", 20, &v), -1);
+	assert_int_equal(mp_settings_bytes("18014398509481984k", 18, &v), -1);
+	assert_int_equal(v, 7);
+	assert_int_equal(mp_parse_bytes("1G", 2, 1, &v), 0);
+	assert_int_equal(v, 1ull << 30);
+	assert_int_equal(mp_parse_bytes("17179869184G", 12, 1, &v), -1);
+	assert_int_equal(mp_parse_decimal("18446744073709551609", 20, &v), 0);
+	assert_int_equal(v, UINT64_MAX - 6);
 }
 
 static void test_defaults(void **state)
@@ -229,6 +259,7 @@ static void test_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_unknown_keys),
