@@ -1179,6 +1179,21 @@ static int check_same_elf(const char *copy, const char *plain, const char *zippe
 }
 
 /*
+ * The fixture's stripped library symbolized through its debug file, with the
+ * cache in cache bounded by size (NULL: unset): the frames as ever, and
+ * hits copies read from the cache and written written.
+ */
+static void symbolize_cached(struct fx *fx, const struct fx_module *m, const char *cache, const char *size,
+			     size_t hits, size_t written)
+{
+	struct mp_symbols *s = new_symbols_cached(cache, size);
+	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
+	check_lib_full(s, fx, 0);
+	check_cache_stats(s, hits, written);
+	mp_symbols_free(s);
+}
+
+/*
  * A debug file whose DWARF is compressed (distributions ship them so): the
  * first run writes its decompressed copy into the cache, a later one reads
  * the copy and inflates nothing; the frames are the same either way. A copy
@@ -1208,29 +1223,17 @@ static void test_debug_cache(void **state)
 	setenv("MEMPROF_DEBUGINFO_PATH", dbg, 1);
 
 	/* First: found compressed, written decompressed, the frames as ever. */
-	s = new_symbols_cached(cache, NULL);
-	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
-	check_lib_full(s, fx, 0);
-	check_cache_stats(s, 0, 1);
-	mp_symbols_free(s);
+	symbolize_cached(fx, m, cache, NULL, 0, 1);
 	assert_true(check_same_elf(copy, FIXDIR "/libsymfix-split.so.debug", ZDEBUG_SO ".debug") >= 3);
 	assert_int_equal(stat(copy, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 
 	/* Then: read from the cache, nothing written. */
-	s = new_symbols_cached(cache, NULL);
-	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
-	check_lib_full(s, fx, 0);
-	check_cache_stats(s, 1, 0);
-	mp_symbols_free(s);
+	symbolize_cached(fx, m, cache, NULL, 1, 0);
 
 	/* A copy cut short is not used, and written again. */
 	assert_int_equal(truncate(copy, st.st_size / 2), 0);
-	s = new_symbols_cached(cache, NULL);
-	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
-	check_lib_full(s, fx, 0);
-	check_cache_stats(s, 0, 1);
-	mp_symbols_free(s);
+	symbolize_cached(fx, m, cache, NULL, 0, 1);
 	assert_int_equal(stat(copy, &st), 0);
 
 	/* A library with its own DWARF compressed: its copy, kept apart from the debug file's. */
@@ -1266,11 +1269,7 @@ static void test_debug_cache(void **state)
 		assert_int_equal(stat(elfcopy, &est), 0);
 		snprintf(size, sizeof(size), "%lld", (long long)(est.st_size + st.st_size * 3 / 2));
 	}
-	s = new_symbols_cached(cache, size);
-	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
-	check_lib_full(s, fx, 0);
-	check_cache_stats(s, 0, 1);
-	mp_symbols_free(s);
+	symbolize_cached(fx, m, cache, size, 0, 1);
 	assert_int_equal(stat(copy, &st), 0);
 	assert_int_equal(access(other, F_OK), -1);
 	assert_int_equal(access(tmp, F_OK), -1);
@@ -1278,22 +1277,13 @@ static void test_debug_cache(void **state)
 
 	/* A bound too small for the file: read as it is, nothing kept. */
 	assert_int_equal(unlink(copy), 0);
-	s = new_symbols_cached(cache, "1k");
-	add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
-	check_lib_full(s, fx, 0);
-	check_cache_stats(s, 0, 0);
-	mp_symbols_free(s);
+	symbolize_cached(fx, m, cache, "1k", 0, 0);
 	assert_int_equal(access(copy, F_OK), -1);
 
 	/* Off (an empty directory name, or a size of 0), or a directory that cannot be made. */
-	for (int i = 0; i < 3; i++) {
-		s = new_symbols_cached(i == 0 ? "" : i == 1 ? cache : "/proc/memprof-no-such-dir",
-				       i == 1 ? "0" : NULL);
-		add_as(s, 1, m, FIXDIR "/libsymfix-nodebug.so", 0, true);
-		check_lib_full(s, fx, 0);
-		check_cache_stats(s, 0, 0);
-		mp_symbols_free(s);
-	}
+	for (int i = 0; i < 3; i++)
+		symbolize_cached(fx, m, i == 0 ? "" : i == 1 ? cache : "/proc/memprof-no-such-dir",
+				 i == 1 ? "0" : NULL, 0, 0);
 	assert_int_equal(access(copy, F_OK), -1);
 
 	/* A file with nothing compressed has no copy. */
