@@ -1027,27 +1027,21 @@ def main():
             scale = html_scale.run(cfg, launch, log, cfg.html_pairs)
         except (RuntimeError, BenchError) as e:
             die("FAILED: the HTML reports at scale: %s" % e)
-    acc = None
-    if not cfg.only or "accuracy" in cfg.only.split(","):
+    def part(name, what, run, failure, errors=(RuntimeError, BenchError)):
+        """A part of the suite beside the workloads, unless --only leaves it out: what run() returns, or None."""
+        if cfg.only and name not in cfg.only.split(","):
+            return None
+        log("%s: %s" % (name, what))
         try:
-            log("accuracy: sampled estimates of bench/sampled under 20 seeds")
-            acc = sampling.accuracy(cfg, log)
-        except (RuntimeError, subprocess.CalledProcessError) as e:
-            die("FAILED: the sampling accuracy: %s" % e)
-    merge = None
-    if not cfg.only or "merge" in cfg.only.split(","):
-        try:
-            log("merge: 64 captures read as one (memprof stats --children)")
-            merge = merge_scale.run(cfg, launch, log, cfg.quick)
-        except (RuntimeError, BenchError) as e:
-            die("FAILED: the merge of 64 captures: %s" % e)
-    sym = None
-    if not cfg.only or "symcache" in cfg.only.split(","):
-        try:
-            log("symcache: a short run's symbolization, with the cache of debug files cold and warm")
-            sym = symcache.run(cfg, launch, log, cfg.reps)
-        except (RuntimeError, BenchError) as e:
-            die("FAILED: the symbolization of a short run: %s" % e)
+            return run()
+        except errors as e:
+            die("FAILED: %s: %s" % (failure, e))
+    acc = part("accuracy", "sampled estimates of bench/sampled under 20 seeds", lambda: sampling.accuracy(cfg, log),
+               "the sampling accuracy", (RuntimeError, subprocess.CalledProcessError))
+    merge = part("merge", "64 captures read as one (memprof stats --children)",
+                 lambda: merge_scale.run(cfg, launch, log, cfg.quick), "the merge of 64 captures")
+    sym = part("symcache", "a short run's symbolization, with the cache of debug files cold and warm",
+               lambda: symcache.run(cfg, launch, log, cfg.reps), "the symbolization of a short run")
     elapsed = time.monotonic() - start
     info["load_at_end"] = "%.2f %.2f %.2f" % os.getloadavg()
     commit = compare.git_commit(cfg.srcdir)
