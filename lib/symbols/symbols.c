@@ -393,35 +393,30 @@ static int try_file(struct mp_symbols *s, struct sym_file *f, const char *path, 
 /*
  * The debug file named by f's recorded build-id in each debug directory,
  * one per call (*at from 0; false after the last): DIR/.build-id/xx/yyyy.debug
- * for each absolute DIR of $MEMPROF_DEBUGINFO_PATH, <root>/usr/lib/debug and
- * /usr/lib/debug, in that order.
+ * for each absolute DIR of f->debuginfo_path ($MEMPROF_DEBUGINFO_PATH,
+ * <root>/usr/lib/debug and /usr/lib/debug, in that order: open_file()).
  */
-static bool build_id_candidate(const struct symcache *c, const struct sym_file *f, size_t *at,
-			       struct strbuf *path)
+static bool build_id_candidate(const struct sym_file *f, size_t *at, struct strbuf *path)
 {
-	struct strbuf dirs = STRBUF_INIT;
-	bool found = false;
-	if (c->debug_dirs)
-		strbuf_addf(&dirs, "%s:", c->debug_dirs);
-	if (f->root)
-		strbuf_addf(&dirs, "%s/usr/lib/debug:", f->root);
-	strbuf_addstr(&dirs, "/usr/lib/debug");
-	while (!found && f->build_id_len && *at <= dirs.len) {
-		char *dir = dirs.buf + *at, *end = strchr(dir, ':');
-		*at = end ? (size_t)(end - dirs.buf) + 1 : dirs.len + 1;
-		if (end)
-			*end = '\0';
-		dir += *dir == '+' || *dir == '-'; /* libdw's CRC-check markers */
-		if (*dir != '/')
+	const char *dirs = f->debuginfo_path;
+	size_t len = dirs ? strlen(dirs) : 0;
+	while (f->build_id_len && *at <= len) {
+		const char *dir = dirs + *at, *end = strchr(dir, ':');
+		size_t n = end ? (size_t)(end - dir) : strlen(dir);
+		*at += n + 1;
+		if (n && (*dir == '+' || *dir == '-')) { /* libdw's CRC-check markers */
+			dir++;
+			n--;
+		}
+		if (!n || *dir != '/')
 			continue;
 		strbuf_reset(path);
-		strbuf_addf(path, "%s/.build-id/%02x/", dir, f->build_id[0]);
+		strbuf_addf(path, "%.*s/.build-id/%02x/", (int)n, dir, f->build_id[0]);
 		add_hex(path, f->build_id + 1, f->build_id_len - 1);
 		strbuf_addstr(path, ".debug");
-		found = true;
+		return true;
 	}
-	strbuf_release(&dirs);
-	return found;
+	return false;
 }
 
 /*
@@ -448,7 +443,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	f->debug_asked = true;
 	fd = mp_debugcache_find(&f->cache->dcache, f->build_id, f->build_id_len, "debug",
 				debuginfo_file_name);
-	for (size_t at = 0; fd < 0 && build_id_candidate(f->cache, f, &at, &path);) {
+	for (size_t at = 0; fd < 0 && build_id_candidate(f, &at, &path);) {
 		int got = open(path.buf, O_RDONLY | O_CLOEXEC);
 		if (got < 0)
 			continue;
@@ -481,7 +476,7 @@ static int open_debug_file(struct mp_symbols *s, struct sym_file *f)
 	char *fetched = NULL;
 	int r = 1, fd;
 
-	for (size_t at = 0; r && build_id_candidate(s->cache, f, &at, &path);)
+	for (size_t at = 0; r && build_id_candidate(f, &at, &path);)
 		r = try_file(s, f, path.buf, &w) ? 1 : 0;
 	if (r && (fd = mp_dinfod_find_debuginfo(s, f, &fetched)) >= 0)
 		r = report_file(s, f, fd, fetched, &w) ? 1 : 0;
