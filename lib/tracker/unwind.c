@@ -157,6 +157,8 @@ struct mp_unwinder *mp_unwinder_new(void)
 	if (!u->known || !u->cache) {
 		if (u->known)
 			mp_pages_free(u->known, KNOWN_MIN * sizeof(*u->known));
+		if (u->cache)
+			mp_pages_free(u->cache, DCACHE_MIN * sizeof(*u->cache));
 		mp_pages_free(u, sizeof(*u));
 		return NULL;
 	}
