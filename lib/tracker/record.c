@@ -102,9 +102,10 @@ static inline uint64_t term(uint64_t ip, uint64_t pos_mul, uint64_t k)
 /*
  * The fast path, first half (no lock): the walker's frames, innermost first,
  * of which the outermost `stable` still carry what was computed last time;
- * the newer ones get the hash of the stack up to them and their depth.
- * Returns -1 when the stack is deeper than --max-depth (the caller cuts it
- * the slow way), else 0 with the whole stack's hash in h.
+ * the newer ones get the hash of the stack up to them and their depth (all
+ * of them, so that the next walk may reuse any). Returns -1 when the stack
+ * is deeper than --max-depth (cut_stack_hash()), else 0 with the whole
+ * stack's hash in h.
  */
 static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int stable, uint64_t h[2])
 {
@@ -124,8 +125,7 @@ static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int
 		uint64_t ip = f[k].ra;
 		/* The tracker's own frames are invisible: the caller's hash carries on. */
 		if (likely(ip < mp_self_lo || ip >= mp_self_hi)) {
-			if (unlikely(++depth > mp_cfg.max_depth))
-				return -1;
+			depth++;
 			pos_mul += POS_MUL;
 			h0 += term(ip, pos_mul, 0x9e3779b97f4a7c15ull);
 			h1 += term(ip, pos_mul, 0xbf58476d1ce4e5b9ull);
@@ -135,8 +135,48 @@ static int fast_stack_hash(struct mp_tstate *ts, struct mp_uframe *f, int n, int
 		f[k].depth = depth;
 		f[k].node = MP_UFRAME_NO_NODE;
 	}
+	if (unlikely(depth > mp_cfg.max_depth))
+		return -1;
 	/* 0 marks an empty slot of the stack map. */
 	h[0] = (h0 ^ depth) ? (h0 ^ depth) : 1;
+	h[1] = h1;
+	return 0;
+}
+
+/* Marks a cut stack's hash: it is not that of the whole stack of the same frames. */
+#define CUT_SALT 0x8cb92ba72f3d8dd7ull
+
+/*
+ * The hash of a stack that is recorded cut (deeper than --max-depth, or
+ * walked only so far): its innermost --max-depth frames under a "truncated"
+ * root, the stack mp_stack_from_ips() makes of it. From the frames' hashes
+ * (fast_stack_hash()): the whole stack's less that of the frames outside
+ * the cut, in two subtractions however deep the stack, where building it
+ * would take a node per frame on every event (a shell's recursion). Those
+ * frames' places from the outermost count in the sum: the same frames at
+ * another depth make another key, of the same node. 0 with the hash in h;
+ * -1 when the slow way must decide (more of the tracker's frames than
+ * stack_cap() allows for).
+ */
+static int cut_stack_hash(const struct mp_uframe *f, int n, uint64_t h[2])
+{
+	uint32_t total = f[0].depth, max = mp_cfg.max_depth;
+	uint64_t h0 = f[0].hash[0], h1 = f[0].hash[1];
+	if (total > max) {
+		uint32_t out = total - max;
+		/* f[k].depth >= total - k, and it falls by 0 or 1 a frame outwards, to 0 or 1. */
+		int k = (int)max;
+		while (k < n && f[k].depth > out)
+			k++;
+		if (k == n)
+			return -1;
+		h0 -= f[k].hash[0];
+		h1 -= f[k].hash[1];
+	} else if (n > (int)max + MP_OWN_FRAMES + 1) {
+		return -1;
+	}
+	h0 ^= CUT_SALT ^ (total > max ? max : total);
+	h[0] = h0 ? h0 : 1;
 	h[1] = h1;
 	return 0;
 }
@@ -160,6 +200,15 @@ static inline int stack_cap(void)
 }
 
 uint64_t mp_libunwind_walks;
+
+/* The walker's n frames into ts->scratch, cut (mp_stack_from_ips()); returns the depth. */
+static int walked_stack(struct mp_tstate *ts, const struct mp_uframe *f, int n, int truncated)
+{
+	int cap = stack_cap(), m = 0;
+	for (int i = 0; i < n && m < cap; i++)
+		ts->raw[m++] = (void *)f[i].ra;
+	return mp_stack_from_ips(ts, m, truncated);
+}
 
 /* The caller's stack from libunwind into ts->scratch; returns its depth. */
 static int libunwind_stack(struct mp_tstate *ts)
@@ -262,7 +311,7 @@ void mp_record_site(struct mp_site *site, int mode)
 	site->depth = site->k = 0;
 	site->h[0] = site->h[1] = 0;
 	site->frames = NULL;
-	site->py = site->hashed = 0;
+	site->py = site->hashed = site->cut = 0;
 	site->node = 0;
 	site->gen = __atomic_load_n(&mp_nodes_gen, __ATOMIC_ACQUIRE);
 	seed = mp_st.gen;
@@ -280,6 +329,12 @@ void mp_record_site(struct mp_site *site, int mode)
 			seed ^= mp_py_seed(ts->py);
 	}
 	if (likely(ts->uw != NULL)) {
+		/*
+		 * No deeper than a recorded stack can be (mp_stack_from_ips()): a
+		 * recursion's frames past it cost every walk. (Python frames
+		 * find their places among all the native ones.)
+		 */
+		mp_unwind_set_limit(ts->uw, unlikely(mp_py_on) ? 0 : stack_cap());
 		/* A known stack's node is all it takes. */
 		/* (Python frames are found by a walk of their own, not to be made twice.) */
 		site->n = mp_unwind(ts->uw, seed, &site->frames, &stable, &truncated, &site->node,
@@ -296,18 +351,20 @@ void mp_record_site(struct mp_site *site, int mode)
 			goto out;
 		site->py = 0;
 	}
-	if (likely(site->n >= 0 && !truncated) &&
-	    likely(fast_stack_hash(ts, site->frames, site->n, stable, site->h) == 0)) {
+	if (likely(site->n >= 0) && likely(fast_stack_hash(ts, site->frames, site->n, stable, site->h) == 0 &&
+					   !truncated)) {
 		/* The allocation runs while the stack map's slot comes into the cache. */
+		mp_smap_prefetch(site->h);
+	} else if (site->n >= 0 && cut_stack_hash(site->frames, site->n, site->h) == 0) {
+		/* Cut: known by its hash too, and built the slow way the first time. */
+		site->cut = 1;
+		site->truncated = (int8_t)truncated;
 		mp_smap_prefetch(site->h);
 	} else {
 		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
 		int depth;
 		if (site->n >= 0) {
-			int cap = stack_cap(), m = 0;
-			for (int i = 0; i < site->n && m < cap; i++)
-				ts->raw[m++] = (void *)site->frames[i].ra;
-			depth = mp_stack_from_ips(ts, m, truncated);
+			depth = walked_stack(ts, site->frames, site->n, truncated);
 		} else {
 			depth = libunwind_stack(ts);
 		}
@@ -362,6 +419,18 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 				mp_smap_learn(site->h, node);
 		}
 		mp_unwind_learn(ts->uw, node);
+	} else if (unlikely(site->cut)) {
+		/* A cut stack: known by its hash, or built from its frames and then known. */
+		if (unlikely(site->gen != gen))
+			for (int k = 0; k < site->n; k++)
+				site->frames[k].node = MP_UFRAME_NO_NODE;
+		node = mp_smap_get(site->h);
+		if (!node) {
+			int depth = walked_stack(ts, site->frames, site->n, site->truncated);
+			node = mp_slow_stack_node(ts, depth, cached_prefix(ts, depth));
+			if (node)
+				mp_smap_learn(site->h, node);
+		}
 	} else if (likely(site->n >= 0)) {
 		/* (Nodes the walker's frames kept from before unloaded code are gone.) */
 		if (unlikely(site->gen != gen))

@@ -25,6 +25,7 @@ struct mp_site {
 	int8_t hashed;             /* with Python frames: h holds the whole stack's hash */
 	int8_t truncated;          /* the walker kept only the innermost frames */
 	int8_t pending;            /* the walker's known-stack check is left to mp_record_settle() */
+	int8_t cut;                /* h is that of the stack cut (deeper than --max-depth) */
 };
 
 /*

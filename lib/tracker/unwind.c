@@ -94,7 +94,8 @@ struct mp_unwinder {
 	uint64_t code_gen;
 	uint64_t stack_lo, stack_hi;
 	int nprev;
-	int truncated;              /* the previous walk stopped at MAXF frames */
+	int truncated;              /* the previous walk stopped at limit frames */
+	int limit;                  /* frames a walk keeps, at most MAXF */
 	int cur;                    /* which of buf holds the previous walk */
 	int zero_end;               /* the previous walk ended at a zero return address */
 	int fp_ok;                  /* fp is the last walk's fingerprint (mp_unwind_learn) */
@@ -164,6 +165,7 @@ struct mp_unwinder *mp_unwinder_new(void)
 	}
 	u->stack_lo = lo;
 	u->stack_hi = hi;
+	u->limit = MAXF;
 	u->code_gen = __atomic_load_n(&code_gen, __ATOMIC_ACQUIRE);
 	return u;
 }
@@ -314,6 +316,16 @@ static int reusable_from(struct frame *prev, int nprev)
 void mp_unwind_forget(struct mp_unwinder *u)
 {
 	u->nprev = 0;
+}
+
+void mp_unwind_set_limit(struct mp_unwinder *u, int limit)
+{
+	if (limit <= 0 || limit > MAXF)
+		limit = MAXF;
+	if (limit != u->limit) {
+		u->limit = limit;
+		u->nprev = 0; /* a walk kept to another limit */
+	}
 }
 
 void mp_unwinder_recover(struct mp_unwinder *u)
@@ -567,7 +579,7 @@ checked:
 			zero_end = 1;
 			break; /* a zero return address ends the stack (some thread starts) */
 		}
-		if (n == MAXF) {
+		if (n == u->limit) {
 			*truncated = 1; /* deeper than anything kept: the innermost frames */
 			break;
 		}
@@ -587,11 +599,21 @@ checked:
 				if (p->ra == ra && (!p->needs_rbp || p->rbp_in == rbp) && p->rbp_slot == slot &&
 				    (!slot || cursor + 1 == nprev || !prev[cursor + 1].needs_rbp ||
 				     p->rbp_val == nrbp)) {
+					/*
+					 * A previous walk cut at the limit, and this one
+					 * shorter: the stack goes on past its outermost
+					 * frame, walked afresh (no later match is longer).
+					 */
+					if (u->truncated && n - 1 + nprev - cursor < u->limit) {
+						from_cfa = UINT64_MAX;
+						goto next;
+					}
 					reuse = cursor;
 					break;
 				}
 			}
 		}
+next:
 		prev_cfa = cfa;
 		rsp = cfa;
 		rbp = nrbp;
@@ -601,13 +623,24 @@ checked:
 	if (reuse >= 0) {
 		/* walk[n - 1] is prev[reuse]: take it and the older frames, with their caller data. */
 		total = n - 1 + nprev - reuse;
-		if (total > MAXF)
-			goto fallback;
-		memcpy(&walk[n - 1], &prev[reuse], (size_t)(nprev - reuse) * sizeof(*walk));
-		*truncated = u->truncated; /* the older frames are those of the previous walk */
-		zero_end = u->zero_end;
-		*stable = nprev - reuse;
-		u->stats.frames_reused += (uint64_t)(nprev - reuse);
+		if (total > u->limit) {
+			/*
+			 * Past the limit: the innermost frames, and those the caller
+			 * computed counted from another outermost frame, so none is
+			 * stable.
+			 */
+			total = u->limit;
+			memcpy(&walk[n - 1], &prev[reuse], (size_t)(total - (n - 1)) * sizeof(*walk));
+			*truncated = u->truncated = 1;
+			zero_end = u->zero_end = 0;
+			*stable = 0;
+		} else {
+			memcpy(&walk[n - 1], &prev[reuse], (size_t)(nprev - reuse) * sizeof(*walk));
+			*truncated = u->truncated; /* the older frames are those of the previous walk */
+			zero_end = u->zero_end;
+			*stable = nprev - reuse;
+		}
+		u->stats.frames_reused += (uint64_t)(total - (n - 1));
 		n--;
 	} else {
 		total = n;
@@ -656,6 +689,7 @@ struct mp_unwinder {
 	int unused;
 };
 void mp_unwind_code_changed(void) {}
+void mp_unwind_set_limit(struct mp_unwinder *u, int limit) { (void)u; (void)limit; }
 struct mp_unwinder *mp_unwinder_new(void) { return NULL; }
 void mp_unwinder_free(struct mp_unwinder *u) { (void)u; }
 int mp_unwinder_reuse(struct mp_unwinder *u) { (void)u; return -1; }

@@ -40,8 +40,8 @@ int mp_unwinder_reuse(struct mp_unwinder *u) MP_HIDDEN;
  * *frames (their ra fields are the return addresses unw_backtrace would
  * give), and in *stable how many of them, counted from the outermost, are
  * unchanged since the previous walk (their hash, node and depth fields are
- * as the caller left them). A stack deeper than the walker keeps returns its
- * innermost frames with *truncated set. Returns -1 when the walk needs
+ * as the caller left them). A stack deeper than the walker keeps (its limit,
+ * or all it can) returns its innermost frames with *truncated set. Returns -1 when the walk needs
  * libunwind instead (the next walk then starts afresh).
  *
  * With a nonzero seed (the caller's generation of nodes), a stack whose
@@ -62,6 +62,8 @@ int mp_unwinder_reuse(struct mp_unwinder *u) MP_HIDDEN;
  */
 enum { MP_UNWIND_NOW = 0, MP_UNWIND_DEFER = 1, MP_UNWIND_AGAIN = 2 };
 #define MP_UNWIND_PENDING (-3)
+/* How many frames a walk keeps: mp_unwind_set_limit(); 0 (the default) is all it can. */
+void mp_unwind_set_limit(struct mp_unwinder *u, int limit) MP_HIDDEN;
 int mp_unwind(struct mp_unwinder *u, uint64_t seed, struct mp_uframe **frames, int *stable,
 	      int *truncated, uint32_t *node, int mode) MP_HIDDEN;
 /* After MP_UNWIND_PENDING: 1 with the stack's node in *node when it is known, else 0. */

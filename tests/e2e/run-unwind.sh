@@ -102,6 +102,58 @@ int main(void)
 C
 cc -g -O2 -o paths paths.c || framework_failure_ "cc"
 same "random paths through frames alike" ./paths
+# Stacks deeper than --max-depth, their depths and innermost paths random: the
+# walker stops where a stack is cut, and a cut stack is known by the hash of
+# the frames it keeps (at any depth), or built the first time. Every one must
+# be cut as libunwind's is, with the default depth and with a cut inside the
+# random frames.
+cat > deeppaths.c <<'C'
+#include <stdlib.h>
+void *volatile sink;
+typedef void step_fn(unsigned, int);
+static step_fn s0, s1, s2, s3;
+static step_fn *const steps[4] = { s0, s1, s2, s3 };
+static unsigned long long seed = 777;
+static unsigned rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)(seed >> 33);
+}
+__attribute__((noipa)) static void leaf(unsigned path)
+{
+	sink = malloc(16 + path % 64);
+	free(sink);
+}
+#define STEP(name) \
+	__attribute__((noipa)) static void name(unsigned path, int d) \
+	{ \
+		if (d == 0) \
+			leaf(path); \
+		else \
+			steps[path & 3](path >> 2, d - 1); \
+		__asm__ volatile("" ::: "memory"); \
+	}
+STEP(s0) STEP(s1) STEP(s2) STEP(s3)
+__attribute__((noipa)) static void down(int n, unsigned path, int d)
+{
+	if (n > 0)
+		down(n - 1, path, d);
+	else
+		steps[path & 3](path >> 2, d);
+	__asm__ volatile("" ::: "memory");
+}
+int main(void)
+{
+	for (int i = 0; i < 4000; i++) {
+		int n = 60 + (int)(rnd() % 300), d = (int)(rnd() % 12);
+		down(n, rnd(), d);
+	}
+	return 0;
+}
+C
+cc -g -O2 -o deeppaths deeppaths.c || framework_failure_ "cc deeppaths"
+same "random paths under recursions deeper than --max-depth" ./deeppaths
+same "the same, cut at --max-depth 8" --max-depth 8 ./deeppaths
 # More places to return to than the walker's first cache of descriptors holds (2,048, in sets
 # of 4): 3,000 functions, each called from a call site of its own, each allocating from a
 # place of its own, in rounds. The cache misses until it has grown (doubled twice, as cc1's
