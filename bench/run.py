@@ -102,6 +102,14 @@ def gen_text(path, size, seed=7):
         f.write("".join(out))
 
 
+def gen_recursion(path, rounds):
+    """A bash script whose function recurses 0 to 39 levels and allocates at
+    the bottom: stacks of 100 to 700 frames, deeper than --max-depth."""
+    with open(path, "w") as f:
+        f.write('f() { local n=$1; if ((n > 0)); then f $((n - 1)); else y="a$n"; fi; }\n'
+                'for ((i = 0; i < %d; i++)); do f $((i %% 40)); done\n' % rounds)
+
+
 def gen_c(path, functions):
     """A C translation unit of many small functions calling each other: enough
     for gcc's cc1 (stripped, 29,000 exported symbols) to allocate from
@@ -239,6 +247,8 @@ def workloads(cfg):
     sort_text = os.path.join(cfg.workdir, "input-%d-KiB-seed9.txt" % sort_kib)
     py = "/usr/bin/python3"
     cfuns = 100 if q else 600
+    recursion = 150 if q else 600
+    rec_script = os.path.join(cfg.workdir, "recursion-%d.sh" % recursion)
     csrc = os.path.join(cfg.workdir, "input-%d-functions.c" % cfuns)
     w = [
         Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
@@ -281,6 +291,9 @@ def workloads(cfg):
                  stdin=xz_text, make_input=lambda: gen_text(xz_text, xz_kib << 10, seed=8)),
         Workload("map", "C++ std::map<std::string, std::string> of 64,000 entries, %s rounds" % map_rounds,
                  [mapstr, "-n", "64000", "-r", map_rounds], mapstr, real),
+        Workload("recursion", "bash: a function recursing 0-39 levels, %d rounds (stacks deeper than --max-depth)"
+                 % recursion, ["/bin/bash", rec_script], "/bin/bash", ["native", "memprof"],
+                 make_input=lambda: gen_recursion(rec_script, recursion)),
         Workload("sort", "sort < %d KiB of generated text" % sort_kib,
                  ["/usr/bin/sort"], "/usr/bin/sort", real,
                  stdin=sort_text, make_input=lambda: gen_text(sort_text, sort_kib << 10, seed=9)),
