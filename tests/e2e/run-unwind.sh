@@ -145,15 +145,23 @@ __attribute__((noipa)) static void down(int n, unsigned path, int d)
 int main(void)
 {
 	for (int i = 0; i < 4000; i++) {
+#ifdef REPEAT /* few stacks, each again and again: known by their words, cut or not */
+		int n = 20 + 40 * (int)(rnd() % 8), d = (int)(rnd() % 4);
+		down(n, rnd() % 8, d);
+#else
 		int n = 60 + (int)(rnd() % 300), d = (int)(rnd() % 12);
 		down(n, rnd(), d);
+#endif
 	}
 	return 0;
 }
 C
 cc -g -O2 -o deeppaths deeppaths.c || framework_failure_ "cc deeppaths"
+cc -g -O2 -DREPEAT -o deeprepeat deeppaths.c || framework_failure_ "cc deeprepeat"
 same "random paths under recursions deeper than --max-depth" ./deeppaths
 same "the same, cut at --max-depth 8" --max-depth 8 ./deeppaths
+same "a few deep stacks over and over" ./deeprepeat
+same "the same, cut at --max-depth 30" --max-depth 30 ./deeprepeat
 # More places to return to than the walker's first cache of descriptors holds (2,048, in sets
 # of 4): 3,000 functions, each called from a call site of its own, each allocating from a
 # place of its own, in rounds. The cache misses until it has grown (doubled twice, as cc1's
