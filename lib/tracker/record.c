@@ -361,7 +361,7 @@ void mp_record_site(struct mp_site *site, int mode)
 		site->truncated = (int8_t)truncated;
 		mp_smap_prefetch(site->h);
 	} else {
-		/* libunwind, or a stack deeper than the walker keeps or --max-depth. */
+		/* libunwind (or a cut stack with more of the tracker's frames than stack_cap() allows). */
 		int depth;
 		if (site->n >= 0) {
 			depth = walked_stack(ts, site->frames, site->n, truncated);
