@@ -54,16 +54,15 @@ int main(void)
 C
 cc -g -O2 -o fp fp.c || framework_failure_ "cc"
 same "frame pointers and VLAs" ./fp
-# Random paths through functions of one frame size, so that consecutive
-# stacks have frames at the same places with the same return addresses while
-# an older frame differs: the walker may reuse only what it proved unchanged.
-cat > paths.c <<'C'
+# Random paths through functions of one frame size (steps.h: each step takes two
+# bits of the path to choose the next, and leaf allocates), for the two cases below.
+cat > steps.h <<'C'
 #include <stdlib.h>
 void *volatile sink;
 typedef void step_fn(unsigned, int);
 static step_fn s0, s1, s2, s3;
 static step_fn *const steps[4] = { s0, s1, s2, s3 };
-static unsigned long long seed = 12345;
+static unsigned long long seed = SEED;
 static unsigned rnd(void)
 {
 	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -84,6 +83,13 @@ __attribute__((noipa)) static void leaf(unsigned path)
 		__asm__ volatile("" ::: "memory"); \
 	}
 STEP(s0) STEP(s1) STEP(s2) STEP(s3)
+C
+# Random paths through functions of one frame size, so that consecutive
+# stacks have frames at the same places with the same return addresses while
+# an older frame differs: the walker may reuse only what it proved unchanged.
+cat > paths.c <<'C'
+#define SEED 12345
+#include "steps.h"
 __attribute__((noipa)) static void outer_a(unsigned path, int d) { steps[path & 3](path >> 2, d); __asm__ volatile("" ::: "memory"); }
 __attribute__((noipa)) static void outer_b(unsigned path, int d) { steps[path & 3](path >> 2, d); __asm__ volatile("" ::: "memory"); }
 int main(void)
@@ -108,32 +114,8 @@ same "random paths through frames alike" ./paths
 # be cut as libunwind's is, with the default depth and with a cut inside the
 # random frames.
 cat > deeppaths.c <<'C'
-#include <stdlib.h>
-void *volatile sink;
-typedef void step_fn(unsigned, int);
-static step_fn s0, s1, s2, s3;
-static step_fn *const steps[4] = { s0, s1, s2, s3 };
-static unsigned long long seed = 777;
-static unsigned rnd(void)
-{
-	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-	return (unsigned)(seed >> 33);
-}
-__attribute__((noipa)) static void leaf(unsigned path)
-{
-	sink = malloc(16 + path % 64);
-	free(sink);
-}
-#define STEP(name) \
-	__attribute__((noipa)) static void name(unsigned path, int d) \
-	{ \
-		if (d == 0) \
-			leaf(path); \
-		else \
-			steps[path & 3](path >> 2, d - 1); \
-		__asm__ volatile("" ::: "memory"); \
-	}
-STEP(s0) STEP(s1) STEP(s2) STEP(s3)
+#define SEED 777
+#include "steps.h"
 __attribute__((noipa)) static void down(int n, unsigned path, int d)
 {
 	if (n > 0)
