@@ -420,10 +420,11 @@ void mp_record_alloc_at(struct mp_site *site, unsigned kind, void *addr, size_t 
 		}
 		mp_unwind_learn(ts->uw, node);
 	} else if (unlikely(site->cut)) {
-		/* A cut stack: known by its hash, or built from its frames and then known. */
-		if (unlikely(site->gen != gen))
-			for (int k = 0; k < site->n; k++)
-				site->frames[k].node = MP_UFRAME_NO_NODE;
+		/*
+		 * A cut stack: known by its hash, or built from its frames and then
+		 * known. (Its frames' nodes are not read: after unloaded code, the
+		 * next walk's fast_stack_hash() computes them all again.)
+		 */
 		node = mp_smap_get(site->h);
 		if (!node) {
 			int depth = walked_stack(ts, site->frames, site->n, site->truncated);

@@ -600,20 +600,19 @@ checked:
 				    (!slot || cursor + 1 == nprev || !prev[cursor + 1].needs_rbp ||
 				     p->rbp_val == nrbp)) {
 					/*
-					 * A previous walk cut at the limit, and this one
-					 * shorter: the stack goes on past its outermost
-					 * frame, walked afresh (no later match is longer).
+					 * Unless a previous walk cut at the limit would make
+					 * this one shorter: the stack goes on past its
+					 * outermost frame, walked afresh (no later match is
+					 * longer).
 					 */
-					if (u->truncated && n - 1 + nprev - cursor < u->limit) {
-						from_cfa = UINT64_MAX;
-						goto next;
+					if (!u->truncated || n - 1 + nprev - cursor >= u->limit) {
+						reuse = cursor;
+						break;
 					}
-					reuse = cursor;
-					break;
+					from_cfa = UINT64_MAX;
 				}
 			}
 		}
-next:
 		prev_cfa = cfa;
 		rsp = cfa;
 		rbp = nrbp;

@@ -41,8 +41,8 @@ int mp_unwinder_reuse(struct mp_unwinder *u) MP_HIDDEN;
  * give), and in *stable how many of them, counted from the outermost, are
  * unchanged since the previous walk (their hash, node and depth fields are
  * as the caller left them). A stack deeper than the walker keeps (its limit,
- * or all it can) returns its innermost frames with *truncated set. Returns -1 when the walk needs
- * libunwind instead (the next walk then starts afresh).
+ * or all it can) returns its innermost frames with *truncated set. Returns
+ * -1 when the walk needs libunwind instead (the next walk then starts afresh).
  *
  * With a nonzero seed (the caller's generation of nodes), a stack whose
  * walk the caller taught its node (mp_unwind_learn) and whose words are all
