@@ -281,6 +281,7 @@ ssize_t mp_decode(struct mp_decoder *d, const uint8_t *buf, size_t len, struct m
 			rec->u.tick.time_us = d->time_us;
 			rec->u.tick.delta_us = delta;
 			rec->u.tick.rss = rss;
+			rec->u.tick.at = false;
 			return c.p - buf;
 		}
 		default:

@@ -469,6 +469,25 @@ ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struc
 		memset(&rec->u.marker, 0, sizeof(rec->u.marker));
 		parse_fields(c, marker_field, &rec->u.marker);
 		break;
+	case MP_TAG_TICK_AT: {
+		/* A sample at a time rather than after one: as a TICK, never before the last one. */
+		struct mp_marker m;
+		memset(&m, 0, sizeof(m));
+		parse_fields(c, marker_field, &m);
+		if (c->err)
+			break;
+		if ((m.has & (MP_HAS_TIME | MP_HAS_RSS)) != (MP_HAS_TIME | MP_HAS_RSS))
+			return mp_decode_fail(d, "TICK_AT record without its time and RSS");
+		rec->type = MP_REC_TICK;
+		rec->u.tick.delta_us = m.time_us > d->time_us ? m.time_us - d->time_us : 0;
+		d->time_us += rec->u.tick.delta_us;
+		rec->u.tick.time_us = d->time_us;
+		rec->u.tick.rss = m.rss;
+		rec->u.tick.at = true;
+		d->last_rss = m.rss;
+		d->rss_known = true;
+		return 0;
+	}
 	case MP_TAG_ALLOC_X: case MP_TAG_FREE_X: case MP_TAG_FREE_RANGE_X: {
 		uint64_t kind = get_u(c), na, ns;
 		int cls = tag == MP_TAG_ALLOC_X ? 1 : tag == MP_TAG_FREE_X ? 2 : 3;

@@ -89,7 +89,8 @@ struct mp_record {
 			uint64_t addr, size, stack;
 		} ev;                         /* ALLOC, FREE */
 		struct { uint64_t index, parent, ip; } trace;
-		struct { uint64_t time_us, delta_us, rss; } tick; /* time since start */
+		/* time since start; at: a stream's TICK_AT (its bytes are not a TICK's) */
+		struct { uint64_t time_us, delta_us, rss; bool at; } tick;
 		struct { uint32_t index; uint64_t tid; const char *name; size_t name_len; } thread;
 		struct {
 			uint64_t id, base;

@@ -86,6 +86,12 @@ enum mp_tag {
 	MP_TAG_AGG_THREAD = 0x97,    /* one thread's totals */
 	MP_TAG_AGG_SAMPLE = 0x98,    /* a point of the memory time series */
 	MP_TAG_UNWIND = 0x99,        /* fields: stacks walked by libunwind since the last (count) */
+	/*
+	 * fields time, rss: a sample at a time since the start rather than a
+	 * delta (tracker and drain to collector only: the collector writes it
+	 * as a TICK; see tick_ms in lib/transport/ring.h)
+	 */
+	MP_TAG_TICK_AT = 0x9a,
 	MP_TAG_ALLOC_X = 0x90,       /* kind, then as ALLOC */
 	MP_TAG_FREE_X = 0x91,        /* kind, then as FREE */
 	MP_TAG_FREE_RANGE_X = 0x92,  /* kind, then as FREE_RANGE */

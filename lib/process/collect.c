@@ -390,8 +390,14 @@ static void process(struct mp_collector *c, struct stream *s, size_t budget)
 			break;
 		case MP_REC_TICK:
 			/* Each tick ends an interval, after which the writer may write its block. */
-			if (!s->agg) /* (an aggregated capture's analysis has taken the tick) */
+			if (!s->agg && rec.u.tick.at) {
+				/* A TICK_AT (the drain's samples, the tracker's first and last) becomes a TICK. */
+				uint8_t t[1 + 2 * MP_VARINT_MAX];
+				mp_writer_raw(&s->w, s->in + chunk, pos - chunk);
+				mp_writer_raw(&s->w, t, (size_t)(mp_enc_tick(t, rec.u.tick.delta_us, rec.u.tick.rss) - t));
+			} else if (!s->agg) { /* (an aggregated capture's analysis has taken the tick) */
 				mp_writer_raw(&s->w, s->in + chunk, pos + (size_t)n - chunk);
+			}
 			chunk = pos + (size_t)n;
 			mp_writer_flush(&s->w);
 			break;
@@ -554,12 +560,15 @@ static void start_drain(struct mp_collector *c, struct stream *s)
 	if (fstat(s->memfd, &s->rings_file) < 0)
 		s->rings_file.st_ino = 0; /* (no mapping has inode 0 and offset 0 of a memfd) */
 	s->drain = mp_drain_start(s->memfd, c->notify_fd, idle,
-				  s->pid != (pid_t)s->dec.header.pid ? s->pid : 0, &err);
+				  s->pid != (pid_t)s->dec.header.pid ? s->pid : 0, s->pid, &err);
 	if (!s->drain) {
 		mp_collect_warn(c, "process %d: %s; its capture has no events", (int)s->pid, err.buf);
 		strbuf_release(&err);
 		return;
 	}
+	if (err.len)
+		mp_collect_warn(c, "process %d: %s", (int)s->pid, err.buf);
+	strbuf_release(&err);
 	s->memfd = -1; /* the drain's now */
 #ifdef SYS_pidfd_open
 	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);

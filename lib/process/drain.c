@@ -4,18 +4,22 @@
 #include "lib/process/procids.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/format/encode.h"
 #include "lib/transport/merge.h"
 #include "lib/util/xalloc.h"
 
@@ -57,7 +61,27 @@ struct mp_drain {
 	bool stop, done;
 	bool ready;                /* something to take since the last take (atomic) */
 	bool joined;
+	/* Sampling the process, when its tracker asks (tick_ms, lib/transport/ring.h): */
+	int statm_fd;              /* its /proc/PID/statm, -1: no samples */
+	unsigned sample_ms;        /* tick_ms, as it was at the start */
+	uint64_t next_sample;      /* CLOCK_MONOTONIC ns */
+	unsigned idle_samples;     /* in a row with nothing merged between: each doubles the next wait */
+	bool merged;               /* records merged since the last sample */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The process's resident set size in bytes; 0 when it cannot be read, or it has none (ended). */
+static uint64_t statm_rss(int fd)
+{
+	char buf[128];
+	return mp_statm_resident(buf, pread(fd, buf, sizeof(buf), 0)) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
 
 /* Room for n more bytes in the queue. */
 static void queue_room(struct mp_drain *d, size_t n)
@@ -94,8 +118,11 @@ static void doze(struct mp_drain *d, unsigned us)
  */
 #define ROUND_ROOM (256u << 10)
 
-/* A round; returns the records it merged. */
-static long round_locked(struct mp_drain *d, bool final)
+/*
+ * A round; returns the records it merged, and in *whole whether it merged
+ * everything older than its reading of the clock (NULL: not asked).
+ */
+static long round_locked(struct mp_drain *d, bool final, bool *whole)
 {
 	uint64_t before = d->m.records;
 	size_t room = ROUND_ROOM;
@@ -117,11 +144,58 @@ static long round_locked(struct mp_drain *d, bool final)
 		{
 			uint64_t mapped = d->m.mapped;
 			update_mapped(d);
-			if (d->m.mapped == mapped)
-				break; /* not yet visible: next round */
+			if (d->m.mapped == mapped) {
+				if (whole)
+					*whole = false;
+				return (long)(d->m.records - before); /* not yet visible: next round */
+			}
 		}
 	}
+	if (whole)
+		*whole = !d->m.held;
 	return (long)(d->m.records - before);
+}
+
+/*
+ * A sample of the process at t (CLOCK_MONOTONIC ns), rss bytes, queued
+ * after the round that followed it, when that round merged every record
+ * older than t; else the next round tries again.
+ */
+static void sample(struct mp_drain *d, uint64_t t, uint64_t rss, bool whole)
+{
+	struct mp_shm_header *h = d->m.h;
+	uint64_t start = __atomic_load_n(&h->start_mono_ns, __ATOMIC_RELAXED);
+	uint64_t own = __atomic_load_n(&h->own_tick_ns, __ATOMIC_RELAXED);
+	uint64_t step = (uint64_t)d->sample_ms * 1000000u;
+	uint8_t rec[64], *p;
+	unsigned shift;
+	if (!whole)
+		return;
+	/* Never closer than the interval to the tracker's own (its first, say: merged by now). */
+	if (own > t - step && own < UINT64_MAX - step) {
+		d->next_sample = own + step;
+		return;
+	}
+	/* Never after the stream's last records (a stop, the exit), nor across an exec. */
+	if (__atomic_load_n(&h->ticks_off, __ATOMIC_ACQUIRE)) {
+		d->next_sample = UINT64_MAX;
+		return;
+	}
+	if (__atomic_load_n(&h->exec_pending, __ATOMIC_ACQUIRE))
+		return;
+	p = mp_enc_sized_begin(rec, MP_TAG_TICK_AT);
+	p = mp_enc_field_uint(p, MP_M_TIME, t > start ? (t - start) / 1000 : 0);
+	p = mp_enc_field_uint(p, MP_M_RSS, rss);
+	p = mp_enc_sized_end(rec, p);
+	queue_room(d, (size_t)(p - rec));
+	memcpy(d->q + d->qlen, rec, (size_t)(p - rec));
+	d->qlen += (size_t)(p - rec);
+	__atomic_add_fetch(&h->tick_seq, 1, __ATOMIC_RELAXED);
+	/* An idle process is sampled less and less often (as the tracker's timer did). */
+	d->idle_samples = d->merged ? 0 : d->idle_samples + 1;
+	d->merged = false;
+	shift = d->idle_samples > IDLE_MAX_SHIFT ? IDLE_MAX_SHIFT : d->idle_samples;
+	d->next_sample = t + (step << shift);
 }
 
 /* Tell the collector there is something to take (a full counter means it will look anyway). */
@@ -137,15 +211,26 @@ static void notify(struct mp_drain *d)
 static void *drain_main(void *arg)
 {
 	struct mp_drain *d = arg;
+	prctl(PR_SET_NAME, "memprof-drain", 0, 0, 0);
 	pthread_mutex_lock(&d->lock);
 	while (!d->stop) {
 		size_t before = d->qlen, got;
 		unsigned sleep_us;
+		uint64_t t = 0, rss = 0;
+		bool whole;
 		if (d->qlen > QUEUE_MAX) {
 			pthread_cond_wait(&d->taken, &d->lock);
 			continue;
 		}
-		round_locked(d, false);
+		/* A sample due: the time and the size first, then the round that puts it after its past. */
+		if (d->statm_fd >= 0 && (t = mono_ns()) >= d->next_sample) {
+			rss = statm_rss(d->statm_fd);
+			if (!rss) /* (ending, or its statm unreadable now: not before the next interval) */
+				d->next_sample = t + (uint64_t)d->sample_ms * 1000000u;
+		}
+		d->merged |= round_locked(d, false, &whole) > 0;
+		if (rss) /* (0: the process is ending) */
+			sample(d, t, rss, whole);
 		got = d->qlen > before ? d->qlen - before : 0;
 		if (d->qlen >= WAKE_BYTES)
 			notify(d);
@@ -168,11 +253,21 @@ static void *drain_main(void *arg)
 		else
 			sleep_us = (d->idle_ms > MP_DRAIN_LOOK_MS ? d->idle_ms : MP_DRAIN_LOOK_MS) * 1000
 				   << (d->quiet > IDLE_MAX_SHIFT ? IDLE_MAX_SHIFT : d->quiet - 1);
+		if (d->statm_fd >= 0 && d->next_sample != UINT64_MAX) {
+			/* Awake for the next sample (a doze ends a little early rather than late). */
+			uint64_t now = mono_ns();
+			uint64_t until = d->next_sample > now ? (d->next_sample - now) / 1000 + 1 : 0;
+			/* (One waiting for a busy ring waits as a round does: samples are never that exact.) */
+			if (until < BATCH_US / 10)
+				until = BATCH_US / 10;
+			if (until < sleep_us)
+				sleep_us = (unsigned)until;
+		}
 		doze(d, sleep_us);
 		pthread_mutex_lock(&d->lock);
 	}
 	/* The process is gone or its stream ended: every published record counts. */
-	while (round_locked(d, true) > 0)
+	while (round_locked(d, true, NULL) > 0)
 		;
 	__atomic_store_n(&d->m.h->reader_state, MP_READER_GONE, __ATOMIC_RELEASE);
 	d->done = true;
@@ -187,7 +282,31 @@ static uint32_t tid_here(void *ctx, uint32_t tid)
 	return (uint32_t)mp_proc_thread_here((pid_t)(intptr_t)ctx, (long)tid);
 }
 
-struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, struct strbuf *err)
+/*
+ * The tracker asks us to sample its process (tick_ms): its /proc/PID/statm,
+ * PID as we number it. Said in err (and no samples) when it cannot be read.
+ */
+static void samples_open(struct mp_drain *d, pid_t proc, struct strbuf *err)
+{
+	const struct mp_shm_header *h = d->m.h;
+	char path[64];
+	d->statm_fd = -1;
+	d->sample_ms = __atomic_load_n(&h->tick_ms, __ATOMIC_RELAXED);
+	if (!d->sample_ms)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/statm", (long)proc);
+	d->statm_fd = proc > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (d->statm_fd < 0) {
+		strbuf_addf(err, "cannot read '%s' (%s): its resident set size is not sampled", path,
+			    proc > 0 ? strerror(errno) : "its process is not known here");
+		return;
+	}
+	d->next_sample = __atomic_load_n(&h->start_mono_ns, __ATOMIC_RELAXED) +
+			 (uint64_t)d->sample_ms * 1000000u;
+}
+
+struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, pid_t proc,
+				struct strbuf *err)
 {
 	struct mp_drain *d;
 	struct mp_shm_header *h;
@@ -233,6 +352,7 @@ struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_
 		d->m.tid_ctx = (void *)(intptr_t)pid;
 	}
 	update_mapped(d);
+	samples_open(d, proc, err);
 	__atomic_store_n(&h->reader_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->taken, NULL);
@@ -301,7 +421,7 @@ void mp_drain_sync(struct mp_drain *d)
 {
 	pthread_mutex_lock(&d->lock);
 	if (!d->done)
-		while (round_locked(d, false) > 0)
+		while (round_locked(d, false, NULL) > 0)
 			;
 	if (d->qlen)
 		__atomic_store_n(&d->ready, true, __ATOMIC_RELEASE);
@@ -326,6 +446,8 @@ void mp_drain_free(struct mp_drain *d)
 	pthread_cond_destroy(&d->taken);
 	munmap(d->base, d->size);
 	close(d->memfd);
+	if (d->statm_fd >= 0)
+		close(d->statm_fd);
 	free(d->r);
 	free(d->heap);
 	free(d->q);

@@ -22,10 +22,14 @@ struct mp_drain;
  * writes to notify_fd (an eventfd; see mp_drain_ready()). idle_ms is its
  * longest sleep when the rings are quiet. pid is the writing process as
  * this one numbers it when its own pid namespace numbers it otherwise (a
- * container's), else 0. NULL with a one-line reason in err when the mapping
- * cannot be used.
+ * container's), else 0. proc is the process as this one numbers it, always:
+ * when its tracker asks (tick_ms, lib/transport/ring.h), the drain samples
+ * it between rounds from /proc/proc/statm (TICK_AT records in the queue).
+ * NULL with a one-line reason in err when the mapping cannot be used; a
+ * drain that cannot sample says so in err too (and starts).
  */
-struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, struct strbuf *err);
+struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, pid_t proc,
+				struct strbuf *err);
 /*
  * Move what was merged so far to the end of *buf (len bytes used of cap,
  * grown with realloc as needed).

@@ -440,7 +440,7 @@ static inline __attribute__((always_inline)) long round_core(struct mp_merge *m,
 							    struct mp_merge_buf *b)
 {
 	const struct mp_shm_header *h = m->h;
-	uint64_t bound = UINT64_MAX, mask = h->ring_size - 1;
+	uint64_t bound = UINT64_MAX, mask = h->ring_size - 1, clock;
 	long merged = 0;
 	uint32_t n;
 
@@ -460,6 +460,7 @@ static inline __attribute__((always_inline)) long round_core(struct mp_merge *m,
 			bound = __atomic_load_n(&m->h->counter, __ATOMIC_SEQ_CST) + 1;
 		}
 	}
+	clock = bound;
 	n = mp_merge_rings(m);
 	if (mp_shm_needed(h, n) > m->mapped)
 		return -2; /* a ring the caller cannot read yet: it must not be left out */
@@ -504,6 +505,7 @@ static inline __attribute__((always_inline)) long round_core(struct mp_merge *m,
 			sift_up(m, m->nheap - 1);
 		}
 	}
+	m->held = bound != clock;
 	/*
 	 * Merge, oldest first, what is older than every bound: from the oldest
 	 * ring, a run of records up to the first that another ring's oldest

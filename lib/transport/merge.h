@@ -63,6 +63,11 @@ struct mp_merge {
 	uint64_t late;          /* records merged after a newer one: their order was lost */
 	uint64_t stale;         /* times a ring was merged past, busy and unmoved (MP_RING_STALE_NS) */
 	/*
+	 * The last round's bound came from a busy ring's record in flight, not
+	 * the clock: records older than its reading of the clock may still come.
+	 */
+	bool held;
+	/*
 	 * When the writers' threads are numbered in another pid namespace than
 	 * the reader's (a container's): how to find a writer's thread here, to
 	 * see whether it sleeps (mp_ring_writer_left()); 0 when none is found.

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define MP_SHM_MAGIC 0x474e49524650454dull /* "MEPFRING" */
-#define MP_SHM_VERSION 2
+#define MP_SHM_VERSION 3
 
 /* Sizes: a ring of this many bytes per thread; the mapping reserves room for max rings. */
 #define MP_RING_SIZE_DEFAULT (128u << 10)
@@ -78,7 +78,40 @@ struct mp_shm_header {
 	 * itself, where one without exited (perhaps past the exit hooks).
 	 */
 	uint32_t exec_pending __attribute__((aligned(64)));
+	/*
+	 * Who samples the process (a TICK: the time and the resident set size):
+	 * tick_ms nonzero, written by the tracker before the mapping is passed,
+	 * asks the reader to, every tick_ms, in TICK_AT records of its own
+	 * between its rounds (lib/process/drain.c); the tracker then starts no
+	 * thread for it, and writes TICK_ATs itself only at its stream's start
+	 * and end. 0: the tracker's own thread writes the TICKs. Times are
+	 * CLOCK_MONOTONIC, the stream's start at start_mono_ns.
+	 */
+	uint32_t tick_ms __attribute__((aligned(64)));
+	/* Set by the tracker before its last records (a stop, the exit): no reader TICK_AT after them. */
+	uint32_t ticks_off;
+	uint64_t start_mono_ns;
+	/* The time of the tracker's last TICK_AT, stored before it: the reader's next comes tick_ms after. */
+	uint64_t own_tick_ns;
+	/* Samples the reader wrote so far (a thread name is looked at again once a sample). */
+	uint64_t tick_seq __attribute__((aligned(64)));
 };
+
+/*
+ * The resident pages in a read of /proc/PID/statm (n bytes of buf, n <= 0:
+ * none), which the sampler of the process reads, tracker or reader; 0 when
+ * it says none.
+ */
+static inline uint64_t mp_statm_resident(const char *buf, ssize_t n)
+{
+	uint64_t pages = 0;
+	ssize_t i = 0;
+	while (i < n && buf[i] != ' ') /* size, then resident */
+		i++;
+	for (i++; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		pages = pages * 10 + (uint64_t)(buf[i] - '0');
+	return pages;
+}
 
 /*
  * A ring's control block: a cache line the writer writes and one the reader

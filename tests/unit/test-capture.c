@@ -178,6 +178,61 @@ static void test_event_deltas(void **state)
 	mp_decoder_release(&d);
 }
 
+/* A TICK_AT marker at a time rather than after a delta, a TICK to the decoder, never back in time. */
+static void tick_at(uint8_t **p, int with_rss, uint64_t time_us, uint64_t rss)
+{
+	uint8_t *rec = *p;
+	*p = mp_enc_sized_begin(*p, MP_TAG_TICK_AT);
+	*p = mp_enc_field_uint(*p, MP_M_TIME, time_us);
+	if (with_rss)
+		*p = mp_enc_field_uint(*p, MP_M_RSS, rss);
+	*p = mp_enc_sized_end(rec, *p);
+}
+
+static void test_tick_at(void **state)
+{
+	static const struct { uint64_t at, time, delta, rss; bool is_at; } want[] = {
+		{ 0, 1000, 1000, 4096, false },  /* a TICK: 1000 us after the start */
+		{ 500, 1000, 0, 8192, true },    /* at 500 us: not before the last one */
+		{ 3000, 3000, 2000, 12288, true },
+		{ 0, 3700, 700, 4096, false },   /* a TICK after it: 700 us later */
+	};
+	uint8_t buf[256], *p;
+	struct mp_decoder d;
+	struct mp_record rec;
+	size_t pos = 2;
+	(void)state;
+	minimal(buf);
+	memmove(buf, buf + sizeof(preamble), 2);
+	p = buf + 2;
+	p = mp_enc_tick(p, 1000, 4096);
+	tick_at(&p, 1, 500, 8192);
+	tick_at(&p, 1, 3000, 12288);
+	p = mp_enc_tick(p, 700, 4096);
+	mp_decoder_init(&d);
+	assert_true(mp_decode(&d, buf, (size_t)(p - buf), &rec) == 2);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ssize_t n = mp_decode(&d, buf + pos, (size_t)(p - buf) - pos, &rec);
+		assert_true(n > 0);
+		pos += (size_t)n;
+		assert_int_equal(rec.type, MP_REC_TICK);
+		assert_int_equal(rec.u.tick.time_us, want[i].time);
+		assert_int_equal(rec.u.tick.delta_us, want[i].delta);
+		assert_int_equal(rec.u.tick.rss, want[i].rss);
+		assert_int_equal(rec.u.tick.at, want[i].is_at);
+	}
+	assert_int_equal(pos, (size_t)(p - buf));
+	mp_decoder_release(&d);
+	/* One without its RSS is refused. */
+	mp_decoder_init(&d);
+	p = buf + 2;
+	tick_at(&p, 0, 10, 0);
+	assert_true(mp_decode(&d, buf, (size_t)(p - buf), &rec) == 2);
+	assert_true(mp_decode(&d, buf + 2, (size_t)(p - buf) - 2, &rec) < 0);
+	assert_non_null(strstr(d.err.buf, "TICK_AT record without its time and RSS"));
+	mp_decoder_release(&d);
+}
+
 /* An incomplete record consumes nothing and changes no state. */
 static void test_incomplete_is_not_consumed(void **state)
 {
@@ -840,6 +895,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_event_deltas),
+		cmocka_unit_test(test_tick_at),
 		cmocka_unit_test(test_incomplete_is_not_consumed),
 		cmocka_unit_test(test_roundtrip_compressed),
 		cmocka_unit_test(test_roundtrip_raw),
