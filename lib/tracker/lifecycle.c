@@ -96,7 +96,8 @@ void mp_init_stage1(void)
 		goto out;
 	}
 	mp_st.capture_no = 1;
-	if (mp_session_open_stream(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0)) {
+	if (mp_session_open_stream(mp_st.mode, mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0, 0,
+				   MP_SAMPLED_BY_READER)) {
 		mp_state = MP_STATE_OFF;
 		goto out;
 	}
@@ -110,6 +111,7 @@ out:
 /* The process is ending: a last sample, and a capture we write ourselves gets its trailer. */
 static void finish(struct mp_wring *w)
 {
+	mp_stream_ticks_end();
 	if (w)
 		mp_stream_tick(w);
 	if (mp_cfg.direct)
@@ -206,7 +208,8 @@ void mp_child_setup(void)
 	mp_state = MP_STATE_ON;
 	mp_new_stream_state();
 	mp_stream_open_statm();
-	if (mp_session_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, forked_from)) {
+	if (mp_session_open_stream(mp_st.mode, MP_HF_FOLLOW_FORK | MP_HF_FORK_CHILD, forked_from,
+				   MP_SAMPLED_BY_READER)) {
 		mp_state = MP_STATE_OFF;
 	} else {
 		mp_timer_start(NULL);

@@ -28,6 +28,7 @@ libmemprof_la_SOURCES = \
 	%reldir%/session.c %reldir%/session.h \
 	%reldir%/signals.c %reldir%/signals.h \
 	%reldir%/stacks.c %reldir%/stacks.h \
+	%reldir%/ticks.c \
 	%reldir%/stream.c %reldir%/stream.h \
 	%reldir%/threads.c %reldir%/threads.h \
 	%reldir%/timer.c %reldir%/timer.h \

@@ -560,7 +560,7 @@ int mp_py_walk(struct mp_tstate *ts)
 	if (b->n) {
 		resolve(b);
 		/* Its threading.Thread's name: at its first Python frames, then at most once a tick. */
-		if (unlikely(ts->py_name_tick != __atomic_load_n(&mp_st.last_tick_ns, __ATOMIC_RELAXED)))
+		if (unlikely(ts->py_name_tick != mp_stream_tick_epoch()))
 			mp_py_thread_name(ts, tstate);
 	}
 	return b->n;

@@ -167,7 +167,7 @@ void mp_py_thread_name(struct mp_tstate *ts, const char *tstate)
 	const char *fr, *thread, *name;
 	char text[MP_THREAD_NAME_MAX];
 	size_t len;
-	ts->py_name_tick = __atomic_load_n(&mp_st.last_tick_ns, __ATOMIC_RELAXED);
+	ts->py_name_tick = mp_stream_tick_epoch();
 	/* Holding the GIL: no other thread changes the Thread while it is read. */
 	if (!mp_py_gil_tstate || mp_py_gil_tstate() != (const void *)tstate)
 		return;

@@ -66,9 +66,11 @@ static struct {
 	char socket_path[sizeof(mp_cfg.socket_path)];
 } live;
 
-int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from)
+int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from, int sampled_by)
 {
 	struct mp_wring *w;
+	/* (A capture we write ourselves has no reader beside the program.) */
+	mp_st.reader_ticks = sampled_by == MP_SAMPLED_BY_READER && !mp_cfg.direct;
 	if (mp_py_on)
 		flags |= MP_HF_PYTHON_FRAMES;
 	/* Every event, or a sample (its interval in the header): the stream's blocks are its own. */
@@ -132,7 +134,7 @@ int mp_session_start(unsigned mode, unsigned flags, const struct mp_timer_ops *o
 	mp_st.capture_no++;
 	snapshots = 0;
 	if (mp_session_open_stream(mode, flags | (mp_cfg.follow_fork ? MP_HF_FOLLOW_FORK : 0) |
-				 (mp_st.capture_no > 1 ? MP_HF_RESTARTED : 0), 0)) {
+				 (mp_st.capture_no > 1 ? MP_HF_RESTARTED : 0), 0, MP_SAMPLED_BY_TIMER)) {
 		mp_st.capture_no--; /* (not started: its number is the next one's) */
 		r = -ECONNREFUSED;
 		goto out;
@@ -180,6 +182,7 @@ static int stop(void (*before)(void), unsigned wait_ms, char *path, size_t cap)
 	if (before)
 		before();
 	/* Nothing is written after the DETACH record but the last sample. */
+	mp_stream_ticks_end();
 	mp_stream_quiesce(w);
 	if (w) {
 		mp_stream_marker(w, MP_TAG_DETACH, MP_M_RSS, mp_stream_rss(), 0);
@@ -242,7 +245,7 @@ int mp_session_start_live(const char *path)
 	if (mp_st.statm_fd < 0)
 		mp_stream_open_statm();
 	/* Not a capture of the process's: not numbered, and forks are not followed into it. */
-	if (mp_session_open_stream(mp_st.mode, 0, 0)) {
+	if (mp_session_open_stream(mp_st.mode, 0, 0, MP_SAMPLED_BY_TIMER)) {
 		end_live();
 		r = -ECONNREFUSED;
 		goto out;

@@ -71,9 +71,13 @@ uint64_t mp_session_last_duration_us(void) MP_HIDDEN;
 void mp_new_stream_state(void) MP_HIDDEN;
 /*
  * Open the stream mp_cfg asks for (the collector's, or a capture of our
- * own), with a first sample. 0, or -1 (said on standard error).
+ * own), with a first sample. MP_SAMPLED_BY_READER: its collector samples
+ * the process (no timer thread of ours: the stream starts none, ring.h's
+ * tick_ms), for a stream with no timer ops to a collector; else
+ * MP_SAMPLED_BY_TIMER. 0, or -1 (said on standard error).
  */
-int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from) MP_HIDDEN;
+enum { MP_SAMPLED_BY_TIMER = 0, MP_SAMPLED_BY_READER = 1 };
+int mp_session_open_stream(unsigned mode, unsigned flags, pid_t forked_from, int sampled_by) MP_HIDDEN;
 /*
  * A snapshot of the capture so far, which goes on: written by us (its path in
  * path: dest, or when NULL the capture's with .snap.N) or asked of the

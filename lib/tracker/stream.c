@@ -483,73 +483,6 @@ void mp_stream_marker(struct mp_wring *w, unsigned tag, unsigned field, uint64_t
 	mp_stream_put(w, rec, (size_t)(p - rec));
 }
 
-void mp_stream_open_statm(void)
-{
-	static int said;
-	mp_fd_close(mp_st.statm_fd);
-	mp_st.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (mp_st.statm_fd < 0 && !said && !mp_st.quiet) {
-		/* (A chroot without /proc, say: the capture is whole but for its RSS line.) */
-		said = 1;
-		mp_write_stderr("cannot open '/proc/self/statm' (", strerror(errno),
-				"); the resident set size is not sampled");
-	}
-	mp_fd_own_at(&mp_st.statm_fd);
-}
-
-uint64_t mp_stream_rss(void)
-{
-	char buf[128];
-	ssize_t n;
-	uint64_t pages = 0;
-	const char *s;
-	if (!mp_fd_intact(mp_st.statm_fd)) {
-		/* Closed past our hooks: opened again (its number may be the program's now). */
-		mp_stream_open_statm();
-		if (!mp_fd_intact(mp_st.statm_fd))
-			return 0;
-	}
-	n = pread(mp_st.statm_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	s = strchr(buf, ' '); /* size, then resident */
-	if (!s)
-		return 0;
-	for (s++; *s >= '0' && *s <= '9'; s++)
-		pages = pages * 10 + (uint64_t)(*s - '0');
-	return pages * (uint64_t)mp_st.page_size;
-}
-
-/* Ticks carry deltas: one at a time, in the order of their keys. */
-static int tick_lock;
-/* mp_libunwind_walks when this stream's last UNWIND record (or its start) said it. */
-static uint64_t libunwind_said;
-
-void mp_stream_tick(struct mp_wring *w)
-{
-	uint8_t rec[MP_ENC_MAX_EVENT], *p;
-	uint64_t now, delta_us;
-	int cs = mp_cancel_off(); /* pread, and in direct mode a drain */
-	mp_lock(&tick_lock);
-	now = mp_now_ns(CLOCK_MONOTONIC);
-	delta_us = (now - mp_st.start_mono_ns) / 1000 - (mp_st.last_tick_ns - mp_st.start_mono_ns) / 1000;
-	p = mp_enc_tick(rec, delta_us, mp_stream_rss());
-	if (mp_stream_put(w, rec, (size_t)(p - rec)) == 0)
-		mp_st.last_tick_ns = now;
-	{
-		/* The stacks libunwind walked since the last tick, when there were some. */
-		uint64_t n = __atomic_load_n(&mp_libunwind_walks, __ATOMIC_RELAXED);
-		if (n != libunwind_said) {
-			mp_stream_marker(w, MP_TAG_UNWIND, MP_M_COUNT, n - libunwind_said, 0);
-			libunwind_said = n;
-		}
-	}
-	mp_unlock(&tick_lock);
-	mp_cancel_restore(cs);
-}
-
-
 /* ---- opening and closing ---- */
 
 /* The pid of fd's peer in this process's pid namespace; 0 when it has none here (or unknown). */
@@ -643,11 +576,14 @@ int mp_stream_create(void)
 	}
 	mp_st.gen++;
 	mp_st.final = 0;
-	libunwind_said = __atomic_load_n(&mp_libunwind_walks, __ATOMIC_RELAXED);
+	mp_stream_ticks_begin();
 	mp_st.self_reader = NULL;
 	stream_pid = getpid();
 	mp_st.start_mono_ns = mp_st.last_tick_ns = mp_now_ns(CLOCK_MONOTONIC);
 	mp_st.start_wall_us = mp_now_ns(CLOCK_REALTIME) / 1000;
+	/* Before the mapping is passed on: who samples, from when. */
+	mp_st.h->start_mono_ns = mp_st.start_mono_ns;
+	mp_st.h->tick_ms = mp_st.reader_ticks ? mp_cfg.interval_ms : 0;
 	return 0;
 }
 
@@ -757,21 +693,6 @@ void mp_stream_unlock_all(void)
 }
 
 /*
- * Around fork, before every other lock: a child that inherited the lock
- * from a thread in the middle of a tick (the timer's) would wait for it
- * forever. A tick in direct mode may drain, under the drain lock.
- */
-void mp_stream_ticks_lock(void)
-{
-	mp_lock(&tick_lock);
-}
-
-void mp_stream_ticks_unlock(void)
-{
-	mp_unlock(&tick_lock);
-}
-
-/*
  * A forked child's copy of its parent's connection, closed once the child's
  * own stream is connected: the parent's stream cannot end (as the parent
  * exits) before the collector has the child's connection waiting.
@@ -782,7 +703,7 @@ void mp_stream_forked(void)
 {
 	/* The parent's rings stay the parent's: the child never writes to them. */
 	mp_st.rings_lock = 0;
-	tick_lock = 0;
+	mp_stream_ticks_forked();
 	mp_st.final = 0;
 	mp_st.self_reader = NULL;
 	mp_stream_replies_forked();

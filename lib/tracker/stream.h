@@ -41,6 +41,8 @@ struct mp_stream {
 	void (*self_reader)(int final);
 	int final;                     /* direct mode at exit: each record is merged at once */
 	uint64_t start_mono_ns, last_tick_ns, start_wall_us;
+	/* The collector samples this stream (ring.h's tick_ms): our samples are TICK_ATs, few. */
+	int reader_ticks;
 	int exit_status_known, exit_status_value;
 	int statm_fd;
 	unsigned mode;                 /* MP_MODE_RUN, MP_MODE_PRELOAD or MP_MODE_ATTACH */
@@ -153,6 +155,24 @@ void mp_stream_marker(struct mp_wring *w, unsigned tag, unsigned field, uint64_t
 		      int is_signed) MP_HIDDEN;
 /* A TICK record (time and RSS), into w. */
 void mp_stream_tick(struct mp_wring *w) MP_HIDDEN;
+/*
+ * The stream's last records follow (a stop, the exit): a collector that
+ * samples the process (reader_ticks) writes no sample after them.
+ */
+void mp_stream_ticks_end(void) MP_HIDDEN;
+/* A new stream's ticks (mp_stream_create()); a forked child's (mp_stream_forked()). */
+void mp_stream_ticks_begin(void) MP_HIDDEN;
+void mp_stream_ticks_forked(void) MP_HIDDEN;
+/*
+ * What changes once a sample (a thread's name is looked at again then): the
+ * time of our last one, or the collector's count of its own.
+ */
+static inline uint64_t mp_stream_tick_epoch(void)
+{
+	if (mp_st.reader_ticks && mp_st.h)
+		return __atomic_load_n(&mp_st.h->tick_seq, __ATOMIC_RELAXED);
+	return __atomic_load_n(&mp_st.last_tick_ns, __ATOMIC_RELAXED);
+}
 
 /* Locks held across fork (lifecycle.c), so the child finds them free. */
 void mp_stream_lock_all(void) MP_HIDDEN;

@@ -122,6 +122,9 @@ void mp_timer_start(const struct mp_timer_ops *ops)
 	sigset_t all, old;
 	pthread_attr_t attr;
 	timer_ops = ops;
+	/* The collector samples this stream: no thread of ours (ring.h's tick_ms). */
+	if (!ops && mp_st.reader_ticks)
+		return;
 	if (parked) {
 		park_restart = 1; /* the program is changing its credentials: at unpark */
 		return;

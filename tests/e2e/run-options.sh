@@ -19,9 +19,10 @@ grep -q truncated line && fail_ "a 55-frame stack truncated at the default depth
 [ "$(grep -o '"recurse"' line | wc -l)" -eq 51 ] || fail_ "expected 51 recurse frames: $(cat line)"
 
 # --memory-interval-ms: a sample each interval while the program runs. Not
-# counted in a span of time (a loaded machine runs the timer late): the program
-# waits until the tracker's timer thread has slept 20 times, each sleep being
-# followed by a sample; and samples are never closer than the interval.
+# counted in a span of time (a loaded machine runs the sampler late): the
+# program waits until the thread that samples it (memprof run's drain of its
+# rings) has slept 20 times, each sleep ending at a sample's time; and samples
+# are never closer than the interval.
 spacing() { # interval in ms: every sample but the last (at exit) that far after the one before
 	grep '^TICK' p | sed 's/.*time_us=\([0-9]*\).*/\1/' > times
 	head -n -1 times | awk -v us="$(($1 * 1000))" 'NR > 1 && $1 - prev < us { bad = 1 } { prev = $1 } END { exit bad }' ||
@@ -33,13 +34,29 @@ expect_rc 0 "--memory-interval-ms 5"
 grep -q 'interval_ms=5 ' p || fail_ "interval not in the header"
 spacing 5
 n5=$(grep -c '^TICK' p)
-# Its sleeps are between samples (and a few waits for a lock): at least half of them are.
+# Its sleeps end at samples (a few wait for a lock, or a record in flight): at least half do.
 [ "$n5" -ge 11 ] || fail_ "$n5 samples at 5 ms, after the timer slept 20 times"
 mp run -q -f --memory-interval-ms 1000 -o t.bin "$WORKLOADS/crash"
 "$MEMPROF" parse t.bin > p
 grep -q 'interval_ms=1000 ' p || fail_ "interval not in the header"
 spacing 1000
 awk '/^TICK/ { split($3, a, "="); if (a[2] < 1000000) exit 1 }' p || fail_ "an RSS below 1 MB"
+
+# memprof run samples the process from its collector: the program has no
+# thread of the tracker's for it, and its resident set is sampled while it
+# makes no event (48 MiB written into a block it holds while the sampler
+# sleeps 3 times: a sample in between sees them).
+"$MEMPROF" run -q -f -o r.bin "$WORKLOADS/crash" names > names || fail_ "crash names failed"
+grep -qx "crash" names || fail_ "the program's own thread is not listed: $(tr '\n' ' ' < names)"
+grep -q "memprof-timer" names && fail_ "a timer thread in a program memprof run samples: $(tr '\n' ' ' < names)"
+mp run -q -f -o r.bin "$WORKLOADS/crash" touch 48
+expect_rc 0 "crash touch 48"
+"$MEMPROF" parse r.bin > p
+awk -v size=$((48 << 20)) '
+	$1 == "ALLOC" && $5 == "size=" size { block = $4 }
+	$1 == "FREE" && block != "" && $4 == block { block = ""; freed = 1 }
+	$1 == "TICK" && block != "" { split($3, r, "="); if (r[2] >= size) seen = 1 }
+	END { exit !(freed && seen) }' p || fail_ "no sample of the 48 MiB while the block was held: $(grep '^TICK' p | tr '\n' ' ')"
 
 # --no-symbols: no SYMBOL records, flags raw; stacks show module+offset.
 mp run -q -f --no-symbols -o n.bin "$WORKLOADS/allocs"

@@ -3,9 +3,12 @@
  * flushes, then ends the way argv[1] says: segv, abort, exit N, _exit N,
  * return N, wait (sleeps until killed), stdin (waits for input, then exits),
  * or term (counts SIGTERMs: after the first it waits 300 ms for more, then
- * exits with the count as its status), or ticks N (waits until the tracker's
- * timer thread, "memprof-timer", has gone to sleep N times, as
- * /proc/self/task/TID/status counts them; exits 3 if there is no such thread).
+ * exits with the count as its status), or ticks N (waits until the thread
+ * that samples it has gone to sleep N times, as /proc/PID/task/TID/status
+ * counts them: the collector's "memprof-drain" in its parent, memprof run, or
+ * else the tracker's "memprof-timer" in itself; exits 3 if there is neither),
+ * or touch N (one block of N MiB, every page written, held while the sampler
+ * sleeps 3 times, then freed), or names (prints its threads' names).
  */
 #include <dirent.h>
 #include <signal.h>
@@ -24,16 +27,21 @@ static void on_term(int sig)
 	terms++;
 }
 
-/* How many times the thread named name has blocked, or -1 when there is none. */
-static long sleeps_of(const char *name)
+/* How many times process pid's thread named name has blocked, or -1 when there is none. */
+static long sleeps_of(long pid, const char *name)
 {
-	DIR *d = opendir("/proc/self/task");
+	char dir[64];
+	DIR *d;
 	struct dirent *e;
 	long n = -1;
+	snprintf(dir, sizeof(dir), "/proc/%ld/task", pid);
+	d = opendir(dir);
 	while (d && (e = readdir(d))) {
 		char path[300], comm[64] = "", line[256];
 		FILE *f;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -43,7 +51,7 @@ static long sleeps_of(const char *name)
 		comm[strcspn(comm, "\n")] = '\0';
 		if (strcmp(comm, name))
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/status", dir, e->d_name);
 		f = fopen(path, "r");
 		while (f && fgets(line, sizeof(line), f))
 			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
@@ -54,6 +62,27 @@ static long sleeps_of(const char *name)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/*
+ * Wait until the thread that samples this process has gone to sleep n times
+ * (more than now, when more): the collector's in our parent (memprof run),
+ * or else the tracker's own. -1 when there is neither.
+ */
+static long sampler_sleeps(int more, long n)
+{
+	struct timespec pause_ms = { 0, 1000 * 1000 };
+	long pid = (long)getppid(), got;
+	const char *name = "memprof-drain";
+	if (sleeps_of(pid, name) < 0) {
+		pid = (long)getpid();
+		name = "memprof-timer";
+	}
+	if (more && (got = sleeps_of(pid, name)) >= 0)
+		n += got;
+	while ((got = sleeps_of(pid, name)) >= 0 && got < n)
+		nanosleep(&pause_ms, NULL);
+	return got;
 }
 
 __attribute__((noinline)) static void *before_end(void)
@@ -96,12 +125,38 @@ int main(int argc, char **argv)
 			;
 		return terms;
 	}
-	if (!strcmp(how, "ticks")) {
-		struct timespec pause_ms = { 0, 1000 * 1000 };
-		long n;
-		while ((n = sleeps_of("memprof-timer")) >= 0 && n < code)
-			nanosleep(&pause_ms, NULL);
-		return n < 0 ? 3 : 0;
+	if (!strcmp(how, "ticks"))
+		return sampler_sleeps(0, code) < 0 ? 3 : 0;
+	if (!strcmp(how, "names")) {
+		/* The names of this process's threads, one a line. */
+		char path[64], comm[64];
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			FILE *f;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%.20s/comm", e->d_name);
+			if ((f = fopen(path, "r")) && fgets(comm, sizeof(comm), f))
+				fputs(comm, stdout);
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	if (!strcmp(how, "touch")) {
+		/* One block of N MiB, every page of it touched: no event while the sampler sleeps 3 times. */
+		size_t n = (size_t)code << 20;
+		char *p = malloc(n); /* SITE:touched */
+		if (!p)
+			return 1;
+		memset(p, 1, n);
+		if (sampler_sleeps(1, 3) < 0)
+			return 3;
+		free(p);
+		return 0;
 	}
 	if (!strcmp(how, "stdin")) {
 		char c;
