@@ -290,15 +290,20 @@ static void samples_open(struct mp_drain *d, pid_t proc, struct strbuf *err)
 {
 	const struct mp_shm_header *h = d->m.h;
 	char path[64];
+	int e;
 	d->statm_fd = -1;
 	d->sample_ms = __atomic_load_n(&h->tick_ms, __ATOMIC_RELAXED);
 	if (!d->sample_ms)
 		return;
 	snprintf(path, sizeof(path), "/proc/%ld/statm", (long)proc);
 	d->statm_fd = proc > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	e = errno;
+	/* (Gone already, a process that exited at once: nothing to sample, nothing to say.) */
+	if (d->statm_fd < 0 && proc > 0 && e == ENOENT && kill(proc, 0) < 0 && errno == ESRCH)
+		return;
 	if (d->statm_fd < 0) {
 		strbuf_addf(err, "cannot read '%s' (%s): its resident set size is not sampled", path,
-			    proc > 0 ? strerror(errno) : "its process is not known here");
+			    proc > 0 ? strerror(e) : "its process is not known here");
 		return;
 	}
 	d->next_sample = __atomic_load_n(&h->start_mono_ns, __ATOMIC_RELAXED) +
