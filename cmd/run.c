@@ -28,7 +28,7 @@ static const struct mp_cmd_spec spec = {
 
 struct run_opts {
 	struct mp_track_opts t;
-	bool paused, live, python_allocators;
+	bool paused, live, python_allocators, no_control;
 	/* --reporter: its argv, the name first, the capture to be appended. */
 	const struct mp_reporter *reporter;
 	char **rargv;
@@ -57,6 +57,9 @@ static int set_env(const struct run_opts *o, const char *sock, struct strbuf *er
 	pre = old && *old ? xasprintf("%s:%s", tracker, old) : xstrdup(tracker);
 	setenv("LD_PRELOAD", pre, 1);
 	mp_track_settings(&o->t, sock, o->paused, &cfg);
+	/* No socket, so no thread of the tracker's in the program: glibc's single-threaded paths stay. */
+	if (o->no_control)
+		cfg.control = 0;
 	mp_track_setenv(&cfg);
 	/* The interpreter's small-object allocator off: each object is a malloc of its own. */
 	if (o->python_allocators)
@@ -288,6 +291,9 @@ int cmd_run(int argc, char **argv)
 		MP_OPT_BOOL(0, "paused", &o.paused,
 			    "start with tracking off: 'memprof ctl PID start' starts a capture, stop "
 			    "ends it"),
+		MP_OPT_BOOL(0, "no-control", &o.no_control,
+			    "no control socket: 'memprof ctl' cannot reach the program, and the "
+			    "tracker runs no thread in it"),
 		MP_OPT_BOOL(0, "live", &o.live,
 			    "show where the memory is while the program runs, in the terminal (a "
 			    "capture only with -o)"),
@@ -301,6 +307,9 @@ int cmd_run(int argc, char **argv)
 
 	if (o.rargc && !reporter_name)
 		mp_usage_error(&spec, "option '--reporter-arg' needs --reporter");
+	if (o.no_control && o.paused)
+		mp_usage_error(&spec, "options '--no-control' and '--paused' do not go together "
+				      "('memprof ctl PID start' is how a paused program starts tracking)");
 	if (o.live && o.paused)
 		mp_usage_error(&spec, "options '--live' and '--paused' do not go together (a paused "
 				      "program has nothing to show)");

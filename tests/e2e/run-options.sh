@@ -49,6 +49,18 @@ awk '/^TICK/ { split($3, a, "="); if (a[2] < 1000000) exit 1 }' p || fail_ "an R
 "$MEMPROF" run -q -f -o r.bin "$WORKLOADS/crash" names > names || fail_ "crash names failed"
 grep -qx "crash" names || fail_ "the program's own thread is not listed: $(tr '\n' ' ' < names)"
 grep -q "memprof-timer" names && fail_ "a timer thread in a program memprof run samples: $(tr '\n' ' ' < names)"
+# --no-control: no control socket, and no thread of the tracker's at all:
+# glibc still takes the program for one of a single thread. It does not go
+# with --paused, which needs the socket.
+"$MEMPROF" run -q -f --no-control -o r.bin "$WORKLOADS/crash" names > names || fail_ "--no-control crash names failed"
+[ "$(cat names)" = crash ] || fail_ "threads under --no-control: $(tr '\n' ' ' < names)"
+"$MEMPROF" run -q -f --no-control --follow-fork -o f.bin sh -c "\"$WORKLOADS/crash\" single" > single ||
+	fail_ "--no-control crash single failed"
+[ "$(cat single)" = single_threaded=1 ] || fail_ "under --no-control --follow-fork: $(cat single)"
+"$MEMPROF" parse r.bin | grep -q '^ALLOC .*size=77 ' || fail_ "--no-control recorded nothing"
+mp run --no-control --paused -o p.bin "$WORKLOADS/crash"
+expect_rc 2 "--no-control --paused"
+expect_err "options '--no-control' and '--paused' do not go together"
 mp run -q -f -o r.bin "$WORKLOADS/crash" touch 48
 expect_rc 0 "crash touch 48"
 "$MEMPROF" parse r.bin > p

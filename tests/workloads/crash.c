@@ -8,13 +8,15 @@
  * counts them: the collector's "memprof-drain" in its parent, memprof run, or
  * else the tracker's "memprof-timer" in itself; exits 3 if there is neither),
  * or touch N (one block of N MiB, every page written, held while the sampler
- * sleeps 3 times, then freed), or names (prints its threads' names).
+ * sleeps 3 times, then freed), or names (prints its threads' names), or
+ * single (prints glibc's __libc_single_threaded).
  */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +129,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(how, "ticks"))
 		return sampler_sleeps(0, code) < 0 ? 3 : 0;
+	if (!strcmp(how, "single")) {
+		/* Whether glibc still takes this process for one of a single thread (its fast paths). */
+		printf("single_threaded=%d\n", (int)__libc_single_threaded);
+		return 0;
+	}
 	if (!strcmp(how, "names")) {
 		/* The names of this process's threads, one a line. */
 		char path[64], comm[64];
