@@ -33,6 +33,7 @@ MODE_LABEL = {
     "memprof": "memprof run",
     "memprof-nopy": "--no-py-frames",
     sampling.MODE: sampling.LABEL,
+    sampling.MODE_NC: sampling.LABEL_NC,
     "heaptrack-raw": "heaptrack --raw",
     "heaptrack": "heaptrack",
     "loaded": "loaded, stopped",
@@ -252,7 +253,8 @@ def workloads(cfg):
     csrc = os.path.join(cfg.workdir, "input-%d-functions.c" % cfuns)
     w = [
         Workload("heavy-1t", "%s malloc/free pairs, 1 thread, 8 B-64 KiB" % pairs,
-                 [heavy, "-n", pairs, "-t", "1"], heavy, synth + [sampling.MODE], expect_counts=True),
+                 [heavy, "-n", pairs, "-t", "1"], heavy, synth + [sampling.MODE, sampling.MODE_NC],
+                 expect_counts=True),
         Workload("heavy-2t", "the same work split across 2 threads",
                  [heavy, "-n", pairs, "-t", "2"], heavy, synth, expect_counts=True),
         Workload("heavy-4t", "the same work split across 4 threads",
@@ -272,10 +274,12 @@ def workloads(cfg):
         Workload("light", "compute-bound, one 4 KiB buffer per round",
                  [light, "-r", "150" if q else "1000"], light, synth + ["heaptrack"], expect_counts=True),
         Workload("sqlite3", "sqlite3 :memory: < generated SQL (%d rows)" % rows,
-                 ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3", real + [sampling.MODE],
+                 ["/usr/bin/sqlite3", "-batch", ":memory:"], "/usr/bin/sqlite3",
+                 real + [sampling.MODE, sampling.MODE_NC],
                  stdin=sql, make_input=lambda: gen_sql(sql, rows)),
         Workload("python3", "python3 -c: build and drop dicts (PYTHONHASHSEED=0)",
-                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py, pyreal + [sampling.MODE],
+                 [py, "-s", "-c", PY_ONE_LINE, "1500" if q else "20000"], py,
+                 pyreal + [sampling.MODE, sampling.MODE_NC],
                  env={"PYTHONHASHSEED": "0"}),
         Workload("python3-deep", "python3 -c: objects built 12 to 23 Python calls deep",
                  [py, "-s", "-c", PY_DEEP_LINE, "4000" if q else "40000"], py, pydeep,
@@ -444,9 +448,9 @@ def run_mode(cfg, w, mode, rep):
         argv = [cfg.memprof, "run", "-q", "-f"] + w.memprof_args + ["-o", cap] + w.argv
         if mode == "memprof-nopy":
             argv[2:2] = ["--no-python-frames"]
-    elif mode == sampling.MODE:
+    elif mode in (sampling.MODE, sampling.MODE_NC):
         cap = os.path.join(cfg.workdir, tag + ".mprof")
-        argv = sampling.argv(cfg.memprof, cap, w.memprof_args, w.argv)
+        argv = sampling.argv(cfg.memprof, cap, w.memprof_args, w.argv, no_control=mode == sampling.MODE_NC)
     elif mode == "heaptrack-raw":
         base = os.path.join(cfg.workdir, tag)
         cap = base + ".raw.zst"
@@ -653,12 +657,12 @@ def bench_workload(cfg, w, log):
                 raise BenchError("%s: the output with the tracker loaded differs from the untracked run's"
                                  % w.name)
             runs["loaded"].append(this["loaded"])
-        for mode in [x for x in ("memprof", "memprof-nopy", sampling.MODE, "heaptrack-raw", "heaptrack")
-                     if x in this]:
+        for mode in [x for x in ("memprof", "memprof-nopy", sampling.MODE, sampling.MODE_NC, "heaptrack-raw",
+                                 "heaptrack") if x in this]:
             m = this[mode]
-            if mode == sampling.MODE:
+            if mode in (sampling.MODE, sampling.MODE_NC):
                 check_run(w, mode, m, native)
-                d = memprof_counts(cfg, m["capture"], "%s.sampled.%d" % (w.name, rep))
+                d = memprof_counts(cfg, m["capture"], "%s.%s.%d" % (w.name, mode, rep))
                 sampling.check_capture(w, d, native, expected_counts, BenchError)
                 m["allocs"] = d["total_num_allocations"]
                 m["events"] = memprof_events(d)
@@ -1083,6 +1087,8 @@ SUMMARY_KEYS = ["overhead_vs_native", "overhead_2t", "overhead_4t", "vs_heaptrac
                 "collector_ns_per_event", "collector_ns_per_event_max", "idle_loaded", "idle_loaded_cpu",
                 "sampled_overhead_1t", "sampled_overhead_4t", "sampled_overhead_sqlite3", "sampled_overhead_python3",
                 "sampled_prog_cpu_1t", "sampled_prog_cpu_4t", "sampled_cap_mb_1t", "sampled_collector_cpu_s_1t",
+                "sampled_nc_overhead_1t", "sampled_nc_overhead_sqlite3", "sampled_nc_overhead_python3",
+                "sampled_nc_prog_cpu_1t", "sampled_nc_prog_cpu_sqlite3",
                 "sampling_max_z", "short_run_cold_s", "short_run_warm_s"]
 
 

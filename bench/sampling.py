@@ -25,12 +25,17 @@ INTERVAL = "512k"
 INTERVAL_BYTES = 512 * 1024
 MODE = "sampled"
 LABEL = "sampled " + INTERVAL
+# The programs of one thread run sampled with --no-control too: no thread of the tracker's in them.
+MODE_NC = "sampled-nc"
+LABEL_NC = LABEL + " --no-control"
+WORKLOADS_NC = {"heavy-1t": "1t", "sqlite3": "sqlite3", "python3": "python3"}
 # The workloads run sampled too, and the last line's key of each.
 WORKLOADS = {"heavy-1t": "1t", "heavy-4t": "4t", "sqlite3": "sqlite3", "python3": "python3"}
 
 
-def argv(memprof, cap, memprof_args, program):
-    return [memprof, "run", "-q", "-f", "--sampling-interval", INTERVAL] + list(memprof_args) + ["-o", cap] + program
+def argv(memprof, cap, memprof_args, program, no_control=False):
+    return ([memprof, "run", "-q", "-f", "--sampling-interval", INTERVAL] + (["--no-control"] if no_control else [])
+            + list(memprof_args) + ["-o", cap] + program)
 
 
 def check_capture(w, d, native, expected_counts, error):
@@ -74,10 +79,18 @@ def add_summary(results, s):
         s["sampled_prog_cpu_" + key] = _med(_ratios(smp, native, "target_cpu_s"))
         s["sampled_cap_mb_" + key] = _med([m["capture_bytes"] / 1e6 for m in smp if m.get("capture_bytes")])
         s["sampled_collector_cpu_s_" + key] = _med([collector_cpu(m) for m in smp])
+    for wname, key in WORKLOADS_NC.items():
+        runs = results.get(wname, ({}, {}, []))[0]
+        smp, native = runs.get(MODE_NC), runs.get("native")
+        if smp and native:
+            s["sampled_nc_overhead_" + key] = _med(_ratios(smp, native, "wall_s"))
+            s["sampled_nc_prog_cpu_" + key] = _med(_ratios(smp, native, "target_cpu_s"))
 
 
 def print_table(results, p):
-    rows = [(w, results[w][0]) for w in WORKLOADS if w in results and results[w][0].get(MODE)]
+    rows = [(w, results[w][0], MODE) for w in WORKLOADS if w in results and results[w][0].get(MODE)]
+    rows += [(w + " (nc)", results[w][0], MODE_NC) for w in WORKLOADS_NC
+             if w in results and results[w][0].get(MODE_NC)]
     if not rows:
         return
     row = "%-13s %-22s %-22s %-22s %9s %9s %10s %9s"
@@ -85,8 +98,8 @@ def print_table(results, p):
     p("Sampled tracking (memprof run --sampling-interval %s; medians [min-max] of per-repetition ratios)" % INTERVAL)
     p(row % ("workload", "wall vs untracked", "prog cpu vs untr.", "wall vs memprof run", "cap MB",
              "events", "coll. cpu s", "vs full"))
-    for w, runs in rows:
-        smp, native, full = runs[MODE], runs["native"], runs.get("memprof")
+    for w, runs, mode in rows:
+        smp, native, full = runs[mode], runs["native"], runs.get("memprof")
         fr = lambda xs: "-" if not xs else "%.3f [%.3f-%.3f]" % (_med(xs), min(xs), max(xs))
         cap = _med([m["capture_bytes"] / 1e6 for m in smp if m.get("capture_bytes")])
         full_cap = _med([m["capture_bytes"] / 1e6 for m in full if m.get("capture_bytes")]) if full else None
@@ -96,7 +109,7 @@ def print_table(results, p):
                  "%d" % _med([m.get("events") for m in smp]), "%.3f" % coll if coll is not None else "-",
                  "%.4f" % (cap / full_cap) if cap and full_cap else "-"))
     p("  (cap MB: the capture; coll. cpu s: the run's CPU less the program's own; vs full: the capture "
-      "against memprof run's)")
+      "against memprof run's; (nc): with --no-control, no thread of the tracker's in the program)")
 
 
 # ---- accuracy ------------------------------------------------------------------
