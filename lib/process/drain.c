@@ -120,9 +120,9 @@ static void doze(struct mp_drain *d, unsigned us)
 
 /*
  * A round; returns the records it merged, and in *whole whether it merged
- * everything older than its reading of the clock (NULL: not asked).
+ * every record with a key older than since (NULL: not asked).
  */
-static long round_locked(struct mp_drain *d, bool final, bool *whole)
+static long round_locked(struct mp_drain *d, bool final, uint64_t since, bool *whole)
 {
 	uint64_t before = d->m.records;
 	size_t room = ROUND_ROOM;
@@ -152,14 +152,18 @@ static long round_locked(struct mp_drain *d, bool final, bool *whole)
 		}
 	}
 	if (whole)
-		*whole = !d->m.held;
+		*whole = d->m.bound >= since;
 	return (long)(d->m.records - before);
 }
 
 /*
  * A sample of the process at t (CLOCK_MONOTONIC ns), rss bytes, queued
  * after the round that followed it, when that round merged every record
- * older than t; else the next round tries again.
+ * of an event before t (whole); else the next round tries again, until
+ * the sample is half an interval late: a thread preempted in the middle of
+ * a record (more busy threads than CPUs) holds the rounds back for as long
+ * as it waits, and the events before t that are merged after the sample
+ * then are at most that many milliseconds' worth.
  */
 static void sample(struct mp_drain *d, uint64_t t, uint64_t rss, bool whole)
 {
@@ -169,7 +173,7 @@ static void sample(struct mp_drain *d, uint64_t t, uint64_t rss, bool whole)
 	uint64_t step = (uint64_t)d->sample_ms * 1000000u;
 	uint8_t rec[64], *p;
 	unsigned shift;
-	if (!whole)
+	if (!whole && t < d->next_sample + step / 2)
 		return;
 	/* Never closer than the interval to the tracker's own (its first, say: merged by now). */
 	if (own > t - step && own < UINT64_MAX - step) {
@@ -216,7 +220,7 @@ static void *drain_main(void *arg)
 	while (!d->stop) {
 		size_t before = d->qlen, got;
 		unsigned sleep_us;
-		uint64_t t = 0, rss = 0;
+		uint64_t t = 0, rss = 0, since = 0;
 		bool whole;
 		if (d->qlen > QUEUE_MAX) {
 			pthread_cond_wait(&d->taken, &d->lock);
@@ -224,11 +228,12 @@ static void *drain_main(void *arg)
 		}
 		/* A sample due: the time and the size first, then the round that puts it after its past. */
 		if (d->statm_fd >= 0 && (t = mono_ns()) >= d->next_sample) {
+			since = mp_merge_clock(&d->m); /* (after t: an event before t has an older key) */
 			rss = statm_rss(d->statm_fd);
 			if (!rss) /* (ending, or its statm unreadable now: not before the next interval) */
 				d->next_sample = t + (uint64_t)d->sample_ms * 1000000u;
 		}
-		d->merged |= round_locked(d, false, &whole) > 0;
+		d->merged |= round_locked(d, false, since, &whole) > 0;
 		if (rss) /* (0: the process is ending) */
 			sample(d, t, rss, whole);
 		got = d->qlen > before ? d->qlen - before : 0;
@@ -267,7 +272,7 @@ static void *drain_main(void *arg)
 		pthread_mutex_lock(&d->lock);
 	}
 	/* The process is gone or its stream ended: every published record counts. */
-	while (round_locked(d, true, NULL) > 0)
+	while (round_locked(d, true, 0, NULL) > 0)
 		;
 	__atomic_store_n(&d->m.h->reader_state, MP_READER_GONE, __ATOMIC_RELEASE);
 	d->done = true;
@@ -426,7 +431,7 @@ void mp_drain_sync(struct mp_drain *d)
 {
 	pthread_mutex_lock(&d->lock);
 	if (!d->done)
-		while (round_locked(d, false, NULL) > 0)
+		while (round_locked(d, false, 0, NULL) > 0)
 			;
 	if (d->qlen)
 		__atomic_store_n(&d->ready, true, __ATOMIC_RELEASE);

@@ -440,7 +440,7 @@ static inline __attribute__((always_inline)) long round_core(struct mp_merge *m,
 							    struct mp_merge_buf *b)
 {
 	const struct mp_shm_header *h = m->h;
-	uint64_t bound = UINT64_MAX, mask = h->ring_size - 1, clock;
+	uint64_t bound = UINT64_MAX, mask = h->ring_size - 1;
 	long merged = 0;
 	uint32_t n;
 
@@ -460,7 +460,6 @@ static inline __attribute__((always_inline)) long round_core(struct mp_merge *m,
 			bound = __atomic_load_n(&m->h->counter, __ATOMIC_SEQ_CST) + 1;
 		}
 	}
-	clock = bound;
 	n = mp_merge_rings(m);
 	if (mp_shm_needed(h, n) > m->mapped)
 		return -2; /* a ring the caller cannot read yet: it must not be left out */
@@ -505,7 +504,7 @@ static inline __attribute__((always_inline)) long round_core(struct mp_merge *m,
 			sift_up(m, m->nheap - 1);
 		}
 	}
-	m->held = bound != clock;
+	m->bound = bound;
 	/*
 	 * Merge, oldest first, what is older than every bound: from the oldest
 	 * ring, a run of records up to the first that another ring's oldest
@@ -594,6 +593,13 @@ long mp_merge_round(struct mp_merge *m, bool final, mp_merge_out_fn out, void *c
 long mp_merge_round_buf(struct mp_merge *m, bool final, struct mp_merge_buf *b)
 {
 	return round_core(m, final, NULL, NULL, b);
+}
+
+uint64_t mp_merge_clock(const struct mp_merge *m)
+{
+	if (m->h->clock == MP_CLOCK_TSC)
+		return mp_tsc();
+	return __atomic_load_n(&m->h->counter, __ATOMIC_SEQ_CST) + 1;
 }
 
 bool mp_merge_pending(const struct mp_merge *m)

@@ -62,11 +62,8 @@ struct mp_merge {
 	uint64_t last_key;      /* the key of the last record merged */
 	uint64_t late;          /* records merged after a newer one: their order was lost */
 	uint64_t stale;         /* times a ring was merged past, busy and unmoved (MP_RING_STALE_NS) */
-	/*
-	 * The last round's bound came from a busy ring's record in flight, not
-	 * the clock: records older than its reading of the clock may still come.
-	 */
-	bool held;
+	/* The last round's bound: every record with an older key was merged by it. */
+	uint64_t bound;
 	/*
 	 * When the writers' threads are numbered in another pid namespace than
 	 * the reader's (a container's): how to find a writer's thread here, to
@@ -120,6 +117,12 @@ struct mp_merge_buf {
  * does not fit in b: call again with more room.
  */
 long mp_merge_round_buf(struct mp_merge *m, bool final, struct mp_merge_buf *b);
+/*
+ * A reading of the order keys' clock (the time-stamp counter, or the
+ * counter): a record published later whose event came before it has an
+ * older key. A round whose bound is past it merged every such record.
+ */
+uint64_t mp_merge_clock(const struct mp_merge *m);
 /* Whether any ring holds records not yet merged. */
 bool mp_merge_pending(const struct mp_merge *m);
 
