@@ -39,6 +39,18 @@ static int dial(const char *path)
 	return fd;
 }
 
+/* Whether process pid has a memprof tracker mapped (memprof run --no-control: one that does not listen). */
+static bool tracker_loaded(pid_t pid)
+{
+	struct strbuf maps = STRBUF_INIT;
+	char path[64];
+	bool found;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	found = strbuf_read_file(&maps, path, 64 << 10) >= 0 && strstr(maps.buf, "/libmemprof.so");
+	strbuf_release(&maps);
+	return found;
+}
+
 int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 {
 	char here[160], there[200], buf[4096];
@@ -82,6 +94,9 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 			strbuf_addf(err, "process %d has no memprof tracker listening: %s, where a tracker "
 				    "of user %lu would listen (it must be that user's directory, mode 0700)",
 				    (int)pid, why.buf, uid);
+		else if (e == ENOENT && tracker_loaded(pid))
+			strbuf_addf(err, "process %d runs a memprof tracker with no control socket ('memprof "
+				    "run --no-control', or MEMPROF_CONTROL=0): nothing can reach it", (int)pid);
 		else if (e == ENOENT)
 			strbuf_addf(err, "process %d has no memprof tracker listening (preload it with "
 				    "MEMPROF_OUTPUT, or start the program with 'memprof run --paused')",

@@ -58,6 +58,18 @@ grep -q "memprof-timer" names && fail_ "a timer thread in a program memprof run 
 	fail_ "--no-control crash single failed"
 [ "$(cat single)" = single_threaded=1 ] || fail_ "under --no-control --follow-fork: $(cat single)"
 "$MEMPROF" parse r.bin | grep -q '^ALLOC .*size=77 ' || fail_ "--no-control recorded nothing"
+# ... and memprof ctl says so rather than that nothing tracks it.
+keep_bg -o w.out -e w.err "$MEMPROF" run -q -f --no-control -o w.bin "$WORKLOADS/crash" wait
+runpid=$!
+wait_until 60 grep -q waiting w.out || fail_ "crash wait under --no-control did not start: $(cat w.err)"
+target=$(pgrep -P "$runpid" -x crash) || fail_ "no crash child of memprof run $runpid"
+mp ctl "$target" status
+expect_rc 1 "ctl status under --no-control"
+expect_one_line_err
+expect_err "process $target runs a memprof tracker with no control socket ('memprof run --no-control', or MEMPROF_CONTROL=0)"
+kill "$target"
+reap "$runpid"
+[ -s w.bin ] || fail_ "no capture of crash wait under --no-control"
 mp run --no-control --paused -o p.bin "$WORKLOADS/crash"
 expect_rc 2 "--no-control --paused"
 expect_err "options '--no-control' and '--paused' do not go together"
