@@ -39,7 +39,7 @@ static int dial(const char *path)
 	return fd;
 }
 
-/* Whether process pid has a memprof tracker mapped (memprof run --no-control: one that does not listen). */
+/* Whether process pid has a memprof tracker mapped (one that does not listen: --no-control, detached...). */
 static bool tracker_loaded(pid_t pid)
 {
 	struct strbuf maps = STRBUF_INIT;
@@ -95,8 +95,9 @@ int mp_ctl_send(pid_t pid, const char *request, struct strbuf *err)
 				    "of user %lu would listen (it must be that user's directory, mode 0700)",
 				    (int)pid, why.buf, uid);
 		else if (e == ENOENT && tracker_loaded(pid))
-			strbuf_addf(err, "process %d runs a memprof tracker with no control socket ('memprof "
-				    "run --no-control', or MEMPROF_CONTROL=0): nothing can reach it", (int)pid);
+			strbuf_addf(err, "process %d has no memprof tracker listening (its libmemprof.so has "
+				    "no control socket: started with 'memprof run --no-control' or "
+				    "MEMPROF_CONTROL=0, or detached)", (int)pid);
 		else if (e == ENOENT)
 			strbuf_addf(err, "process %d has no memprof tracker listening (preload it with "
 				    "MEMPROF_OUTPUT, or start the program with 'memprof run --paused')",

@@ -66,7 +66,7 @@ target=$(pgrep -P "$runpid" -x crash) || fail_ "no crash child of memprof run $r
 mp ctl "$target" status
 expect_rc 1 "ctl status under --no-control"
 expect_one_line_err
-expect_err "process $target runs a memprof tracker with no control socket ('memprof run --no-control', or MEMPROF_CONTROL=0)"
+expect_err "process $target has no memprof tracker listening (its libmemprof.so has no control socket: started with 'memprof run --no-control' or MEMPROF_CONTROL=0, or detached)"
 kill "$target"
 reap "$runpid"
 [ -s w.bin ] || fail_ "no capture of crash wait under --no-control"
