@@ -274,14 +274,7 @@ ssize_t mp_decode(struct mp_decoder *d, const uint8_t *buf, size_t len, struct m
 					return mp_decode_fail(d, "a change of RSS before any tick");
 				rss = d->last_rss + (uint64_t)mp_unzigzag(rss) * MP_TICK_RSS_UNIT;
 			}
-			d->last_rss = rss;
-			d->rss_known = true;
-			rec->type = MP_REC_TICK;
-			d->time_us += delta;
-			rec->u.tick.time_us = d->time_us;
-			rec->u.tick.delta_us = delta;
-			rec->u.tick.rss = rss;
-			rec->u.tick.at = false;
+			mp_decode_tick(d, rec, delta, rss, false);
 			return c.p - buf;
 		}
 		default:

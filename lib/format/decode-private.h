@@ -213,4 +213,18 @@ static inline void scratch(uint8_t **buf, size_t *alloc, size_t n)
 	}
 }
 
+/* A TICK or a TICK_AT decoded into rec: delta_us after the last one, of rss bytes. */
+static inline void mp_decode_tick(struct mp_decoder *d, struct mp_record *rec, uint64_t delta_us,
+				  uint64_t rss, bool at)
+{
+	d->last_rss = rss;
+	d->rss_known = true;
+	d->time_us += delta_us;
+	rec->type = MP_REC_TICK;
+	rec->u.tick.time_us = d->time_us;
+	rec->u.tick.delta_us = delta_us;
+	rec->u.tick.rss = rss;
+	rec->u.tick.at = at;
+}
+
 #endif

@@ -478,14 +478,7 @@ ssize_t mp_decode_sized(struct mp_decoder *d, unsigned tag, struct cur *c, struc
 			break;
 		if ((m.has & (MP_HAS_TIME | MP_HAS_RSS)) != (MP_HAS_TIME | MP_HAS_RSS))
 			return mp_decode_fail(d, "TICK_AT record without its time and RSS");
-		rec->type = MP_REC_TICK;
-		rec->u.tick.delta_us = m.time_us > d->time_us ? m.time_us - d->time_us : 0;
-		d->time_us += rec->u.tick.delta_us;
-		rec->u.tick.time_us = d->time_us;
-		rec->u.tick.rss = m.rss;
-		rec->u.tick.at = true;
-		d->last_rss = m.rss;
-		d->rss_known = true;
+		mp_decode_tick(d, rec, m.time_us > d->time_us ? m.time_us - d->time_us : 0, m.rss, true);
 		return 0;
 	}
 	case MP_TAG_ALLOC_X: case MP_TAG_FREE_X: case MP_TAG_FREE_RANGE_X: {
