@@ -297,4 +297,14 @@ static inline uint8_t *mp_enc_field_bytes(uint8_t *p, unsigned id, const void *d
 	return mp_enc_bytes(p, data, len);
 }
 
+/* A TICK_AT (format.h): a sample time_us after the stream's start, of rss bytes. */
+static inline uint8_t *mp_enc_tick_at(uint8_t *p, uint64_t time_us, uint64_t rss)
+{
+	uint8_t *rec = p;
+	p = mp_enc_sized_begin(p, MP_TAG_TICK_AT);
+	p = mp_enc_field_uint(p, MP_M_TIME, time_us);
+	p = mp_enc_field_uint(p, MP_M_RSS, rss);
+	return mp_enc_sized_end(rec, p);
+}
+
 #endif

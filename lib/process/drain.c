@@ -63,18 +63,11 @@ struct mp_drain {
 	bool joined;
 	/* Sampling the process, when its tracker asks (tick_ms, lib/transport/ring.h): */
 	int statm_fd;              /* its /proc/PID/statm, -1: no samples */
-	unsigned sample_ms;        /* tick_ms, as it was at the start */
+	uint64_t sample_ns;        /* tick_ms, as it was at the start */
 	uint64_t next_sample;      /* CLOCK_MONOTONIC ns */
 	unsigned idle_samples;     /* in a row with nothing merged between: each doubles the next wait */
 	bool merged;               /* records merged since the last sample */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The process's resident set size in bytes; 0 when it cannot be read, or it has none (ended). */
 static uint64_t statm_rss(int fd)
@@ -170,7 +163,7 @@ static void sample(struct mp_drain *d, uint64_t t, uint64_t rss, bool whole)
 	struct mp_shm_header *h = d->m.h;
 	uint64_t start = __atomic_load_n(&h->start_mono_ns, __ATOMIC_RELAXED);
 	uint64_t own = __atomic_load_n(&h->own_tick_ns, __ATOMIC_RELAXED);
-	uint64_t step = (uint64_t)d->sample_ms * 1000000u;
+	uint64_t step = d->sample_ns;
 	uint8_t rec[64], *p;
 	unsigned shift;
 	if (!whole && t < d->next_sample + step / 2)
@@ -187,10 +180,7 @@ static void sample(struct mp_drain *d, uint64_t t, uint64_t rss, bool whole)
 	}
 	if (__atomic_load_n(&h->exec_pending, __ATOMIC_ACQUIRE))
 		return;
-	p = mp_enc_sized_begin(rec, MP_TAG_TICK_AT);
-	p = mp_enc_field_uint(p, MP_M_TIME, t > start ? (t - start) / 1000 : 0);
-	p = mp_enc_field_uint(p, MP_M_RSS, rss);
-	p = mp_enc_sized_end(rec, p);
+	p = mp_enc_tick_at(rec, t > start ? (t - start) / 1000 : 0, rss);
 	queue_room(d, (size_t)(p - rec));
 	memcpy(d->q + d->qlen, rec, (size_t)(p - rec));
 	d->qlen += (size_t)(p - rec);
@@ -227,11 +217,11 @@ static void *drain_main(void *arg)
 			continue;
 		}
 		/* A sample due: the time and the size first, then the round that puts it after its past. */
-		if (d->statm_fd >= 0 && (t = mono_ns()) >= d->next_sample) {
+		if (d->statm_fd >= 0 && (t = mp_mono_ns()) >= d->next_sample) {
 			since = mp_merge_clock(&d->m); /* (after t: an event before t has an older key) */
 			rss = statm_rss(d->statm_fd);
 			if (!rss) /* (ending, or its statm unreadable now: not before the next interval) */
-				d->next_sample = t + (uint64_t)d->sample_ms * 1000000u;
+				d->next_sample = t + d->sample_ns;
 		}
 		d->merged |= round_locked(d, false, since, &whole) > 0;
 		if (rss) /* (0: the process is ending) */
@@ -260,7 +250,7 @@ static void *drain_main(void *arg)
 				   << (d->quiet > IDLE_MAX_SHIFT ? IDLE_MAX_SHIFT : d->quiet - 1);
 		if (d->statm_fd >= 0 && d->next_sample != UINT64_MAX) {
 			/* Awake for the next sample (a doze ends a little early rather than late). */
-			uint64_t now = mono_ns();
+			uint64_t now = mp_mono_ns();
 			uint64_t until = d->next_sample > now ? (d->next_sample - now) / 1000 + 1 : 0;
 			/* (One waiting for a busy ring waits as a round does: samples are never that exact.) */
 			if (until < BATCH_US / 10)
@@ -297,8 +287,8 @@ static void samples_open(struct mp_drain *d, pid_t proc, struct strbuf *err)
 	char path[64];
 	int e;
 	d->statm_fd = -1;
-	d->sample_ms = __atomic_load_n(&h->tick_ms, __ATOMIC_RELAXED);
-	if (!d->sample_ms)
+	d->sample_ns = (uint64_t)__atomic_load_n(&h->tick_ms, __ATOMIC_RELAXED) * 1000000u;
+	if (!d->sample_ns)
 		return;
 	snprintf(path, sizeof(path), "/proc/%ld/statm", (long)proc);
 	d->statm_fd = proc > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -311,8 +301,7 @@ static void samples_open(struct mp_drain *d, pid_t proc, struct strbuf *err)
 			    proc > 0 ? strerror(e) : "its process is not known here");
 		return;
 	}
-	d->next_sample = __atomic_load_n(&h->start_mono_ns, __ATOMIC_RELAXED) +
-			 (uint64_t)d->sample_ms * 1000000u;
+	d->next_sample = __atomic_load_n(&h->start_mono_ns, __ATOMIC_RELAXED) + d->sample_ns;
 }
 
 struct mp_drain *mp_drain_start(int memfd, int notify_fd, unsigned idle_ms, pid_t pid, pid_t proc,

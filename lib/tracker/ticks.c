@@ -60,10 +60,7 @@ void mp_stream_tick(struct mp_wring *w)
 	if (mp_st.reader_ticks) {
 		/* The collector writes the samples between: ours says its time, not a delta. */
 		__atomic_store_n(&mp_st.h->own_tick_ns, now, __ATOMIC_RELAXED);
-		p = mp_enc_sized_begin(rec, MP_TAG_TICK_AT);
-		p = mp_enc_field_uint(p, MP_M_TIME, (now - mp_st.start_mono_ns) / 1000);
-		p = mp_enc_field_uint(p, MP_M_RSS, mp_stream_rss());
-		p = mp_enc_sized_end(rec, p);
+		p = mp_enc_tick_at(rec, (now - mp_st.start_mono_ns) / 1000, mp_stream_rss());
 	} else {
 		delta_us = (now - mp_st.start_mono_ns) / 1000 -
 			   (mp_st.last_tick_ns - mp_st.start_mono_ns) / 1000;

@@ -296,10 +296,7 @@ static void broken(struct mp_merge *m, struct mp_rring *rr)
 /* Whether a busy ring (its head now head) was left by its writer (mp_ring_writer_left()). */
 static bool stale(struct mp_merge *m, struct mp_rring *rr, uint64_t head, uint32_t tid)
 {
-	struct timespec ts;
-	uint64_t now;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t now = mp_mono_ns();
 	if (!rr->busy_since || rr->busy_head != head) {
 		rr->busy_since = now;
 		rr->busy_head = head;

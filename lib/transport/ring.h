@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -184,6 +185,16 @@ static inline struct mp_ring_ctl *mp_shm_ctl(void *base, const struct mp_shm_hea
 static inline uint8_t *mp_shm_data(void *base, const struct mp_shm_header *h, uint32_t i)
 {
 	return (uint8_t *)base + h->data_offset + (uint64_t)i * h->ring_size;
+}
+
+/* ---- clocks ---- */
+
+/* CLOCK_MONOTONIC in nanoseconds: the samples' times (start_mono_ns), and how long a ring stays busy. */
+static inline uint64_t mp_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- order keys ---- */
