@@ -29,6 +29,20 @@ static void on_term(int sig)
 	terms++;
 }
 
+/* The name of thread tid of dir (/proc/PID/task) into comm, "" when it has none (ended). */
+static void thread_name(const char *dir, const char *tid, char *comm, size_t cap)
+{
+	char path[300];
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/%s/comm", dir, tid);
+	f = fopen(path, "r");
+	if (!f || !fgets(comm, (int)cap, f))
+		comm[0] = '\0';
+	if (f)
+		fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
 /* How many times process pid's thread named name has blocked, or -1 when there is none. */
 static long sleeps_of(long pid, const char *name)
 {
@@ -39,18 +53,11 @@ static long sleeps_of(long pid, const char *name)
 	snprintf(dir, sizeof(dir), "/proc/%ld/task", pid);
 	d = opendir(dir);
 	while (d && (e = readdir(d))) {
-		char path[300], comm[64] = "", line[256];
+		char path[300], comm[64], line[256];
 		FILE *f;
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/comm", dir, e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = '\0';
-		fclose(f);
-		comm[strcspn(comm, "\n")] = '\0';
+		thread_name(dir, e->d_name, comm, sizeof(comm));
 		if (strcmp(comm, name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/status", dir, e->d_name);
@@ -136,18 +143,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(how, "names")) {
 		/* The names of this process's threads, one a line. */
-		char path[64], comm[64];
+		char comm[64];
 		DIR *d = opendir("/proc/self/task");
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
-			FILE *f;
 			if (e->d_name[0] == '.')
 				continue;
-			snprintf(path, sizeof(path), "/proc/self/task/%.20s/comm", e->d_name);
-			if ((f = fopen(path, "r")) && fgets(comm, sizeof(comm), f))
-				fputs(comm, stdout);
-			if (f)
-				fclose(f);
+			thread_name("/proc/self/task", e->d_name, comm, sizeof(comm));
+			if (comm[0])
+				printf("%s\n", comm);
 		}
 		if (d)
 			closedir(d);
