@@ -573,6 +573,8 @@ out:
 		strbuf_addf(err, "process %d exited during injection", (int)o->pid);
 	}
 	mp_remote_release(&r);
+	if (r.reaped && o->reaped)
+		*o->reaped = r.reaped_status;
 	mp_procmaps_release(&maps);
 	free(unsafe);
 	free(loader);

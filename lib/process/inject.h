@@ -21,6 +21,12 @@ struct mp_inject_opts {
 	unsigned timeout_ms;   /* for the whole injection, e.g. 5000; 0 means 5000 */
 	enum mp_inject_method method;
 	bool verbose;          /* gdb: keep its output in the error text */
+	/*
+	 * Out, may be NULL: when the target, a child of ours, exited during the
+	 * call and its wait status was collected here (the ptrace method), that
+	 * status, which then no waitpid() will return again; else left as it was.
+	 */
+	int *reaped;
 };
 
 /*

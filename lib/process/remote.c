@@ -121,13 +121,21 @@ static bool is_fault(const siginfo_t *si)
 	}
 }
 
-/* Wait for a state change of tid until deadline: 1 with *status, 0 on timeout, -1 (errno). */
-static int wait_tid(pid_t tid, uint64_t deadline, int *status)
+/*
+ * Wait for a state change of tid until deadline: 1 with *status, 0 on timeout, -1 (errno).
+ * The end of the process's main thread, when we are its parent, is its exit status, the
+ * caller's to pass on: kept in r (reaped).
+ */
+static int wait_tid(struct mp_remote *r, pid_t tid, uint64_t deadline, int *status)
 {
 	unsigned delay_us = 2;
 
 	for (;;) {
 		pid_t w = waitpid(tid, status, __WALL | WNOHANG);
+		if (w == tid && tid == r->pid && (WIFEXITED(*status) || WIFSIGNALED(*status))) {
+			r->reaped = true;
+			r->reaped_status = *status;
+		}
 		if (w == tid)
 			return 1;
 		if (w < 0 && errno != EINTR)
@@ -166,7 +174,7 @@ static int wait_stopped(struct mp_remote *r, struct mp_remote_thread *t, uint64_
 	int status;
 
 	for (;;) {
-		int rc = wait_tid(t->tid, deadline, &status);
+		int rc = wait_tid(r, t->tid, deadline, &status);
 		if (rc == 0)
 			return -1;
 		if (rc < 0) {
@@ -540,7 +548,7 @@ int mp_remote_call(struct mp_remote *r, const char *what, uint64_t fn, const uin
 	t->state = T_RUNNING;
 	for (;;) {
 		siginfo_t si;
-		int rc = wait_tid(r->tid, r->deadline, &status);
+		int rc = wait_tid(r, r->tid, r->deadline, &status);
 
 		if (rc == 0) {
 			/* Abandon the call: stop the thread so that release can restore it. */
@@ -619,7 +627,7 @@ void mp_remote_release(struct mp_remote *r)
 	for (size_t i = 0; i < r->nr_threads; i++) {
 		int status;
 		if (r->threads[i].state == T_GONE)
-			wait_tid(r->threads[i].tid, mp_remote_now() + 50 * 1000 * 1000ull, &status);
+			wait_tid(r, r->threads[i].tid, mp_remote_now() + 50 * 1000 * 1000ull, &status);
 	}
 	if (r->memfd >= 0)
 		close(r->memfd);

@@ -29,6 +29,12 @@ struct mp_remote {
 	unsigned rounds;     /* safe-point search rounds taken */
 	bool gone;           /* the process exited (or exec'd) while we had it */
 	bool call_pending;   /* a call was abandoned (crash, timeout): registers still must be restored */
+	/*
+	 * The process exited and, its parent being us (memprof run waking its
+	 * child), its wait status was collected here: the caller passes it on.
+	 */
+	bool reaped;
+	int reaped_status;
 
 	/* private */
 	struct mp_remote_thread *threads;
