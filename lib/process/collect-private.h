@@ -26,6 +26,8 @@ struct stream {
 	int memfd;                   /* the tracker's rings, until the drain takes them */
 	struct stat rings_file;      /* their device and inode, to find them in /proc/PID/maps */
 	int pidfd;                   /* readable when the process is gone, or -1 */
+	int ctl_fd;                  /* a copy of its waiting control socket, watched (collect-wake.c), or -1 */
+	bool ctl_done;               /* that socket was looked at: watched, or not to be */
 	bool ep_out;                 /* fd's epoll interest includes writing (replies wait) */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
 	bool gone;                   /* its pidfd said the process is gone */
@@ -81,6 +83,8 @@ struct mp_collector {
 	bool main_exited, main_claimed;
 	unsigned main_captures;      /* captures of the main process so far (memprof ctl start) */
 	int main_status;
+	bool reaped;                 /* a wake (collect-wake.c) collected the main process's exit: */
+	int reaped_status;           /* its status, for mp_collector_take_reaped() */
 	char **notes;                /* what the user should hear of (snapshots written) */
 	size_t nnotes, notes_alloc;
 	struct mp_symbols *shared;   /* file cache shared by every process's symbolizer */
@@ -105,6 +109,17 @@ static inline void mp_collect_observe(struct mp_collector *c, struct stream *s,
 void mp_collect_warn(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Remember a note for the user (snapshots written and the like). */
 void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * collect-wake.c: the control socket of a tracker that waits to be asked.
+ * Look whether s has one (at each look of the streams) and watch a copy,
+ * tagged (uintptr_t)s | 2; a connection there: start its thread; forget it.
+ */
+void mp_collect_ctl_look(struct mp_collector *c, struct stream *s);
+void mp_collect_ctl_event(struct mp_collector *c, struct stream *s);
+void mp_collect_ctl_forget(struct stream *s);
+/* The stream ended: that, and the socket's file of a process that died is removed. */
+void mp_collect_ctl_end(struct stream *s);
 
 /* collect-ends.c: the process is gone (s->gone) but a followed child not set up yet holds its socket. */
 bool mp_collect_held_by_child(const struct stream *s);

@@ -24,7 +24,6 @@
 #include "lib/format/decode.h"
 #include "lib/format/format.h"
 #include "lib/format/writer.h"
-#include "lib/process/ctlsock.h"
 #include "lib/process/drain.h"
 #include "lib/process/procmaps.h"
 #include "lib/util/hash.h"
@@ -105,6 +104,7 @@ static void stream_free(struct stream *s)
 	close_open(s->fd);
 	close_open(s->memfd);
 	close_open(s->pidfd);
+	close_open(s->ctl_fd);
 	mp_drain_free(s->drain);
 	if (s->w_open)
 		mp_writer_close(&s->w);
@@ -162,6 +162,7 @@ void mp_collector_add(struct mp_collector *c, int fd)
 	s->fd = fd;
 	s->memfd = -1;
 	s->pidfd = -1;
+	s->ctl_fd = -1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) && cred.pid > 0) {
 		s->peer_pid = cred.pid;
 		s->peer_uid = cred.uid;
@@ -458,20 +459,6 @@ more:
 	}
 }
 
-/*
- * A process that died (a crash, SIGKILL, _exit) leaves its tracker's control
- * socket behind: removed once the process is seen gone (mp_ctl_forget()).
- * Not one of another pid namespace's (named by its pid there, in its /tmp),
- * nor one that lives on.
- */
-static void forget_control_socket(struct stream *s)
-{
-	if (s->pidfd < 0 || !s->peer_pid || s->pid != (pid_t)s->dec.header.pid || s->detach_seen ||
-	    (s->exec_known && s->execd))
-		return;
-	mp_ctl_forget(s->pid, s->peer_uid, s->pidfd);
-}
-
 static void finish_stream(struct mp_collector *c, struct stream *s);
 
 /*
@@ -509,7 +496,7 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 			mp_collect_warn(c, "membarrier(2) failed while reading process %d: events of its threads "
 			     "may be out of order", (int)s->pid);
 	}
-	forget_control_socket(s);
+	mp_collect_ctl_end(s);
 	close_open(s->pidfd);
 	s->pidfd = -1;
 	if (s->obs && c->opts.observer->ended)
@@ -699,13 +686,18 @@ static void serve_event(struct mp_collector *c, const struct epoll_event *ev)
 			if (s->eof)
 				continue;
 			take(c, s, ROUND_BUDGET);
+			mp_collect_ctl_look(c, s);
 			/* Without its socket, a stream ends at its detach. */
 			if (s->socket_lost && s->detach_seen)
 				end_stream(c, s);
 		}
 		return;
 	}
-	s = (struct stream *)(uintptr_t)(ev->data.u64 & ~(uint64_t)1);
+	s = (struct stream *)(uintptr_t)(ev->data.u64 & ~(uint64_t)3);
+	if (ev->data.u64 & 2) {
+		mp_collect_ctl_event(c, s);
+		return;
+	}
 	if (s->eof) {
 		if (s->child_holds && !(ev->data.u64 & 1))
 			mp_collect_hold_event(s);
@@ -736,7 +728,7 @@ size_t mp_collector_service(struct mp_collector *c, const struct pollfd *fds, si
 		while (m < 0 && errno == EINTR);
 		/* Processes gone: their drains' last rounds first, side by side. */
 		for (int i = 0; i < m; i++) {
-			struct stream *s = (struct stream *)(uintptr_t)(evs[i].data.u64 & ~(uint64_t)1);
+			struct stream *s = (struct stream *)(uintptr_t)(evs[i].data.u64 & ~(uint64_t)3);
 			if ((evs[i].data.u64 & 1) && !s->eof && s->drain)
 				mp_drain_stop(s->drain);
 		}

@@ -163,6 +163,12 @@ size_t mp_collector_open_streams(struct mp_collector *c);
 /* The main process ended with this wait status (from waitpid). */
 void mp_collector_main_exited(struct mp_collector *c, int wait_status);
 /*
+ * Whether the collector collected the exit of the main process (its child)
+ * while it had it stopped to wake its control thread (collect-wake.c): then
+ * true once, with its wait status, which no waitpid() returns again.
+ */
+bool mp_collector_take_reaped(struct mp_collector *c, int *status);
+/*
  * Finish: close every stream (reading what is already there), write the
  * trailers, close the files. Returns the number of captures written; infos
  * are valid until mp_collector_free().

@@ -453,6 +453,11 @@ void mp_drain_free(struct mp_drain *d)
 	free(d);
 }
 
+struct mp_shm_header *mp_drain_header(const struct mp_drain *d)
+{
+	return d->m.h;
+}
+
 bool mp_drain_exec_pending(const struct mp_drain *d)
 {
 	return __atomic_load_n(&d->m.h->exec_pending, __ATOMIC_ACQUIRE) != 0;

@@ -15,6 +15,7 @@
 #include "lib/util/strbuf.h"
 
 struct mp_drain;
+struct mp_shm_header;
 
 /*
  * Map the rings a tracker passed (memfd, which the drain then owns) and
@@ -66,6 +67,8 @@ void mp_drain_stop(struct mp_drain *d);
 void mp_drain_free(struct mp_drain *d);
 /* Rings found corrupt, and rounds whose memory barrier failed (for warnings). */
 uint32_t mp_drain_broken(const struct mp_drain *d);
+/* The rings' header, which the drain maps (fields the tracker and the collector share). */
+struct mp_shm_header *mp_drain_header(const struct mp_drain *d);
 /* Whether the tracker was about to exec when its stream ended (lib/transport/ring.h). */
 bool mp_drain_exec_pending(const struct mp_drain *d);
 uint32_t mp_drain_unfenced(const struct mp_drain *d);

@@ -4,6 +4,7 @@ lib_libmp_a_SOURCES += \
 	%reldir%/collect.c %reldir%/collect.h %reldir%/collect-private.h \
 	%reldir%/collect-capture.c \
 	%reldir%/collect-ends.c \
+	%reldir%/collect-wake.c \
 	%reldir%/collect-paths.c \
 	%reldir%/collect-symbols.c \
 	%reldir%/ctl.c %reldir%/ctl.h \

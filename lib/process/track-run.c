@@ -128,19 +128,27 @@ void mp_track_abandon(struct mp_track *t)
 	t->child = 0;
 }
 
+static void child_exited(struct mp_track *t, int st)
+{
+	t->status = st;
+	t->exited = true;
+	if (t->c)
+		mp_collector_main_exited(t->c, st);
+	if (t->h.exited)
+		t->h.exited(t->h.ctx, st);
+}
+
 void mp_track_reap(struct mp_track *t)
 {
 	int st;
 	pid_t w;
+	/* (Collected by the collector, which had it stopped when it exited: lib/process/collect-wake.c.) */
+	if (!t->exited && mp_collector_take_reaped(t->c, &st))
+		child_exited(t, st);
 	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
 		if (w != t->child || t->exited)
 			continue;
-		t->status = st;
-		t->exited = true;
-		if (t->c)
-			mp_collector_main_exited(t->c, st);
-		if (t->h.exited)
-			t->h.exited(t->h.ctx, st);
+		child_exited(t, st);
 	}
 }
 

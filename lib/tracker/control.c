@@ -39,6 +39,8 @@ static int listen_fd = -1;
 static int wake_fd = -1;          /* an eventfd: the thread leaves when it is written */
 static pthread_t ctl_thread;
 static int ctl_running, ctl_restart;
+/* Listening with no thread yet: memprof_control_wake() (or a ring's quarter) starts it. */
+static int lazy;
 static char sock_path[108];
 static pid_t sock_owner; /* the process that bound it: only it may remove it */
 
@@ -456,6 +458,17 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Whether the thread may wait until it is asked for: a stream whose reader
+ * samples the process (memprof run, and the children it follows) has that
+ * reader beside it, which watches the socket and wakes us (see ring.h's
+ * ctl_state).
+ */
+static bool may_wait(void)
+{
+	return mp_state == MP_STATE_ON && mp_st.h && mp_st.reader_ticks && !mp_cfg.direct;
+}
+
 int mp_control_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -492,11 +505,48 @@ int mp_control_start(void)
 	sock_owner = getpid();
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	mp_fd_own_at(&wake_fd);
-	if (wake_fd < 0 || start_thread() < 0) {
+	if (wake_fd < 0) {
+		mp_control_end();
+		return -1;
+	}
+	if (may_wait()) {
+		mp_st.h->ctl_fd = listen_fd;
+		__atomic_store_n(&mp_st.h->ctl_state, MP_CTL_LAZY, __ATOMIC_RELEASE);
+		__atomic_store_n(&lazy, 1, __ATOMIC_RELEASE);
+		mp_stream_ctl_wake = mp_control_wake;
+		return 0;
+	}
+	if (start_thread() < 0) {
 		mp_control_end();
 		return -1;
 	}
 	return 0;
+}
+
+int mp_control_wake(void)
+{
+	int r, e = errno;
+	if (!__atomic_exchange_n(&lazy, 0, __ATOMIC_ACQ_REL))
+		return 0;
+	/* The thread's stack and TLS are the tracker's: unrecorded. */
+	mp_in_hook++;
+	r = listen_fd >= 0 ? start_thread() : -1;
+	if (mp_st.h)
+		__atomic_store_n(&mp_st.h->ctl_state, r ? MP_CTL_UNSAID : MP_CTL_RUNNING, __ATOMIC_RELEASE);
+	mp_in_hook--;
+	errno = e;
+	return r;
+}
+
+/*
+ * What the reader calls in the process (memprof run's collector, with ptrace,
+ * at a point where no thread is in the C library or the loader) when a
+ * request waits at a socket whose thread was never started: 0 once it runs.
+ */
+MP_EXPORT long memprof_control_wake(const char *arg)
+{
+	(void)arg;
+	return mp_control_wake();
 }
 
 /* The thread that answers; joinable, so that mp_control_park() knows it gone. */
@@ -544,6 +594,7 @@ void mp_control_unpark(void)
 
 void mp_control_end(void)
 {
+	lazy = 0;
 	if (wake_fd >= 0 && !ctl_running) {
 		mp_fd_close(wake_fd);
 		wake_fd = -1;
@@ -569,5 +620,5 @@ void mp_control_forked(void)
 	mp_fd_close(listen_fd);
 	mp_fd_close(wake_fd);
 	listen_fd = wake_fd = -1;
-	ctl_running = ctl_restart = 0;
+	ctl_running = ctl_restart = lazy = 0;
 }

@@ -9,10 +9,20 @@
 
 /*
  * Listen on /tmp/memprof-UID/ctl.PID (unless MEMPROF_CONTROL=0) with a
- * thread that answers. 0, or -1 (said on standard error when the directory
+ * thread that answers; under memprof run, the thread waits until a request
+ * does (mp_control_wake()). 0, or -1 (said on standard error when the directory
  * is not safe to use).
  */
 int mp_control_start(void) MP_HIDDEN;
+/*
+ * Start the thread of a socket that listens without one (see ring.h's
+ * ctl_state): from a ring's quarter when the reader asked, from the reader
+ * through memprof_control_wake(), or when the session that let it wait
+ * ends. 0, or -1 when the thread could not be made.
+ */
+int mp_control_wake(void) MP_HIDDEN;
+/* The same, for the collector to call in the process (lib/process/collect-wake.c); arg unused. */
+long memprof_control_wake(const char *arg) MP_EXPORT;
 /* Stop listening and remove the socket (at exit). */
 void mp_control_end(void) MP_HIDDEN;
 /*

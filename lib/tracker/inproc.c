@@ -22,6 +22,7 @@
 #include "include/memprof.h"
 #include "lib/tracker/pyalloc.h"
 #include "lib/tracker/config.h"
+#include "lib/tracker/control.h"
 #include "lib/tracker/direct.h"
 #include "lib/tracker/got.h"
 #include "lib/tracker/hooks.h"
@@ -254,6 +255,8 @@ static int api_stop(unsigned wait_ms, char *path, size_t cap)
 	}
 	if (r)
 		unpatch();
+	/* The control socket's thread waited for that session's reader, which is done. */
+	mp_control_wake();
 	api.patched = 0;
 	if (api.on)
 		restore();

@@ -292,6 +292,8 @@ static void ring_doorbell(struct mp_shm_header *h)
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+int (*mp_stream_ctl_wake)(void);
+
 void mp_stream_half_full(struct mp_wring *w)
 {
 	uint64_t size = w->mask + 1;
@@ -300,6 +302,9 @@ void mp_stream_half_full(struct mp_wring *w)
 	if (w->head - w->tail >= size / 2)
 		ring_doorbell(w->h);
 	w->half_mark = w->head + size / 4;
+	/* A request waits at a control socket whose thread was never started (ring.h's ctl_wake). */
+	if (unlikely(__atomic_load_n(&w->h->ctl_wake, __ATOMIC_RELAXED)) && mp_stream_ctl_wake)
+		mp_stream_ctl_wake();
 }
 
 /*

@@ -136,8 +136,13 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid) MP_HIDDEN;
  * collector went away (the record is then not written).
  */
 int mp_stream_wait_room(struct mp_wring *w, size_t n) MP_HIDDEN;
-/* The ring passed its half-full mark: ring the doorbell if the reader sleeps. */
+/*
+ * The ring passed its half-full mark: ring the doorbell if the reader sleeps;
+ * and when the reader asks (the header's ctl_wake), start the control socket's
+ * thread through mp_stream_ctl_wake (set by control.c while it waits).
+ */
 void mp_stream_half_full(struct mp_wring *w) MP_HIDDEN;
+extern int (*mp_stream_ctl_wake)(void) MP_HIDDEN;
 /*
  * Write one already-encoded record (TRACE, THREAD, MODULE, TICK, a marker)
  * into ring w, keyed now. 0, or -1 when it was not written.

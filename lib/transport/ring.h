@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #define MP_SHM_MAGIC 0x474e49524650454dull /* "MEPFRING" */
-#define MP_SHM_VERSION 3
+#define MP_SHM_VERSION 4
 
 /* Sizes: a ring of this many bytes per thread; the mapping reserves room for max rings. */
 #define MP_RING_SIZE_DEFAULT (128u << 10)
@@ -44,6 +44,8 @@ enum mp_clock { MP_CLOCK_TSC = 1, MP_CLOCK_COUNTER = 2 };
 enum mp_ring_state { MP_RING_FREE = 0, MP_RING_ACTIVE = 1, MP_RING_RETIRED = 2 };
 /* What the reader is doing, for writers deciding whether to ring the doorbell. */
 enum mp_reader_state { MP_READER_ACTIVE = 0, MP_READER_SLEEPING = 1, MP_READER_GONE = 2 };
+/* The tracker's control socket, as the header's ctl_state says (see there). */
+enum mp_ctl_state { MP_CTL_UNSAID = 0, MP_CTL_LAZY = 1, MP_CTL_RUNNING = 2 };
 
 /*
  * The first page of the mapping. Fields before `n_rings` are written once by
@@ -96,6 +98,20 @@ struct mp_shm_header {
 	uint64_t own_tick_ns;
 	/* Samples the reader wrote so far (a thread name is looked at again once a sample). */
 	uint64_t tick_seq __attribute__((aligned(64)));
+	/*
+	 * The control socket of a tracker whose reader samples it (memprof run):
+	 * it listens but starts no thread until asked, so that a program of one
+	 * thread keeps glibc's single-threaded paths. ctl_state MP_CTL_LAZY
+	 * (release, after ctl_fd): ctl_fd is its listening descriptor in the
+	 * process. The reader watches a copy of it (pidfd_getfd); on a
+	 * connection it sets ctl_wake, which the tracker reads where a ring
+	 * passes a quarter, and, for a program that makes no event, calls the
+	 * exported memprof_control_wake() in it (ptrace). The tracker sets
+	 * MP_CTL_RUNNING once its thread answers.
+	 */
+	uint32_t ctl_state __attribute__((aligned(64)));
+	int32_t ctl_fd;
+	uint32_t ctl_wake;
 };
 
 /*

@@ -22,6 +22,7 @@ E2E_TESTS = \
 	%reldir%/ctl-errors.sh \
 	%reldir%/ctl-preload.sh \
 	%reldir%/ctl-refusal.sh \
+	%reldir%/ctl-lazy.sh \
 	%reldir%/ctl-run.sh \
 	%reldir%/ctl-stop.sh \
 	%reldir%/ctl-unprivileged.sh \

@@ -176,6 +176,10 @@ echo "start-up: $((start - sys)) system calls beyond the program's (tracked $sta
 		END { for (k in c) print "   ", c[k], k }' once.trace | sort -rn | head -8 >&2
 	fail_ "once: the tracker's start made $((start - sys)) system calls (more than 500)"
 }
+# ... and no thread: the collector samples the process, and the control socket's thread
+# starts only when a request comes (ctl-lazy.sh).
+clones=$(awk -v p="$pid" '$1 == p && $2 ~ /^clone3?\(/ { c++ } END { print c + 0 }' once.trace)
+[ "$clones" -eq 0 ] || fail_ "once: the tracker made $clones threads in a program of one thread"
 
 [ "$have_cxx" = 1 ] && guard strmap 3 30 ./strmap
 guard heavy 20000 200000 ./heavy 4
