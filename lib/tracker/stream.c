@@ -229,6 +229,8 @@ int mp_stream_unreserve(void)
 	return cut;
 }
 
+int (*mp_stream_ctl_wake)(void);
+
 int mp_stream_ring(struct mp_wring *w, pid_t tid)
 {
 	struct mp_shm_header *h = mp_st.h;
@@ -280,6 +282,15 @@ int mp_stream_ring(struct mp_wring *w, pid_t tid)
 	w->ctl->tid = (uint32_t)tid;
 	__atomic_store_n(&h->n_rings, idx + 1, __ATOMIC_RELEASE);
 	mp_unlock(&mp_st.rings_lock);
+	/*
+	 * A second thread of the program: glibc's single-threaded paths are
+	 * behind it, and a control socket waiting for a request (ring.h's
+	 * ctl_state) may as well start its thread now, rather than have a
+	 * process of threads that wait in futexes (where memprof cannot stop
+	 * one to start it) woken later.
+	 */
+	if (idx > 0 && mp_stream_ctl_wake)
+		mp_stream_ctl_wake();
 	return 0;
 }
 
@@ -291,8 +302,6 @@ static void ring_doorbell(struct mp_shm_header *h)
 	/* Not private: the reader is another process (or our own timer, in direct mode). */
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
-
-int (*mp_stream_ctl_wake)(void);
 
 void mp_stream_half_full(struct mp_wring *w)
 {

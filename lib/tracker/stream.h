@@ -139,7 +139,8 @@ int mp_stream_wait_room(struct mp_wring *w, size_t n) MP_HIDDEN;
 /*
  * The ring passed its half-full mark: ring the doorbell if the reader sleeps;
  * and when the reader asks (the header's ctl_wake), start the control socket's
- * thread through mp_stream_ctl_wake (set by control.c while it waits).
+ * thread through mp_stream_ctl_wake (set by control.c while it waits), which
+ * mp_stream_ring() calls too for the program's second thread.
  */
 void mp_stream_half_full(struct mp_wring *w) MP_HIDDEN;
 extern int (*mp_stream_ctl_wake)(void) MP_HIDDEN;

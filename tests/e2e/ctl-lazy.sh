@@ -69,12 +69,59 @@ if command -v strace > /dev/null; then
 	expect_err "could not ask it"
 fi
 
-# A busy program (the attachee's two threads allocate all the time) starts the thread
-# itself, where a ring passes a quarter; either way it answers, and stops.
+# A busy program of one thread starts the thread itself, where a ring passes a quarter: it
+# answers even while another tracer keeps memprof from stopping it.
+cat > busy.c <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void)
+{
+	unsigned long n = 0;
+	printf("busy\n");
+	fflush(stdout);
+	while (access("stop", F_OK) != 0)
+		for (int i = 0; i < 100000; i++) {
+			void *volatile p = malloc(16 + i % 64);
+			free(p);
+			n++;
+		}
+	printf("done %d\n", n > 0);
+	return 0;
+}
+C
+cc -O2 -o busy busy.c || framework_failure_ "cc busy"
+if command -v strace > /dev/null; then
+	rm -f stop
+	keep_bg -o u.out -e u.err "$MEMPROF" run -f -o u.bin ./busy
+	runpid=$!
+	wait_until 60 grep -q busy u.out || fail_ "busy did not start: $(cat u.err)"
+	target=$(pgrep -P "$runpid" -x busy) || fail_ "no busy child of memprof run $runpid"
+	[ "$(threads)" = "busy " ] || fail_ "threads of busy before a request: $(threads)"
+	strace -q -o /dev/null -p "$target" &
+	tracer=$!
+	wait_until 60 grep -qE '^TracerPid:[[:space:]]+[1-9]' "/proc/$target/status" || fail_ "strace did not attach"
+	mp ctl "$target" status
+	expect_rc 0 "status of a busy program of one thread, traced by strace"
+	expect_out "recording into '$T/u.bin'"
+	[ "$(threads)" = "busy memprof-ctl " ] || fail_ "threads of busy after a request: $(threads)"
+	kill "$tracer"
+	wait "$tracer"
+	touch stop
+	reap "$runpid"
+	expect_rc 0 "memprof run of busy"
+	[ "$(tail -1 u.out)" = "done 1" ] || fail_ "busy said: $(cat u.out)"
+fi
+
+# A program of threads (the attachee's two allocate all the time) starts the thread at once
+# when its second thread records; it answers, and stops.
 start_target "$MEMPROF" run -f -o b.bin
 runpid=$TARGET_PID
 TARGET_PID=$(pgrep -P "$runpid") || fail_ "no attachee child of memprof run $runpid"
-sleep 0.2
+target=$TARGET_PID
+has_ctl() { grep -qx memprof-ctl /proc/"$target"/task/*/comm; }
+wait_until 60 has_ctl ||
+	fail_ "no control thread in a program whose threads allocate: $(threads)"
 mp ctl "$TARGET_PID" status
 expect_rc 0 "status of a busy program"
 expect_out "recording into '$T/b.bin'"
