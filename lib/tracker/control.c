@@ -531,8 +531,14 @@ int mp_control_wake(void)
 	/* The thread's stack and TLS are the tracker's: unrecorded. */
 	mp_in_hook++;
 	r = listen_fd >= 0 ? start_thread() : -1;
-	if (mp_st.h)
-		__atomic_store_n(&mp_st.h->ctl_state, r ? MP_CTL_UNSAID : MP_CTL_RUNNING, __ATOMIC_RELEASE);
+	if (r == 0 && mp_st.h) {
+		__atomic_store_n(&mp_st.h->ctl_state, MP_CTL_RUNNING, __ATOMIC_RELEASE);
+	} else if (listen_fd >= 0) {
+		/* (No thread to be had just now: the next request tries again, not every ring's quarter.) */
+		if (mp_st.h)
+			__atomic_store_n(&mp_st.h->ctl_wake, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&lazy, 1, __ATOMIC_RELEASE);
+	}
 	mp_in_hook--;
 	errno = e;
 	return r;
