@@ -137,38 +137,61 @@ out:
 	return rc;
 }
 
-/*
- * The thread could not be started: the requests waiting are told why, rather
- * than left to time out (the program's next event still starts it). Whether
- * every one was.
- */
-static bool refuse(struct mp_collector *c, struct stream *s, const char *why)
+/* Whether process s has ended (its pidfd is readable): a zombie, or reaped. */
+static bool ended(const struct stream *s)
 {
-	struct strbuf line = STRBUF_INIT;
-	int fd;
-	strbuf_addf(&line, "error the tracker of process %d starts the thread that answers requests "
-		    "once asked, and memprof could not ask it (%s): it answers once the program "
-		    "allocates or frees again\n", (int)s->pid, why);
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+	return s->pidfd >= 0 && poll(&p, 1, 0) == 1;
+}
+
+/*
+ * Tell the requests waiting at s's socket why nothing answers them (rather
+ * than leave them to time out): the line, "error ...". Whether every one was.
+ */
+static bool tell(struct stream *s, const struct strbuf *line)
+{
+	int fd, e = 0;
 	/*
 	 * Without blocking for the while (the flag is the socket's, shared with the
 	 * tracker, whose thread takes EAGAIN for "nothing yet" should it start now).
 	 */
 	int fl = fcntl(s->ctl_fd, F_GETFL);
 	if (fl < 0 || fcntl(s->ctl_fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		fl = -1;
-	while (fl >= 0 && (fd = accept4(s->ctl_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		return false;
+	while ((fd = accept4(s->ctl_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
 		char req[256];
 		/* (Its line read first: a socket closed with data unread is reset at the other end.) */
 		ssize_t n = recv(fd, req, sizeof(req), 0);
 		if (n >= 0 || errno == EAGAIN)
-			n = send(fd, line.buf, line.len, MSG_NOSIGNAL); /* (an asker gone hears nothing) */
+			n = send(fd, line->buf, line->len, MSG_NOSIGNAL); /* (an asker gone hears nothing) */
 		close(fd);
 	}
-	if (fl >= 0)
-		fcntl(s->ctl_fd, F_SETFL, fl);
-	mp_collect_warn(c, "%.*s", (int)line.len - 7, line.buf + 6);
+	e = errno;
+	fcntl(s->ctl_fd, F_SETFL, fl);
+	return e == EAGAIN || e == EWOULDBLOCK;
+}
+
+/*
+ * The thread could not be started: the requests waiting are told why (the
+ * program's next event still starts it), and so is the user, at the end.
+ * One that ended meanwhile is said to have. Whether every request was told.
+ */
+static bool refuse(struct mp_collector *c, struct stream *s, const char *why)
+{
+	struct strbuf line = STRBUF_INIT;
+	bool gone = ended(s), all;
+	/* ("error " and the rest, which memprof ctl prints after "process PID: ".) */
+	if (gone)
+		strbuf_addstr(&line, "error ended before its tracker could answer\n");
+	else
+		strbuf_addf(&line, "error its tracker starts the thread that answers requests once asked, "
+			    "and memprof could not ask it (%s): it answers once the program allocates "
+			    "or frees again\n", why);
+	all = tell(s, &line);
+	if (!gone)
+		mp_collect_warn(c, "process %d: %.*s", (int)s->pid, (int)line.len - 7, line.buf + 6);
 	strbuf_release(&line);
-	return fl >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK); /* all of them told */
+	return all;
 }
 
 void mp_collect_ctl_event(struct mp_collector *c, struct stream *s)

@@ -55,7 +55,7 @@ if command -v strace > /dev/null; then
 	mp ctl "$target" status
 	expect_rc 1 "status of a program that cannot be woken"
 	expect_one_line_err
-	expect_err "the tracker of process $target starts the thread that answers requests once asked, and memprof could not ask it ("
+	expect_err "process $target: its tracker starts the thread that answers requests once asked, and memprof could not ask it ("
 	expect_err "): it answers once the program allocates or frees again"
 	kill "$tracer"
 	wait "$tracer"
@@ -66,7 +66,8 @@ if command -v strace > /dev/null; then
 	kill -TERM "$target"
 	reap "$runpid"
 	expect_rc 1 "memprof run of crash term, traced a while by strace"
-	expect_err "could not ask it"
+	expect_err "memprof: warning: process $target: its tracker starts the thread that answers requests once asked, and memprof could not ask it ("
+	! grep -q "process $target: process $target" s.err || fail_ "the pid said twice: $(cat s.err)"
 fi
 
 # A busy program of one thread starts the thread itself, where a ring passes a quarter: it
