@@ -26,8 +26,7 @@ struct stream {
 	int memfd;                   /* the tracker's rings, until the drain takes them */
 	struct stat rings_file;      /* their device and inode, to find them in /proc/PID/maps */
 	int pidfd;                   /* readable when the process is gone, or -1 */
-	int ctl_fd;                  /* a copy of its waiting control socket, watched (collect-wake.c), or -1 */
-	bool ctl_done;               /* that socket was looked at: watched, or not to be */
+	int ctl_fd;                  /* its waiting control socket, passed to us and watched (collect-wake.c), or -1 */
 	bool ep_out;                 /* fd's epoll interest includes writing (replies wait) */
 	bool socket_lost;            /* the program closed the socket: the rings are read on */
 	bool gone;                   /* its pidfd said the process is gone */
@@ -112,10 +111,12 @@ void mp_collect_note(struct mp_collector *c, const char *fmt, ...) __attribute__
 
 /*
  * collect-wake.c: the control socket of a tracker that waits to be asked.
- * Look whether s has one (at each look of the streams) and watch a copy,
- * tagged (uintptr_t)s | 2; a connection there: start its thread; forget it.
+ * Read s's socket (as read(2)), on which the tracker passes it after its
+ * header (watched from then on, tagged (uintptr_t)s | 2; the byte that
+ * brought it is not returned); a connection there: start its thread; forget
+ * it.
  */
-void mp_collect_ctl_look(struct mp_collector *c, struct stream *s);
+ssize_t mp_collect_ctl_read(struct mp_collector *c, struct stream *s, void *buf, size_t len);
 void mp_collect_ctl_event(struct mp_collector *c, struct stream *s);
 void mp_collect_ctl_forget(struct stream *s);
 /* The stream ended: that, and the socket's file of a process that died is removed. */

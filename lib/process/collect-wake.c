@@ -4,14 +4,16 @@
  * that waits to be asked (lib/transport/ring.h, ctl_state) is watched. Under
  * memprof run a program of one thread keeps glibc's single-threaded paths:
  * its tracker listens on its control socket but starts the thread that
- * answers only once a request comes. The collector watches a copy of the
- * listening socket; when a connection waits there, it sets the header's
+ * answers only once a request comes. The tracker passes the collector the
+ * listening socket (after its header, on the stream's socket), which the
+ * collector watches; when a connection waits there, it sets the header's
  * ctl_wake (a busy program starts the thread where one of its rings passes a
  * quarter) and, for a program that makes no event, calls
  * memprof_control_wake() in it with ptrace, as memprof attach calls its
  * entry: the collector is the program's ancestor, which Yama's ptrace_scope
  * 1 allows. What the program's request costs it: one stop of a few
- * milliseconds, once in its life. */
+ * milliseconds, once in its life.
+ */
 #include <config.h>
 
 #include <errno.h>
@@ -20,7 +22,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,10 +30,6 @@
 #include "lib/process/inject.h"
 #include "lib/process/procmaps.h"
 #include "lib/transport/ring.h"
-
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 
 /* How long a busy program is given to start its thread itself before it is stopped to. */
 #define WAKE_GRACE_MS 20
@@ -44,7 +41,7 @@ static struct mp_shm_header *header(const struct stream *s)
 	return s->drain ? mp_drain_header(s->drain) : NULL;
 }
 
-/* Whether fd is a listening socket of the local domain (the number may be the program's since). */
+/* Whether fd is a listening socket of the local domain. */
 static bool is_listening_unix(int fd)
 {
 	int v = 0, dom = 0;
@@ -53,29 +50,59 @@ static bool is_listening_unix(int fd)
 	       getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &ld) == 0 && dom == AF_UNIX;
 }
 
-void mp_collect_ctl_look(struct mp_collector *c, struct stream *s)
+/*
+ * The control socket passed (with the header's last bytes, perhaps, before
+ * the drain maps the rings): watched, tagged (uintptr_t)s | 2.
+ */
+static void take_socket(struct mp_collector *c, struct stream *s, int fd)
 {
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)(uintptr_t)s | 2 };
 	struct mp_shm_header *h = header(s);
-	struct epoll_event ev = { .events = EPOLLIN };
-	int fd = -1;
-	if (s->ctl_done || !h || s->pidfd < 0 ||
-	    __atomic_load_n(&h->ctl_state, __ATOMIC_ACQUIRE) != MP_CTL_LAZY)
-		return;
-	s->ctl_done = true; /* looked at once: watched from now on, or never */
-	fd = (int)syscall(SYS_pidfd_getfd, s->pidfd, h->ctl_fd, 0);
-	if (fd >= 0 && !is_listening_unix(fd)) {
+	if (s->ctl_fd >= 0 || !is_listening_unix(fd) || epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		close(fd);
-		fd = -1;
-	}
-	ev.data.u64 = (uint64_t)(uintptr_t)s | 2;
-	if (fd < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		/* Not watched (no pidfd_getfd, or refused): the thread starts at once. */
-		if (fd >= 0)
-			close(fd);
-		__atomic_store_n(&h->ctl_wake, 1, __ATOMIC_RELAXED);
+		/* (Not watched, epoll's limit reached: the program starts the thread at its next events.) */
+		if (h && s->ctl_fd < 0)
+			__atomic_store_n(&h->ctl_wake, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	s->ctl_fd = fd;
+}
+
+ssize_t mp_collect_ctl_read(struct mp_collector *c, struct stream *s, void *buf, size_t len)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} u;
+	struct iovec iov = { buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	ssize_t n = recvmsg(s->fd, &msg, MSG_CMSG_CLOEXEC);
+	bool took = false;
+	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			/*
+			 * The kernel ends a read with the byte that brought descriptors:
+			 * the last byte read, MP_CTL_FD_BYTE, is not the stream's.
+			 */
+			if (!took && k == 1 && ((const char *)buf)[n - 1] == MP_CTL_FD_BYTE) {
+				took = true;
+				take_socket(c, s, fd);
+			} else {
+				close(fd);
+			}
+		}
+	}
+	if (took && --n == 0) {
+		errno = EAGAIN; /* (nothing else yet: not the end) */
+		return -1;
+	}
+	return n;
 }
 
 void mp_collect_ctl_forget(struct stream *s)
@@ -83,7 +110,6 @@ void mp_collect_ctl_forget(struct stream *s)
 	if (s->ctl_fd >= 0)
 		close(s->ctl_fd); /* (out of the epoll set with it) */
 	s->ctl_fd = -1;
-	s->ctl_done = true;
 }
 
 /* Whether the tracker of s runs its thread, waiting up to ms for it to. */

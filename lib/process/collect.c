@@ -615,7 +615,7 @@ static void read_stream(struct mp_collector *c, struct stream *s)
 		return;
 	}
 	if (s->have_header) {
-		/* Nothing else comes this way; what does is not ours to read. */
+		/* Nothing else comes this way but a control socket that waits (taken by mp_collect_ctl_read()). */
 		dst = junk;
 		room = sizeof(junk);
 	} else {
@@ -627,7 +627,7 @@ static void read_stream(struct mp_collector *c, struct stream *s)
 		room = s->in_cap - s->in_len;
 	}
 	do
-		n = read(s->fd, dst, room);
+		n = mp_collect_ctl_read(c, s, dst, room);
 	while (n < 0 && errno == EINTR);
 	if (n < 0 && errno == EAGAIN)
 		return;
@@ -686,7 +686,6 @@ static void serve_event(struct mp_collector *c, const struct epoll_event *ev)
 			if (s->eof)
 				continue;
 			take(c, s, ROUND_BUDGET);
-			mp_collect_ctl_look(c, s);
 			/* Without its socket, a stream ends at its detach. */
 			if (s->socket_lost && s->detach_seen)
 				end_stream(c, s);

@@ -461,8 +461,8 @@ static void *control_main(void *arg)
 /*
  * Whether the thread may wait until it is asked for: a stream whose reader
  * samples the process (memprof run, and the children it follows) has that
- * reader beside it, which watches the socket and wakes us (see ring.h's
- * ctl_state).
+ * reader beside it, which watches the socket once passed to it and wakes us
+ * (see ring.h's ctl_state).
  */
 static bool may_wait(void)
 {
@@ -510,11 +510,14 @@ int mp_control_start(void)
 		return -1;
 	}
 	if (may_wait()) {
-		mp_st.h->ctl_fd = listen_fd;
+		/* (Waiting first: the reader that gets the socket sees it so.) */
 		__atomic_store_n(&mp_st.h->ctl_state, MP_CTL_LAZY, __ATOMIC_RELEASE);
-		__atomic_store_n(&lazy, 1, __ATOMIC_RELEASE);
-		mp_stream_ctl_wake = mp_control_wake;
-		return 0;
+		if (mp_stream_pass_control(listen_fd) == 0) {
+			__atomic_store_n(&lazy, 1, __ATOMIC_RELEASE);
+			mp_stream_ctl_wake = mp_control_wake;
+			return 0;
+		}
+		__atomic_store_n(&mp_st.h->ctl_state, MP_CTL_UNSAID, __ATOMIC_RELEASE);
 	}
 	if (start_thread() < 0) {
 		mp_control_end();

@@ -543,6 +543,13 @@ static int open_socket(void)
 	return 0;
 }
 
+int mp_stream_pass_control(int fd)
+{
+	if (mp_cfg.direct || !mp_st.sink_is_socket || mp_st.sink_fd < 0 || !mp_fd_intact(mp_st.sink_fd))
+		return -1;
+	return mp_send_ctl_fd(mp_st.sink_fd, fd);
+}
+
 static int send_all(const uint8_t *p, size_t n)
 {
 	while (n) {

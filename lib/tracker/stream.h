@@ -145,6 +145,12 @@ int mp_stream_wait_room(struct mp_wring *w, size_t n) MP_HIDDEN;
 void mp_stream_half_full(struct mp_wring *w) MP_HIDDEN;
 extern int (*mp_stream_ctl_wake)(void) MP_HIDDEN;
 /*
+ * Pass the collector the control socket fd that waits to be asked (after
+ * the header, on the stream's socket: ring.h's mp_send_ctl_fd()). 0, or -1
+ * when there is no collector's socket or the send failed.
+ */
+int mp_stream_pass_control(int fd) MP_HIDDEN;
+/*
  * Write one already-encoded record (TRACE, THREAD, MODULE, TICK, a marker)
  * into ring w, keyed now. 0, or -1 when it was not written.
  */

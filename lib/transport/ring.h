@@ -22,6 +22,7 @@
 #define MEMPROF_LIB_TRANSPORT_RING_H
 
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -101,16 +102,15 @@ struct mp_shm_header {
 	/*
 	 * The control socket of a tracker whose reader samples it (memprof run):
 	 * it listens but starts no thread until asked, so that a program of one
-	 * thread keeps glibc's single-threaded paths. ctl_state MP_CTL_LAZY
-	 * (release, after ctl_fd): ctl_fd is its listening descriptor in the
-	 * process. The reader watches a copy of it (pidfd_getfd); on a
-	 * connection it sets ctl_wake, which the tracker reads where a ring
-	 * passes a quarter, and, for a program that makes no event, calls the
-	 * exported memprof_control_wake() in it (ptrace). The tracker sets
-	 * MP_CTL_RUNNING once its thread answers.
+	 * thread keeps glibc's single-threaded paths. ctl_state MP_CTL_LAZY,
+	 * then the listening socket passed on the stream's socket after the
+	 * header (mp_send_ctl_fd()). The reader watches it; on a connection it
+	 * sets ctl_wake, which the tracker reads where a ring passes a quarter,
+	 * and, for a program that makes no event, calls the exported
+	 * memprof_control_wake() in it (ptrace). The tracker sets MP_CTL_RUNNING
+	 * once its thread answers.
 	 */
 	uint32_t ctl_state __attribute__((aligned(64)));
-	int32_t ctl_fd;
 	uint32_t ctl_wake;
 };
 
@@ -174,6 +174,35 @@ static inline void mp_hello_msg_init(struct mp_hello_msg *m)
 	m->iov = (struct iovec){ &m->hello, sizeof(m->hello) };
 	m->msg = (struct msghdr){ .msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->u.buf,
 				  .msg_controllen = sizeof(m->u.buf) };
+}
+
+/*
+ * Pass the reader the listening control socket fd (see the header's
+ * ctl_state): one byte, MP_CTL_FD_BYTE, on the stream's socket sock, with fd
+ * attached. 0, or -1 (errno).
+ */
+#define MP_CTL_FD_BYTE 'c'
+static inline int mp_send_ctl_fd(int sock, int fd)
+{
+	char byte = MP_CTL_FD_BYTE;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	ssize_t n;
+	memset(&u, 0, sizeof(u));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
 }
 
 /* Offsets and size of a mapping for max rings of ring_size bytes. */
