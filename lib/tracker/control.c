@@ -466,7 +466,7 @@ static void *control_main(void *arg)
  */
 static bool may_wait(void)
 {
-	return mp_state == MP_STATE_ON && mp_st.h && mp_st.reader_ticks && !mp_cfg.direct;
+	return mp_state == MP_STATE_ON && mp_st.h && mp_st.reader_ticks; /* (reader_ticks: not direct) */
 }
 
 int mp_control_start(void)
@@ -534,8 +534,9 @@ int mp_control_wake(void)
 	/* The thread's stack and TLS are the tracker's: unrecorded. */
 	mp_in_hook++;
 	r = listen_fd >= 0 ? start_thread() : -1;
-	if (r == 0 && mp_st.h) {
-		__atomic_store_n(&mp_st.h->ctl_state, MP_CTL_RUNNING, __ATOMIC_RELEASE);
+	if (r == 0) {
+		if (mp_st.h) /* (none after a stop: mp_control_wake() from api_stop()) */
+			__atomic_store_n(&mp_st.h->ctl_state, MP_CTL_RUNNING, __ATOMIC_RELEASE);
 	} else if (listen_fd >= 0) {
 		/* (No thread to be had just now: the next request tries again, not every ring's quarter.) */
 		if (mp_st.h)
