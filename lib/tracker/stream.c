@@ -512,10 +512,7 @@ static pid_t peer_pid(int fd)
 static int open_socket(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct mp_hello_msg m = { .hello = { MP_HELLO_MAGIC, MP_SHM_VERSION, (uint32_t)getpid() } };
-	struct cmsghdr *c;
-	mp_hello_msg_init(&m);
-	c = CMSG_FIRSTHDR(&m.msg);
+	struct mp_shm_hello hello = { MP_HELLO_MAGIC, MP_SHM_VERSION, (uint32_t)getpid() };
 	mp_st.sink_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (mp_st.sink_fd < 0)
 		return -1;
@@ -531,11 +528,7 @@ static int open_socket(void)
 	mp_fd_own_at(&mp_st.sink_fd);
 	mp_st.sink_is_socket = 1;
 	mp_st.collector_pid = peer_pid(mp_st.sink_fd);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &mp_st.shm_fd, sizeof(int));
-	if (sendmsg(mp_st.sink_fd, &m.msg, MSG_NOSIGNAL) != (ssize_t)sizeof(m.hello)) {
+	if (mp_send_fd(mp_st.sink_fd, &hello, sizeof(hello), mp_st.shm_fd) != (ssize_t)sizeof(hello)) {
 		mp_fd_close(mp_st.sink_fd);
 		mp_st.sink_fd = -1;
 		return -1;
@@ -547,7 +540,8 @@ int mp_stream_pass_control(int fd)
 {
 	if (mp_cfg.direct || !mp_st.sink_is_socket || mp_st.sink_fd < 0 || !mp_fd_intact(mp_st.sink_fd))
 		return -1;
-	return mp_send_ctl_fd(mp_st.sink_fd, fd);
+	char byte = MP_CTL_FD_BYTE;
+	return mp_send_fd(mp_st.sink_fd, &byte, 1, fd) == 1 ? 0 : -1;
 }
 
 static int send_all(const uint8_t *p, size_t n)

@@ -146,7 +146,7 @@ void mp_stream_half_full(struct mp_wring *w) MP_HIDDEN;
 extern int (*mp_stream_ctl_wake)(void) MP_HIDDEN;
 /*
  * Pass the collector the control socket fd that waits to be asked (after
- * the header, on the stream's socket: ring.h's mp_send_ctl_fd()). 0, or -1
+ * the header, on the stream's socket: ring.h's mp_send_fd()). 0, or -1
  * when there is no collector's socket or the send failed.
  */
 int mp_stream_pass_control(int fd) MP_HIDDEN;

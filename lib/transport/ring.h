@@ -104,7 +104,7 @@ struct mp_shm_header {
 	 * it listens but starts no thread until asked, so that a program of one
 	 * thread keeps glibc's single-threaded paths. ctl_state MP_CTL_LAZY,
 	 * then the listening socket passed on the stream's socket after the
-	 * header (mp_send_ctl_fd()). The reader watches it; on a connection it
+	 * header (mp_send_fd(), MP_CTL_FD_BYTE). The reader watches it; on a connection it
 	 * sets ctl_wake, which the tracker reads where a ring passes a quarter,
 	 * and, for a program that makes no event, calls the exported
 	 * memprof_control_wake() in it (ptrace). The tracker sets MP_CTL_RUNNING
@@ -157,7 +157,7 @@ struct mp_shm_hello {
 	uint32_t pid;
 };
 
-/* The hello as a message, with room for the memfd beside it: both sides' sendmsg()/recvmsg(). */
+/* The hello as a message, with room for the memfd beside it: the collector's recvmsg(). */
 struct mp_hello_msg {
 	struct mp_shm_hello hello;
 	struct iovec iov;
@@ -177,19 +177,19 @@ static inline void mp_hello_msg_init(struct mp_hello_msg *m)
 }
 
 /*
- * Pass the reader the listening control socket fd (see the header's
- * ctl_state): one byte, MP_CTL_FD_BYTE, on the stream's socket sock, with fd
- * attached. 0, or -1 (errno).
+ * Send len bytes of data on the local socket sock with descriptor fd attached
+ * (SCM_RIGHTS): the hello with the rings' memfd, and after the header the
+ * byte MP_CTL_FD_BYTE with a listening control socket that waits to be asked
+ * (see the header's ctl_state). The bytes sent, or -1 (errno).
  */
 #define MP_CTL_FD_BYTE 'c'
-static inline int mp_send_ctl_fd(int sock, int fd)
+static inline ssize_t mp_send_fd(int sock, const void *data, size_t len, int fd)
 {
-	char byte = MP_CTL_FD_BYTE;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
-	struct iovec iov = { &byte, 1 };
+	struct iovec iov = { (void *)data, len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			      .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
@@ -202,7 +202,7 @@ static inline int mp_send_ctl_fd(int sock, int fd)
 	do
 		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -1;
+	return n;
 }
 
 /* Offsets and size of a mapping for max rings of ring_size bytes. */
