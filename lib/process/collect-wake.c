@@ -129,15 +129,14 @@ static bool running_within(struct mp_shm_header *h, unsigned ms)
 static int wake_remote(struct mp_collector *c, struct stream *s, struct strbuf *err)
 {
 	struct mp_procmaps maps = MP_PROCMAPS_INIT;
-	static const char *const names[] = { "libmemprof.so", NULL };
 	const struct mp_procmaps_entry *lib;
 	struct mp_inject_opts o = { 0 };
 	int reaped = -1, rc = -1;
 	long result = -1;
 	if (mp_procmaps_read(&maps, s->pid, err) < 0)
 		return -1;
-	lib = mp_procmaps_find(&maps, names);
-	if (!lib || !lib->path || lib->path[0] != '/') {
+	lib = mp_procmaps_tracker(&maps);
+	if (!lib) {
 		strbuf_addstr(err, "its libmemprof.so is not in its maps");
 		goto out;
 	}

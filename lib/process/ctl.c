@@ -5,6 +5,7 @@
 #include "lib/process/collect.h"
 #include "lib/process/ctlsock.h"
 #include "lib/process/procids.h"
+#include "lib/process/procmaps.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -42,12 +43,11 @@ static int dial(const char *path)
 /* Whether process pid has a memprof tracker mapped (one that does not listen: --no-control, detached...). */
 static bool tracker_loaded(pid_t pid)
 {
-	struct strbuf maps = STRBUF_INIT;
-	char path[64];
-	bool found;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	found = strbuf_read_file(&maps, path, 64 << 10) >= 0 && strstr(maps.buf, "/libmemprof.so");
-	strbuf_release(&maps);
+	struct mp_procmaps maps = MP_PROCMAPS_INIT;
+	struct strbuf ignore = STRBUF_INIT;
+	bool found = mp_procmaps_read(&maps, pid, &ignore) == 0 && mp_procmaps_tracker(&maps);
+	mp_procmaps_release(&maps);
+	strbuf_release(&ignore);
 	return found;
 }
 

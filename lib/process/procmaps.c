@@ -112,6 +112,12 @@ const struct mp_procmaps_entry *mp_procmaps_find(const struct mp_procmaps *m, co
 	return NULL;
 }
 
+const struct mp_procmaps_entry *mp_procmaps_tracker(const struct mp_procmaps *m)
+{
+	static const char *const names[] = { "libmemprof.so", NULL };
+	return mp_procmaps_find(m, names);
+}
+
 const struct mp_procmaps_entry *mp_procmaps_find_file(const struct mp_procmaps *m, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < m->nr; i++) {

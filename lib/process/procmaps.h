@@ -39,6 +39,8 @@ const char *mp_procmaps_basename(const struct mp_procmaps_entry *e);
  * load address; NULL when no module matches.
  */
 const struct mp_procmaps_entry *mp_procmaps_find(const struct mp_procmaps *m, const char *const *prefixes);
+/* The same for memprof's tracker, libmemprof.so (preloaded, linked, or loaded by attach). */
+const struct mp_procmaps_entry *mp_procmaps_tracker(const struct mp_procmaps *m);
 /* The offset-0 mapping of the module backed by the file with this device and inode, or NULL. */
 const struct mp_procmaps_entry *mp_procmaps_find_file(const struct mp_procmaps *m, dev_t dev, ino_t ino);
 /* The mapping holding addr, or NULL. */
