@@ -304,6 +304,13 @@ void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	t.end_time_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+	/*
+	 * A tracker that saw its end (exit, exec, stop) wrote its time there, in
+	 * its last tick: the capture ends then, not when the collector got to it.
+	 */
+	if (final && (s->exit_seen || s->execd || s->detach_seen) && s->dec.time_us &&
+	    s->dec.header.start_time_us + s->dec.time_us < t.end_time_us)
+		t.end_time_us = s->dec.header.start_time_us + s->dec.time_us;
 	if (t.end_time_us > s->dec.header.start_time_us)
 		t.duration_us = t.end_time_us - s->dec.header.start_time_us;
 	/* The process memprof run started: its first capture, or a later one (memprof ctl start). */

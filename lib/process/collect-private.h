@@ -128,6 +128,11 @@ bool mp_collect_held_by_child(const struct stream *s);
 void mp_collect_hold_event(struct stream *s);
 /* Whether process s still maps its rings (/proc/PID/maps): it neither exited nor replaced itself. */
 bool mp_collect_rings_mapped(const struct stream *s);
+/*
+ * Let go of what s held to make its capture, once finished: its rings, input,
+ * writer, symbols and tables (its header and info stay). Again: nothing.
+ */
+void mp_collect_release_work(struct stream *s);
 /* The path of s's capture (a new string): FILE, FILE.N or FILE.PID, none taken already. */
 char *mp_collect_path(struct mp_collector *c, struct stream *s);
 /*

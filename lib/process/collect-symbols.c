@@ -76,6 +76,8 @@ void mp_collect_release_modules(struct stream *s)
 	for (size_t i = 0; i < s->nheld; i++)
 		free(s->held[i].rec);
 	free(s->held);
+	s->held = NULL;
+	s->nheld = s->held_alloc = 0;
 	mp_intmap_release(&s->module_at);
 }
 

@@ -102,26 +102,11 @@ struct mp_collector *mp_collector_new(const struct mp_collect_opts *opts, const 
 static void stream_free(struct stream *s)
 {
 	close_open(s->fd);
-	close_open(s->memfd);
 	close_open(s->pidfd);
 	close_open(s->ctl_fd);
-	mp_drain_free(s->drain);
-	if (s->w_open)
-		mp_writer_close(&s->w);
-	free(s->in);
+	mp_collect_release_work(s);
 	strbuf_release(&s->replies);
 	mp_decoder_release(&s->dec);
-	if (s->sym)
-		mp_symbols_free(s->sym);
-	mp_intmap_release(&s->seen_ips);
-	mp_collect_release_modules(s);
-	mp_intmap_release(&s->strings);
-	mp_strtab_release(&s->pystrings);
-	free(s->pending);
-	if (s->agg) {
-		mp_analysis_release(s->agg);
-		free(s->agg);
-	}
 	free(s);
 }
 
@@ -501,8 +486,15 @@ static void end_stream(struct mp_collector *c, struct stream *s)
 	s->pidfd = -1;
 	if (s->obs && c->opts.observer->ended)
 		c->opts.observer->ended(s->obs);
-	/* (Its tracker may wait, on the socket, to hear that it is finished.) */
-	if (s->detach_seen)
+	/*
+	 * (Its tracker may wait, on the socket, to hear that it is finished.)
+	 * A process of the family other than the one memprof run started is
+	 * finished now too: its capture ends when it did, and what making it
+	 * took (rings, tables, its file's descriptor) goes, rather than piling
+	 * up over a build's thousands of processes. The started one waits for
+	 * its exit status, which memprof run's wait gives (mp_collector_finish()).
+	 */
+	if (s->detach_seen || (s->pid != c->opts.main_pid && s->have_header))
 		finish_stream(c, s);
 	if (mp_collect_held_by_child(s)) {
 		s->child_holds = true; /* its fd stays watched: mp_collect_hold_event() */
@@ -761,6 +753,7 @@ static void finish_stream(struct mp_collector *c, struct stream *s)
 	end_stream(c, s);
 	if (s->w_open)
 		mp_collect_end_capture(c, s);
+	mp_collect_release_work(s);
 }
 
 /*

@@ -85,6 +85,7 @@ E2E_TESTS = \
 	%reldir%/family-python.sh \
 	%reldir%/family-errors.sh \
 	%reldir%/family-clock.sh \
+	%reldir%/family-finish.sh \
 	%reldir%/html-processes.sh \
 	%reldir%/run-handlers.sh \
 	%reldir%/run-keys.sh \
