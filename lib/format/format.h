@@ -214,6 +214,7 @@ enum mp_end_reason {
 	MP_END_DETACH = 2,       /* tracking stopped by detach or --duration */
 	MP_END_DISCONNECT = 3,   /* the stream ended without an exit status */
 	MP_END_SNAPSHOT = 4,     /* a snapshot: the capture went on after this point */
+	MP_END_EXEC = 5,         /* the process replaced itself with another program (exec) */
 };
 
 /* Fields of ATTACH, DETACH, FORK, LOST, EXIT, MESSAGE and UNWIND records. */

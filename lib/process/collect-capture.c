@@ -337,6 +337,9 @@ void mp_collect_fill_trailer(struct mp_collector *c, struct stream *s, struct mp
 		t.end_reason = MP_END_EXIT;
 		t.has_exit_code = s->exit_status_known;
 		t.exit_code = s->exit_status & 0xff;
+	} else if (s->exec_known && s->execd) {
+		/* It went on as another program: no exit status of its own (the next capture's, if tracked). */
+		t.end_reason = MP_END_EXEC;
 	} else {
 		t.end_reason = MP_END_DISCONNECT;
 	}

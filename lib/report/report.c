@@ -150,6 +150,8 @@ static void exit_status(const struct mp_trailer *t, bool has_marker, int64_t mar
 		strbuf_addstr(sb, "unknown: tracking stopped before the process ended (detach or stop)");
 	} else if (t->present && t->end_reason == MP_END_SNAPSHOT) {
 		strbuf_addstr(sb, "unknown: a snapshot, taken while the process ran");
+	} else if (t->present && t->end_reason == MP_END_EXEC) {
+		strbuf_addstr(sb, "none: the process went on as another program (exec)");
 	} else if (t->present) {
 		strbuf_addstr(sb, "unknown: the stream ended without an exit status");
 	} else if (has_marker) {

@@ -2,11 +2,12 @@
 # A process tree's children are finished as they end, not when the whole run
 # does: while the shell that forked them still runs (it waits on a FIFO), each
 # child's capture is complete (its trailer says its exit status and its exact
-# figures), its duration is its own life and not the run's, and memprof run
-# holds none of their files, rings or sockets open (a build makes thousands of
-# processes: before this, every one stayed open to the end, 2.5 GB and 6,500
-# descriptors in memprof's own build). The shell's capture, whose exit status
-# memprof run's wait gives, is finished at the end as before.
+# figures), it ended before the shell waited (its time is its own, not the
+# run's), and memprof run holds none of their files, rings or sockets open (a
+# build makes thousands of processes: before this, every one stayed open to
+# the end, 2.5 GB and 6,500 descriptors in memprof's own build). A child shell
+# that went on as a program (exec) says so, not "no exit status". The shell's
+# capture, whose exit status memprof run's wait gives, is finished at the end.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
@@ -44,6 +45,13 @@ want = sorted((n, n * 1000, n, 0) for n in range(1, 6))
 if sorted(got) != want:
     sys.exit("children: %r, expected %r" % (sorted(got), want))
 PY
+# The shells they were forked as did not exit: each went on as the program (exec).
+for f in $(sed 's/\.2$//' kids); do
+	mp stats "$f"
+	expect_rc 0 "stats of $f"
+	grep -qx 'Exit status: none: the process went on as another program (exec)' out ||
+		fail_ "$f: $(grep 'Exit status' out)"
+done
 # memprof run holds none of the children's captures open, nor their rings.
 open_caps=$(ls -l /proc/$run_pid/fd 2>/dev/null | grep -c 't\.bin\.' || true)
 [ "$open_caps" = 0 ] || fail_ "memprof run still holds $open_caps of the children's captures"
