@@ -17,6 +17,7 @@
 #include "lib/process/attachctl.h"
 #include "lib/transport/merge.h"
 #include "lib/util/paths.h"
+#include "lib/util/sort.h"
 #include "lib/util/xalloc.h"
 
 #define STOP_WAIT_MS 10000
@@ -573,9 +574,62 @@ void mp_track_finish(struct mp_track *t, struct mp_track_result *r)
 	t->finished = true;
 }
 
+/*
+ * A process tree names at most this many of its children's captures one by
+ * one in the closing lines, those that allocated most (a build has
+ * thousands); the others are summed up in one line.
+ */
+#define CHILDREN_NAMED 10
+
+static bool child_capture(const struct mp_track *t, const struct mp_capture_info *ci)
+{
+	return t->o->follow_fork && !ci->capture && !ci->main && !ci->failed;
+}
+
+/*
+ * Which children's captures are named: those of more than *least
+ * allocations, and the first *ties of exactly *least; false when every
+ * one is (few children).
+ */
+static bool children_named(const struct mp_track *t, const struct mp_track_result *r, uint64_t *least,
+			   size_t *ties)
+{
+	uint64_t *a;
+	size_t n = 0, more = 0;
+	for (size_t i = 0; i < r->ninfos; i++)
+		n += child_capture(t, &r->infos[i]);
+	if (n <= CHILDREN_NAMED)
+		return false;
+	a = xmalloc(n * sizeof(*a));
+	n = 0;
+	for (size_t i = 0; i < r->ninfos; i++)
+		if (child_capture(t, &r->infos[i]))
+			a[n++] = r->infos[i].allocs;
+	mp_qsort(a, n, sizeof(*a), mp_cmp_u64_desc);
+	*least = a[CHILDREN_NAMED - 1];
+	while (more < CHILDREN_NAMED && a[more] > *least)
+		more++;
+	*ties = CHILDREN_NAMED - more;
+	free(a);
+	return true;
+}
+
+/* What a capture misses, said of every one (named in the closing lines or not). */
+static void lost_warning(const struct mp_capture_info *ci, const char *prefix, struct strbuf *out)
+{
+	if (ci->lost)
+		strbuf_addf(out, "%swarning: '%s' misses %llu allocations and frees the tracker could "
+			    "not record (made in signal handlers that interrupted it); 'memprof stats' "
+			    "counts them\n", prefix, ci->path, (unsigned long long)ci->lost);
+}
+
 void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r, const char *prog,
 		       unsigned flags, const char *prefix, struct strbuf *out)
 {
+	uint64_t least = 0;
+	size_t ties = 0, rest = 0;
+	unsigned long long rest_allocs = 0, rest_frees = 0, rest_bytes = 0;
+	bool some = false;
 	for (size_t i = 0; i < r->nwarnings; i++)
 		strbuf_addf(out, "%swarning: %s\n", prefix, r->warnings[i]);
 	if (flags & MP_TRACK_QUIET)
@@ -585,12 +639,21 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 	/* One line however many modules: it is normal, and worth knowing. */
 	if (r->hint)
 		strbuf_addf(out, "%snote: %s\n", prefix, r->hint);
+	some = children_named(t, r, &least, &ties);
 	for (size_t i = 0; i < r->ninfos; i++) {
 		const struct mp_capture_info *ci = &r->infos[i];
 		unsigned long long allocs = ci->allocs, frees = ci->frees;
 		char what[160] = " (a child process)";
 		if (ci->failed)
 			continue;
+		if (some && child_capture(t, ci) && !(allocs > least || (allocs == least && ties && ties--))) {
+			rest++;
+			rest_allocs += allocs;
+			rest_frees += frees;
+			rest_bytes += ci->file_bytes;
+			lost_warning(ci, prefix, out);
+			continue;
+		}
 		if (ci->main || ci->capture == 1)
 			what[0] = '\0';
 		else if (ci->capture)
@@ -611,14 +674,18 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 		if (ci->file_bytes)
 			strbuf_addf(out, ", %llu bytes on disk", (unsigned long long)ci->file_bytes);
 		strbuf_addch(out, '\n');
-		if (ci->lost)
-			strbuf_addf(out, "%swarning: '%s' misses %llu allocations and frees the tracker "
-				    "could not record (made in signal handlers that interrupted it); "
-				    "'memprof stats' counts them\n", prefix, ci->path,
-				    (unsigned long long)ci->lost);
+		lost_warning(ci, prefix, out);
 		if (ci->exec_replaced)
 			strbuf_addf(out, "%snote: '%s' replaced itself with another program (exec), which "
 				    "was not tracked%s\n", prefix, prog,
 				    t->o->follow_fork ? "" : "; --follow-fork tracks it");
+	}
+	if (rest) {
+		strbuf_addf(out, "%swrote %zu more captures of child processes (the %d that allocated "
+			    "most are above): %llu allocations, %llu frees", prefix, rest, CHILDREN_NAMED,
+			    rest_allocs, rest_frees);
+		if (rest_bytes)
+			strbuf_addf(out, ", %llu bytes on disk", rest_bytes);
+		strbuf_addch(out, '\n');
 	}
 }

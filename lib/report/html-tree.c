@@ -86,12 +86,6 @@ static size_t merge_intervals(struct mp_html_interval *iv, size_t n)
 	return m + 1;
 }
 
-static int u64_desc(const void *x, const void *y)
-{
-	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
-	return p > q ? -1 : p < q;
-}
-
 /* ---- what each node matters ------------------------------------------------- */
 
 /* (Unsigned, modulo 2^64 as the analysis' counts: a block may have 2^63 bytes or more.) */
@@ -231,7 +225,7 @@ static void choose_within(struct build *b, size_t limit, bool split)
 	sorted = xmalloc(ct->n * sizeof(*sorted));
 	for (size_t i = 0; i < ct->n; i++)
 		sorted[i] = b->score[i];
-	mp_qsort(sorted, ct->n, sizeof(*sorted), u64_desc);
+	mp_qsort(sorted, ct->n, sizeof(*sorted), mp_cmp_u64_desc);
 	hi = ct->n - 1; /* thr = sorted[hi], the smallest score, keeps the most */
 	while (lo < hi) {
 		size_t mid = (lo + hi + 1) / 2;

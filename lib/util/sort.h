@@ -8,6 +8,7 @@
 #define MEMPROF_LIB_UTIL_SORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static inline void mp_qsort(void *base, size_t n, size_t size,
@@ -22,6 +23,13 @@ static inline void mp_qsort_r(void *base, size_t n, size_t size,
 {
 	if (n > 1)
 		qsort_r(base, n, size, cmp, ctx);
+}
+
+/* For mp_qsort() of uint64_t: the largest first. */
+static inline int mp_cmp_u64_desc(const void *x, const void *y)
+{
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+	return p > q ? -1 : p < q;
 }
 
 #endif

@@ -8,6 +8,7 @@
 # the end, 2.5 GB and 6,500 descriptors in memprof's own build). A child shell
 # that went on as a program (exec) says so, not "no exit status". The shell's
 # capture, whose exit status memprof run's wait gives, is finished at the end.
+# The closing lines of a tree of many name ten children and sum up the rest.
 . "${MEMPROF_SRCDIR}/tests/e2e/init.sh"
 command -v python3 >/dev/null || skip_ "python3 is needed to read the JSON"
 
@@ -63,6 +64,41 @@ grep -c 'memprof-rings' /proc/$run_pid/maps > maps.count || true
 echo go > go
 reap $run_pid
 expect_rc 0 "run --follow-fork bash tree.sh"
+# A tree of many: its closing lines name the ten children's captures that allocated most,
+# and sum up the others in one line (a build has thousands).
+cat > many.sh <<'SH'
+for n in 1 2 3 4 5 6 7 8 9 10 11 12; do "$1" once $n 1000; done
+SH
+mp run --follow-fork -o m.bin bash many.sh "$WORKLOADS/family"
+expect_rc 0 "run --follow-fork bash many.sh"
+[ "$(grep -c "^memprof: wrote 'm\.bin\.[0-9.]*' (.*, a child process): " err)" = 10 ] ||
+	fail_ "not ten children named: $(cat err)"
+grep -q "^memprof: wrote 'm\.bin' (bash many\.sh, pid [0-9]*): " err || fail_ "the shell not named: $(cat err)"
+python3 - err m.bin.* <<'PY' || fail_ "the closing lines of a tree of many"
+import json, os, re, subprocess, sys
+err = open(sys.argv[1]).read()
+named = {m.group(1): int(m.group(2)) for m in
+         re.finditer(r"^memprof: wrote '(m\.bin\.[0-9.]+)' \(.*, a child process\): (\d+) allocations", err, re.M)}
+m = re.search(r"^memprof: wrote (\d+) more captures of child processes \(the 10 that allocated most are "
+              r"above\): (\d+) allocations, (\d+) frees, (\d+) bytes on disk$", err, re.M)
+if not m:
+    sys.exit("no line for the others: %s" % err)
+allocs = {}
+for f in sys.argv[2:]:
+    d = json.loads(subprocess.run([os.environ["MEMPROF"], "stats", "--json", "-o", "-", f],
+                                  capture_output=True, check=True).stdout)
+    allocs[f] = d["total_num_allocations"]
+others = [f for f in allocs if f not in named]
+if int(m.group(1)) != len(others) or len(allocs) != 24:
+    sys.exit("%s more, %d others of %d captures" % (m.group(1), len(others), len(allocs)))
+if int(m.group(2)) != sum(allocs[f] for f in others):
+    sys.exit("the others' allocations: %s, not %d" % (m.group(2), sum(allocs[f] for f in others)))
+if int(m.group(4)) != sum(os.path.getsize(f) for f in others):
+    sys.exit("the others' bytes on disk: %s" % m.group(4))
+if any(named[f] != allocs[f] for f in named) or min(named.values()) < max(allocs[f] for f in others):
+    sys.exit("not the ten that allocated most: named %r, others %r" % (named, {f: allocs[f] for f in others}))
+PY
+
 # The shell's capture, finished at the end: its exit status from memprof run's wait.
 mp stats --json -o shell.json t.bin
 expect_rc 0 "stats of the shell"
