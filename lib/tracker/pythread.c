@@ -167,10 +167,13 @@ void mp_py_thread_name(struct mp_tstate *ts, const char *tstate)
 	const char *fr, *thread, *name;
 	char text[MP_THREAD_NAME_MAX];
 	size_t len;
-	ts->py_name_tick = mp_stream_tick_epoch();
-	/* Holding the GIL: no other thread changes the Thread while it is read. */
+	/*
+	 * Holding the GIL: no other thread changes the Thread while it is read.
+	 * (Without it, the next allocation looks again, not the next tick's.)
+	 */
 	if (!mp_py_gil_tstate || mp_py_gil_tstate() != (const void *)tstate)
 		return;
+	ts->py_name_tick = mp_stream_tick_epoch();
 	fr = outermost_frame(tstate);
 	if (!fr || !is_bootstrap(ptr(fr, mp_pyl.fr_code)))
 		return;

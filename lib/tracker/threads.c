@@ -154,7 +154,9 @@ struct mp_tstate *mp_thread_get_slow(void)
 	}
 	ts->declared = ts->cache_gen = ts->walk_gen = 0;
 	ts->name_dirty = 0;
-	ts->py_name_tick = ts->py_name_obj = 0;
+	/* (No tick is UINT64_MAX: its first Python frames look, even before the first tick.) */
+	ts->py_name_tick = UINT64_MAX;
+	ts->py_name_obj = 0;
 	ts->depth = 0;
 	ts->dying = 0;
 	/* A recycled state belonged to another thread, with another stack. */

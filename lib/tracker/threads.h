@@ -38,7 +38,7 @@ struct mp_tstate {
 	pid_t tid;
 	unsigned long pthread;
 	char name[MP_THREAD_NAME_MAX];  /* NUL-terminated */
-	uint64_t py_name_tick;     /* the tick of the last look at its Python name (python.h) */
+	uint64_t py_name_tick;     /* the tick of the last look at its Python name (python.h); UINT64_MAX: none */
 	uint64_t py_name_obj;      /* the Python name (a str object) last taken, or 0 */
 	uint64_t *ips;             /* cached stack, root first */
 	uint32_t *nodes;           /* its trace nodes */

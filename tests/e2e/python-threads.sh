@@ -51,6 +51,19 @@ for py in $pythons; do
 	# (and work in no other thread)
 	expect_count 4 "^node [^;]*;(.*;)?work total=" "t$v.html.facts"
 done
+# Named at their first Python frames, not at the next tick: with no tick in the whole run
+# (the drain's first sample a minute away), as when threads start within the first
+# interval (their names used to wait for a tick that a short run never got).
+for py in $pythons; do
+	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	mp run -q --memory-interval-ms 60000 -o "n$v.bin" "$py" workers.py
+	expect_rc 0 "run $py, no tick"
+	mp stats "n$v.bin"
+	expect_rc 0 "stats ($v, no tick)"
+	for i in 0 1 2 3; do
+		expect_count 1 "^	- [0-9]+ \\(w$i\\): " out
+	done
+done
 # The page's thread selector names them.
 for py in $pythons; do
 	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
