@@ -112,7 +112,7 @@ static void dump_trailer(struct strbuf *out, const struct mp_trailer *t)
 	strbuf_addstr(out, "TRAILER end_time=");
 	mp_format_time(out, t->end_time_us);
 	strbuf_addf(out, " duration_us=%" PRIu64 " end=%s", t->duration_us,
-		    t->end_reason < 6 ? reasons[t->end_reason] : "unknown");
+		    t->end_reason < sizeof(reasons) / sizeof(reasons[0]) ? reasons[t->end_reason] : "unknown");
 	if (t->has_exit_code)
 		strbuf_addf(out, " exit_code=%d", t->exit_code);
 	if (t->has_exit_signal)
