@@ -587,31 +587,41 @@ static bool child_capture(const struct mp_track *t, const struct mp_capture_info
 }
 
 /*
- * Which children's captures are named: those of more than *least
- * allocations, and the first *ties of exactly *least; false when every
- * one is (few children).
+ * Which captures the closing lines name, one flag each (a new array), or
+ * NULL when they name every one: of more than CHILDREN_NAMED children's,
+ * those that allocated most, ties taken in the order the captures began.
  */
-static bool children_named(const struct mp_track *t, const struct mp_track_result *r, uint64_t *least,
-			   size_t *ties)
+static bool *children_named(const struct mp_track *t, const struct mp_track_result *r)
 {
-	uint64_t *a;
-	size_t n = 0, more = 0;
+	uint64_t *a, least;
+	size_t n = 0, more = 0, ties;
+	bool *named;
 	for (size_t i = 0; i < r->ninfos; i++)
 		n += child_capture(t, &r->infos[i]);
 	if (n <= CHILDREN_NAMED)
-		return false;
+		return NULL;
 	a = xmalloc(n * sizeof(*a));
 	n = 0;
 	for (size_t i = 0; i < r->ninfos; i++)
 		if (child_capture(t, &r->infos[i]))
 			a[n++] = r->infos[i].allocs;
 	mp_qsort(a, n, sizeof(*a), mp_cmp_u64_desc);
-	*least = a[CHILDREN_NAMED - 1];
-	while (more < CHILDREN_NAMED && a[more] > *least)
+	least = a[CHILDREN_NAMED - 1];
+	while (a[more] > least)
 		more++;
-	*ties = CHILDREN_NAMED - more;
+	ties = CHILDREN_NAMED - more;
 	free(a);
-	return true;
+	named = xcalloc(r->ninfos, sizeof(*named));
+	for (size_t i = 0; i < r->ninfos; i++) {
+		const struct mp_capture_info *ci = &r->infos[i];
+		if (!child_capture(t, ci) || ci->allocs > least)
+			named[i] = true;
+		else if (ci->allocs == least && ties) {
+			named[i] = true;
+			ties--;
+		}
+	}
+	return named;
 }
 
 /* What a capture misses, said of every one (named in the closing lines or not). */
@@ -626,10 +636,9 @@ static void lost_warning(const struct mp_capture_info *ci, const char *prefix, s
 void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r, const char *prog,
 		       unsigned flags, const char *prefix, struct strbuf *out)
 {
-	uint64_t least = 0;
-	size_t ties = 0, rest = 0;
+	size_t rest = 0;
 	unsigned long long rest_allocs = 0, rest_frees = 0, rest_bytes = 0;
-	bool some = false;
+	bool *named;
 	for (size_t i = 0; i < r->nwarnings; i++)
 		strbuf_addf(out, "%swarning: %s\n", prefix, r->warnings[i]);
 	if (flags & MP_TRACK_QUIET)
@@ -639,14 +648,14 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 	/* One line however many modules: it is normal, and worth knowing. */
 	if (r->hint)
 		strbuf_addf(out, "%snote: %s\n", prefix, r->hint);
-	some = children_named(t, r, &least, &ties);
+	named = children_named(t, r);
 	for (size_t i = 0; i < r->ninfos; i++) {
 		const struct mp_capture_info *ci = &r->infos[i];
 		unsigned long long allocs = ci->allocs, frees = ci->frees;
 		char what[160] = " (a child process)";
 		if (ci->failed)
 			continue;
-		if (some && child_capture(t, ci) && !(allocs > least || (allocs == least && ties && ties--))) {
+		if (named && !named[i]) {
 			rest++;
 			rest_allocs += allocs;
 			rest_frees += frees;
@@ -688,4 +697,5 @@ void mp_track_messages(const struct mp_track *t, const struct mp_track_result *r
 			strbuf_addf(out, ", %llu bytes on disk", rest_bytes);
 		strbuf_addch(out, '\n');
 	}
+	free(named);
 }
